@@ -1,0 +1,87 @@
+//! `cryptadm bootstrap`: the machineadm encrypted configuration.
+
+pub mod open;
+pub mod seal;
+
+use super::printer::Printer;
+use crate::exit::ExitStatus;
+use clap::{Args, Subcommand};
+
+/// Examples for the group.
+pub const EXAMPLES: &str = "Examples:
+  # On the management side: seal a machine configuration for the built-in file provider
+  cryptadm bootstrap seal --in machine-config.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase > sealed.yaml
+
+  # On the machine (cloud-init runcmd): decrypt it, the passphrase read from /etc/machineadm/passphrase
+  cryptadm bootstrap open --in sealed.yaml --out /run/machineadm/machine_config.yaml";
+
+/// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct BootstrapNamespace {
+    #[command(subcommand)]
+    command: BootstrapCommand,
+}
+
+/// The bootstrap verbs.
+#[derive(Subcommand, Debug)]
+pub enum BootstrapCommand {
+    /// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)
+    Seal(seal::SealArgs),
+    /// Decrypt a machineadm configuration stream back into the machine configuration
+    Open(open::OpenArgs),
+}
+
+/// Runs a bootstrap verb.
+pub fn run(namespace: BootstrapNamespace, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    match namespace.command {
+        BootstrapCommand::Seal(args) => seal::run(args, printer),
+        BootstrapCommand::Open(args) => open::run(args, printer),
+    }
+}
+
+/// Options for running passphrase provider plugins.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Provider plugins")]
+pub struct PluginArgs {
+    /// Seconds one run of a provider plugin may take before it is killed
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub plugin_timeout: u64,
+    /// How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: u32,
+}
+
+impl PluginArgs {
+    /// Resolves plugin settings; the search path comes from PATH.
+    pub fn settings(&self) -> crate::machineadm::ProviderSettings {
+        let path = std::env::var_os(super::env_vars::PATH);
+        crate::machineadm::ProviderSettings {
+            search_dirs: crate::machineadm::ProviderSettings::search_dirs_from(path.as_deref()),
+            timeout: std::time::Duration::from_secs(self.plugin_timeout),
+            retries: self.retries,
+            first_backoff: std::time::Duration::from_secs(1),
+        }
+    }
+}
+
+/// Reads a whole input (`-`: standard input) up to the machineadm size limit.
+pub(crate) fn read_input(path: &std::path::Path, what: &str) -> anyhow::Result<crate::crypto::SecretBytes> {
+    use anyhow::Context;
+    use std::io::Read;
+    let limit = crate::machineadm::MAX_STREAM_BYTES;
+    let (reader, name): (Box<dyn Read>, String) = if super::secrets::is_stdin(path) {
+        (Box::new(std::io::stdin().lock()), "standard input".into())
+    } else {
+        let file = std::fs::File::open(path).with_context(|| format!("cannot open {what} `{}`", path.display()))?;
+        (Box::new(file), format!("`{}`", path.display()))
+    };
+    let mut bytes = crate::crypto::SecretBytes::new(Vec::new());
+    reader.take(limit + 1).read_to_end(&mut bytes).with_context(|| format!("reading {what} {name}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(anyhow::Error::new(crate::machineadm::Error::TooLarge { size: bytes.len() as u64, limit })
+            .context(format!("reading {what} {name}")));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,96 @@
+//! `cryptadm bootstrap open`: decrypt a machineadm configuration stream on the machine.
+
+use super::PluginArgs;
+use crate::atomic;
+use crate::cmd::printer::Printer;
+use crate::cmd::secrets::{PassphraseArgs, StdinClaim, is_stdin};
+use crate::exit::{ExitStatus, Failure};
+use crate::interact::Interaction;
+use crate::machineadm::{self, OpenOptions};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Examples for `cryptadm bootstrap open`.
+pub const EXAMPLES: &str = "Examples:
+  # cloud-init runcmd: the passphrase comes from each document's provider
+  cryptadm bootstrap open --in /run/machineadm/machineadm_config.yaml --out /run/machineadm/machine_config.yaml
+
+  # Once per instance, even if the decrypted file is consumed and removed afterwards
+  cryptadm bootstrap open --in sealed.yaml --out config.yaml --creates /var/lib/machineadm/bootstrapped
+
+  # Decrypt to a pipe (never to a terminal)
+  cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase | kubeadm-like-tool apply -f -";
+
+/// Decrypt a machineadm configuration stream back into the machine configuration
+///
+/// Documents are processed in order: each EncryptedConfig is decrypted and authenticated, RemoteConfig documents
+/// are skipped (refused with --strict), anything else is an error. Every document is checked before any
+/// passphrase is fetched. The passphrase comes from --passphrase-file, CRYPTADM_PASSPHRASE_FILE or
+/// CRYPTADM_PASSPHRASE if given, else from each document's provider: `file` reads the file its passphraseURI
+/// names; any other provider runs the plugin machineadm-plugin-encryption-provider-NAME from PATH,
+/// /usr/libexec/machineadm or /usr/local/libexec/machineadm as `get-passphrase URI`.
+///
+/// The plaintext is written only to --out (mode 0600, atomically); an --out that already holds it is left
+/// untouched, so cloud-init can run this on every boot. Nothing is written when any document fails.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct OpenArgs {
+    /// The sealed stream (`-`: standard input)
+    #[arg(long = "in", value_name = "FILE")]
+    pub input: PathBuf,
+    /// Where to write the decrypted configuration (`-`: standard output, refused when it is a terminal)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+    /// Fail on RemoteConfig documents instead of skipping them
+    #[arg(long)]
+    pub strict: bool,
+    /// Do nothing and exit 0 when PATH exists
+    #[arg(long, value_name = "PATH")]
+    pub creates: Option<PathBuf>,
+    #[command(flatten)]
+    plugin: PluginArgs,
+}
+
+/// Runs `cryptadm bootstrap open`.
+pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    if let Some(guard) = args.creates.as_ref().filter(|g| g.exists()) {
+        printer.info(&format!("`{}` exists; nothing to do", guard.display()));
+        return Ok(ExitStatus::Success);
+    }
+    let mut stdin = StdinClaim::default();
+    if is_stdin(&args.input) {
+        stdin.claim("--in")?;
+    }
+    let to_stdout = is_stdin(&args.out);
+    if to_stdout && printer.stdout_is_terminal() {
+        return Err(Failure::new(ExitStatus::Usage, "refusing to print a decrypted configuration on a terminal")
+            .with_hint("pipe the output into a program or a file, or write it with --out FILE")
+            .into());
+    }
+    let input = super::read_input(&args.input, "the sealed stream")?;
+    let explicit = args.passphrase.read(&mut stdin)?;
+    let options = OpenOptions { strict: args.strict };
+    let opened = machineadm::open_stream(&input, explicit.as_ref(), &args.plugin.settings(), &options, printer)
+        .with_context(|| format!("opening {}", describe_input(&args.input)))?;
+
+    if to_stdout {
+        printer.data(&opened.plaintext).context("writing to standard output")?;
+        return Ok(ExitStatus::Success);
+    }
+    let out = &args.out;
+    if atomic::holds(out, &opened.plaintext).with_context(|| format!("reading `{}`", out.display()))? {
+        printer.info(&format!("`{}` is up to date", out.display()));
+        return Ok(ExitStatus::Success);
+    }
+    atomic::write(out, &opened.plaintext, atomic::MODE_PRIVATE)
+        .with_context(|| format!("writing `{}`", out.display()))?;
+    printer.info(&format!("wrote {} bytes to `{}`", opened.plaintext.len(), out.display()));
+    Ok(ExitStatus::Success)
+}
+
+fn describe_input(path: &std::path::Path) -> String {
+    if is_stdin(path) { "standard input".into() } else { format!("`{}`", path.display()) }
+}

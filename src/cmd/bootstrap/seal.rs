@@ -1,0 +1,184 @@
+//! `cryptadm bootstrap seal`: encrypt a machine configuration into an EncryptedConfig document.
+
+use super::PluginArgs;
+use crate::atomic;
+use crate::cmd::OutputFormatArg;
+use crate::cmd::printer::Printer;
+use crate::cmd::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
+use crate::exit::{ExitStatus, Failure};
+use crate::interact::Interaction;
+use crate::machineadm::{self, Nonces, RemoteConfig, SealRequest};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Examples for `cryptadm bootstrap seal`.
+pub const EXAMPLES: &str = "Examples:
+  # Seal for the built-in file provider; the machine reads the passphrase from /etc/machineadm/passphrase
+  cryptadm bootstrap seal --in machine-config.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --out sealed.yaml
+
+  # Let a KMS plugin make the passphrase (new-passphrase), and print cloud-init userdata
+  cryptadm bootstrap seal --in machine-config.yaml --provider aws \\
+      --passphrase-uri arn:aws:kms:us-west-2:111122223333:key/1234abcd --cloud-init > userdata
+
+  # Render your own bootstrap template ({{ machine_config | gzipBase64 }})
+  cryptadm bootstrap seal --in machine-config.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --template bootstrap.tmpl";
+
+/// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)
+///
+/// The configuration is sealed with AES-256-GCM under a key derived from the passphrase with
+/// PBKDF2-HMAC-SHA-512 (50,000 iterations, fresh 16-byte salt and 12-byte IV). The passphrase comes from
+/// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE; without one, a plugin provider makes a
+/// new one (its `new-passphrase` verb), and for the built-in `file` provider a terminal prompt asks for it twice.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct SealArgs {
+    /// The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream
+    #[arg(long = "in", value_name = "FILE")]
+    pub input: PathBuf,
+    /// Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name
+    #[arg(long, value_name = "NAME")]
+    pub provider: String,
+    /// Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)
+    #[arg(long, value_name = "URI")]
+    pub passphrase_uri: String,
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
+    /// Put a RemoteConfig document before the EncryptedConfig (repeatable)
+    #[arg(long, value_name = "PROVIDER=URI", value_parser = parse_remote_config)]
+    pub remote_config: Vec<(String, String)>,
+    /// Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`
+    #[arg(long, help_heading = "Output")]
+    pub cloud_init: bool,
+    /// Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub template: Option<PathBuf>,
+    /// Write to FILE (mode 0600, atomically) instead of standard output
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub out: Option<PathBuf>,
+    /// Format of the printed documents
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT", help_heading = "Output",
+          conflicts_with_all = ["cloud_init", "template"])]
+    pub output_format: OutputFormatArg,
+    #[command(flatten)]
+    plugin: PluginArgs,
+    /// Test fixtures only: use this salt (hex) instead of a random one
+    #[arg(long, hide = true, value_name = "HEX", requires = "insecure_fixed_nonce")]
+    pub salt_hex: Option<String>,
+    /// Test fixtures only: use this IV (hex, 12 bytes) instead of a random one
+    #[arg(long, hide = true, value_name = "HEX", requires = "insecure_fixed_nonce")]
+    pub iv_hex: Option<String>,
+    /// Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM
+    #[arg(long, hide = true, requires_all = ["salt_hex", "iv_hex"])]
+    pub insecure_fixed_nonce: bool,
+}
+
+fn parse_remote_config(value: &str) -> Result<(String, String), String> {
+    match value.split_once('=') {
+        Some((provider, uri)) if !provider.is_empty() && !uri.is_empty() => Ok((provider.into(), uri.into())),
+        _ => Err("expected PROVIDER=URI, e.g. s3=s3://bucket/key.yaml".into()),
+    }
+}
+
+/// What to render the sealed stream into.
+enum Rendering {
+    Documents(crate::render::OutputFormat),
+    Template(String),
+}
+
+/// Everything resolved before anything is sealed or written.
+struct Settings {
+    plaintext: crate::crypto::SecretBytes,
+    request: SealRequest,
+    rendering: Rendering,
+    out: Option<PathBuf>,
+}
+
+fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> {
+    if is_stdin(&args.input) {
+        stdin.claim("--in")?;
+    }
+    let rendering = match (&args.template, args.cloud_init) {
+        (Some(path), _) => Rendering::Template(
+            std::fs::read_to_string(path).with_context(|| format!("reading the template `{}`", path.display()))?,
+        ),
+        (None, true) => Rendering::Template(machineadm::DEFAULT_TEMPLATE.to_owned()),
+        (None, false) => Rendering::Documents(args.output_format.into()),
+    };
+    let remote_configs = args
+        .remote_config
+        .iter()
+        .enumerate()
+        .map(|(i, (provider, uri))| RemoteConfig {
+            name: format!("remote-config-{}", i + 1),
+            provider: provider.clone(),
+            uri: uri.clone(),
+        })
+        .collect();
+    let request = SealRequest {
+        provider: args.provider.clone(),
+        passphrase_uri: args.passphrase_uri.clone(),
+        remote_configs,
+        nonces: fixed_nonces(args)?,
+    };
+    let plaintext = super::read_input(&args.input, "the machine configuration")?;
+    let out = args.out.clone().filter(|p| !is_stdin(p));
+    Ok(Settings { plaintext, request, rendering, out })
+}
+
+fn fixed_nonces(args: &SealArgs) -> anyhow::Result<Nonces> {
+    let (Some(salt), Some(iv)) = (&args.salt_hex, &args.iv_hex) else { return Ok(Nonces::Fresh) };
+    let invalid = |what: &str| {
+        Failure::new(ExitStatus::InvalidInput, format!("--{what}-hex is not valid hex of the right length"))
+    };
+    let salt = hex::decode(salt).ok().filter(|s| s.len() >= 8).ok_or_else(|| invalid("salt"))?;
+    let iv = hex::decode(iv).ok().and_then(|v| <[u8; 12]>::try_from(v).ok()).ok_or_else(|| invalid("iv"))?;
+    Ok(Nonces::Fixed { salt, iv })
+}
+
+/// Runs `cryptadm bootstrap seal`.
+pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    let mut stdin = StdinClaim::default();
+    let settings = resolve(&args, &mut stdin)?;
+    let explicit = args.passphrase.read(&mut stdin)?;
+    let providers = args.plugin.settings();
+    let Some((passphrase, passphrase_uri)) =
+        machineadm::resolve_seal_passphrase(explicit, &settings.request, &providers, printer)?
+    else {
+        return Err(Failure::new(ExitStatus::Usage, "no passphrase to seal with, and no terminal to ask on")
+            .with_hint(NO_SOURCE_HINT)
+            .into());
+    };
+    let documents = machineadm::seal_stream(&settings.plaintext, &passphrase, &passphrase_uri, &settings.request)?;
+    let output = match &settings.rendering {
+        Rendering::Documents(format) => machineadm::render_documents(&documents, *format)?,
+        Rendering::Template(template) => {
+            let stream = machineadm::render_documents(&documents, crate::render::OutputFormat::Yaml)?;
+            let userdata = machineadm::render_template(template, &stream)?;
+            if userdata.len() > machineadm::USERDATA_SIZE_WARNING {
+                printer.warn(&format!(
+                    "the userdata is {} bytes; EC2 accepts at most {} bytes of raw userdata",
+                    userdata.len(),
+                    machineadm::USERDATA_SIZE_WARNING
+                ));
+            }
+            userdata
+        }
+    };
+    match &settings.out {
+        Some(path) => {
+            atomic::write(path, output.as_bytes(), atomic::MODE_PRIVATE)
+                .with_context(|| format!("writing `{}`", path.display()))?;
+            printer.info(&format!(
+                "sealed {} bytes (provider `{}`) into `{}`",
+                settings.plaintext.len(),
+                settings.request.provider,
+                path.display()
+            ));
+        }
+        None => printer.data(output.as_bytes()).context("writing to standard output")?,
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,27 @@
+//! Every environment variable cryptadm reads, declared once with what it means.
+
+/// Path of a file holding the passphrase (same as `--passphrase-file`).
+pub const CRYPTADM_PASSPHRASE_FILE: &str = "CRYPTADM_PASSPHRASE_FILE";
+/// The passphrase itself. For pipelines whose secret store exports variables; prefer a file.
+pub const CRYPTADM_PASSPHRASE: &str = "CRYPTADM_PASSPHRASE";
+/// Directories searched for provider plugins, before the system plugin directories.
+pub const PATH: &str = "PATH";
+/// Any non-empty value turns colour off (unless `--color always`).
+pub const NO_COLOR: &str = "NO_COLOR";
+
+/// (name, meaning) for the man pages' ENVIRONMENT section.
+pub const DOCUMENTED: &[(&str, &str)] = &[
+    (
+        CRYPTADM_PASSPHRASE_FILE,
+        "Path of a file holding the passphrase, byte for byte (`-`: standard input). Same as --passphrase-file, which wins over it.",
+    ),
+    (
+        CRYPTADM_PASSPHRASE,
+        "The passphrase itself, used when neither --passphrase-file nor CRYPTADM_PASSPHRASE_FILE is given. Its value is never printed; prefer a file, which does not show up in /proc/PID/environ.",
+    ),
+    (
+        PATH,
+        "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm.",
+    ),
+    (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
+];

@@ -1,0 +1,143 @@
+//! The command line: clap definitions, global options, dispatch, and error rendering.
+//!
+//! Each leaf command is one module that parses its arguments, resolves them into settings (secrets read, paths
+//! checked) before touching anything, calls the core and renders the result. Command modules never call each
+//! other.
+
+pub mod bootstrap;
+pub mod env_vars;
+pub mod printer;
+pub mod secrets;
+
+use crate::exit::{self, ExitStatus};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use printer::{Printer, Verbosity};
+use std::ffi::OsString;
+
+/// Encryption jobs for infrastructure operators
+///
+/// cryptadm seals Cluster API machineadm bootstrap configurations (and, in later releases, encrypts OCI images,
+/// rotates LUKS volume keys and formats LUKS disks) as one static binary for shells, cloud-init and CI.
+#[derive(Parser, Debug)]
+#[command(name = "cryptadm", version, propagate_version = true, max_term_width = 100)]
+#[command(after_long_help = exit_status_help())]
+pub struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Commands,
+}
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// Print only errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print details of each step
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Never draw progress bars or spinners (they are drawn only on a terminal anyway)
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+    /// When to colour messages
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+}
+
+/// When to colour messages.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ColorArg {
+    /// Colour on a terminal, unless NO_COLOR is set
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+/// The format of printed documents.
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub enum OutputFormatArg {
+    /// A YAML stream
+    #[default]
+    Yaml,
+    /// JSON (several documents as a v1 List)
+    Json,
+}
+
+impl From<OutputFormatArg> for crate::render::OutputFormat {
+    fn from(arg: OutputFormatArg) -> Self {
+        match arg {
+            OutputFormatArg::Yaml => Self::Yaml,
+            OutputFormatArg::Json => Self::Json,
+        }
+    }
+}
+
+/// The command groups.
+#[derive(Subcommand, Debug)]
+pub enum Commands {
+    /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
+    Bootstrap(bootstrap::BootstrapNamespace),
+}
+
+/// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
+pub fn examples(command_path: &str) -> Option<&'static str> {
+    match command_path {
+        "cryptadm" | "cryptadm bootstrap" => Some(bootstrap::EXAMPLES),
+        "cryptadm bootstrap seal" => Some(bootstrap::seal::EXAMPLES),
+        "cryptadm bootstrap open" => Some(bootstrap::open::EXAMPLES),
+        _ => None,
+    }
+}
+
+fn exit_status_help() -> String {
+    exit::table_text()
+}
+
+/// Runs cryptadm with these arguments and returns the exit status; prints errors and hints on stderr.
+pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitStatus {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() { ExitStatus::Usage } else { ExitStatus::Success };
+        }
+    };
+    let printer = printer_for(&cli.global);
+    match run(cli.command, &printer) {
+        Ok(status) => status,
+        Err(err) => {
+            let (status, hint) = exit::classify(&err);
+            printer.error(&format!("{err:#}"), hint.as_deref());
+            status
+        }
+    }
+}
+
+fn printer_for(global: &GlobalArgs) -> Printer {
+    let verbosity = match (global.quiet, global.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, true) => Verbosity::Verbose,
+        (false, false) => Verbosity::Normal,
+    };
+    let color = match global.color {
+        ColorArg::Auto => anstream::ColorChoice::Auto,
+        ColorArg::Always => anstream::ColorChoice::Always,
+        ColorArg::Never => anstream::ColorChoice::Never,
+    };
+    Printer::new(verbosity, !global.no_progress, color)
+}
+
+fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    match command {
+        Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
+    }
+}
+
+/// The clap command tree (for completions, man pages and tests).
+pub fn command() -> clap::Command {
+    Cli::command()
+}

@@ -1,0 +1,120 @@
+//! The only place that writes to the terminal: data on stdout, talk on stderr, progress on a TTY only.
+
+use crate::crypto::{Passphrase, secret::passphrases_match};
+use crate::interact::{BusyGuard, Interaction};
+use anstream::ColorChoice;
+use anstyle::{AnsiColor, Style};
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+const HINT: Style = AnsiColor::Cyan.on_default().bold();
+
+/// How much cryptadm says on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// Errors only.
+    Quiet,
+    /// Errors, warnings and one line per step.
+    Normal,
+    /// Also details.
+    Verbose,
+}
+
+/// Decides who speaks, where, and in which colours.
+#[derive(Clone, Debug)]
+pub struct Printer {
+    verbosity: Verbosity,
+    progress: bool,
+    color: ColorChoice,
+}
+
+impl Printer {
+    /// A printer; `progress` is further limited to a terminal stderr.
+    pub fn new(verbosity: Verbosity, progress: bool, color: ColorChoice) -> Self {
+        Self { verbosity, progress: progress && io::stderr().is_terminal(), color }
+    }
+
+    fn stderr(&self) -> anstream::AutoStream<io::Stderr> {
+        anstream::AutoStream::new(io::stderr(), self.color)
+    }
+
+    fn line(&self, style: Option<(Style, &str)>, message: &str) {
+        let mut err = self.stderr();
+        // A failing stderr leaves nowhere to report to: ignore, as every CLI does.
+        let _ = match style {
+            Some((style, label)) => writeln!(err, "{style}{label}:{style:#} {message}"),
+            None => writeln!(err, "{message}"),
+        };
+    }
+
+    /// Prints an error and its hint.
+    pub fn error(&self, message: &str, hint: Option<&str>) {
+        self.line(Some((ERROR, "error")), message);
+        if let Some(hint) = hint {
+            self.line(Some((HINT, "hint")), hint);
+        }
+    }
+
+    /// Writes data to stdout, in full, and flushes it: a short write is an error, never silent success.
+    pub fn data(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()
+    }
+
+    /// Whether stdout is a terminal (where plaintext and binary output are refused).
+    pub fn stdout_is_terminal(&self) -> bool {
+        io::stdout().is_terminal()
+    }
+}
+
+impl Interaction for Printer {
+    fn info(&self, message: &str) {
+        if self.verbosity >= Verbosity::Normal {
+            self.line(None, message);
+        }
+    }
+
+    fn warn(&self, message: &str) {
+        if self.verbosity >= Verbosity::Normal {
+            self.line(Some((WARNING, "warning")), message);
+        }
+    }
+
+    fn debug(&self, message: &str) {
+        if self.verbosity >= Verbosity::Verbose {
+            self.line(None, message);
+        }
+    }
+
+    fn request_passphrase(&self, prompt: &str, confirm: bool) -> io::Result<Option<Passphrase>> {
+        // Only on a terminal: cloud-init, CI and pipes get an error naming the non-interactive sources instead.
+        if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+            return Ok(None);
+        }
+        let read = |prompt: &str| -> io::Result<Passphrase> {
+            let text = dialoguer::Password::new()
+                .with_prompt(prompt)
+                .allow_empty_password(false)
+                .interact()
+                .map_err(io::Error::other)?;
+            Ok(Passphrase::new(zeroize::Zeroizing::new(text).as_bytes().to_vec()))
+        };
+        let first = read(prompt)?;
+        if confirm && !passphrases_match(&first, &read("Confirm passphrase")?) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the two passphrases differ"));
+        }
+        Ok(Some(first))
+    }
+
+    fn busy(&self, message: &str) -> BusyGuard {
+        if !self.progress || self.verbosity == Verbosity::Quiet {
+            return BusyGuard::none();
+        }
+        let spinner = indicatif::ProgressBar::new_spinner().with_message(message.to_owned());
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        BusyGuard::new(move || spinner.finish_and_clear())
+    }
+}

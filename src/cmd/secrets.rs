@@ -1,0 +1,90 @@
+//! Where passphrases come from, for every command: never argv.
+
+use super::env_vars;
+use crate::crypto::Passphrase;
+use crate::exit::{ExitStatus, Failure};
+use crate::machineadm::MAX_PLUGIN_OUTPUT;
+use anyhow::Context;
+use clap::Args;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The non-interactive passphrase sources.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PassphraseArgs {
+    /// Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped
+    ///
+    /// Sources, first found wins: this flag, then CRYPTADM_PASSPHRASE_FILE, then CRYPTADM_PASSPHRASE (the value
+    /// itself), then the command's own fallback (the provider; a prompt on a terminal). A passphrase is never
+    /// taken from the command line, where other users could read it.
+    #[arg(long, value_name = "FILE", env = env_vars::CRYPTADM_PASSPHRASE_FILE, help_heading = "Passphrase")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+/// The hint given when no passphrase source exists and no terminal can be asked.
+pub const NO_SOURCE_HINT: &str =
+    "give --passphrase-file FILE (`-` for standard input), or set CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE";
+
+impl PassphraseArgs {
+    /// Reads the passphrase from the flag or the environment, if either gives one.
+    pub fn read(&self, stdin: &mut StdinClaim) -> anyhow::Result<Option<Passphrase>> {
+        if let Some(path) = &self.passphrase_file {
+            let source = if is_stdin(path) { "standard input".to_owned() } else { format!("`{}`", path.display()) };
+            let bytes = if is_stdin(path) {
+                stdin.claim("--passphrase-file")?;
+                read_secret(std::io::stdin().lock())
+            } else {
+                crate::machineadm::read_passphrase_file_bytes(path)
+            }
+            .with_context(|| format!("reading the passphrase from {source}"))?;
+            return non_empty(Passphrase::new(bytes), &source).map(Some);
+        }
+        match std::env::var_os(env_vars::CRYPTADM_PASSPHRASE) {
+            Some(value) => {
+                use std::os::unix::ffi::OsStringExt;
+                non_empty(Passphrase::new(value.into_vec()), env_vars::CRYPTADM_PASSPHRASE).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+fn non_empty(passphrase: Passphrase, source: &str) -> anyhow::Result<Passphrase> {
+    if passphrase.is_empty() {
+        return Err(Failure::new(ExitStatus::InvalidInput, format!("the passphrase from {source} is empty")).into());
+    }
+    Ok(passphrase)
+}
+
+fn read_secret(reader: impl Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = zeroize::Zeroizing::new(Vec::new());
+    reader.take(MAX_PLUGIN_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_PLUGIN_OUTPUT {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_PLUGIN_OUTPUT} bytes"),
+        ));
+    }
+    Ok(std::mem::take(&mut *bytes))
+}
+
+/// `-` names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Standard input can feed one thing per run: a second claim is a usage error, not a silent empty read.
+#[derive(Default)]
+pub struct StdinClaim(Option<&'static str>);
+
+impl StdinClaim {
+    /// Claims standard input for `what` (a flag name).
+    pub fn claim(&mut self, what: &'static str) -> anyhow::Result<()> {
+        match self.0.replace(what) {
+            Some(first) => Err(Failure::new(ExitStatus::Usage, format!("{first} and {what} both read standard input"))
+                .with_hint("give one of them a file")
+                .into()),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Cryptographic primitives shared by every command: randomness, key derivation, authenticated encryption,
+//! tolerant base64, and secret-holding types that wipe themselves.
+//!
+//! Everything here is a thin, typed layer over RustCrypto crates of one generation (cipher 0.4 / digest 0.10,
+//! the generation `rsa`, `cms` and `sequoia-openpgp` use), so key-handling code never mixes the two.
+
+pub mod aead;
+pub mod encoding;
+pub mod kdf;
+pub mod random;
+pub mod secret;
+
+pub use secret::{Passphrase, SecretBytes};

@@ -1,0 +1,71 @@
+//! Types that hold secrets: their `Debug` is redacted and their memory is wiped on drop.
+
+use secrecy::{ExposeSecret, SecretSlice};
+use std::fmt;
+
+/// Secret bytes of any kind (a key, a plaintext machine configuration).
+pub type SecretBytes = zeroize::Zeroizing<Vec<u8>>;
+
+/// A passphrase: the exact bytes a provider, a file, a variable or a prompt produced.
+///
+/// No newline is stripped and no encoding is assumed, so the same file read on the sealing host and by the
+/// `file` provider on the machine gives the same key.
+pub struct Passphrase(SecretSlice<u8>);
+
+impl Passphrase {
+    /// Wraps bytes as a passphrase. The vector is moved, not copied.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Self(SecretSlice::from(bytes))
+    }
+
+    /// The passphrase bytes. Call only where they are fed to a KDF.
+    pub fn expose(&self) -> &[u8] {
+        self.0.expose_secret()
+    }
+
+    /// Whether the passphrase is empty (an empty file or variable is a mistake, never a key).
+    pub fn is_empty(&self) -> bool {
+        self.expose().is_empty()
+    }
+
+    /// Length in bytes (safe to log).
+    pub fn len(&self) -> usize {
+        self.expose().len()
+    }
+}
+
+impl Clone for Passphrase {
+    fn clone(&self) -> Self {
+        Self::new(self.expose().to_vec())
+    }
+}
+
+impl fmt::Debug for Passphrase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Passphrase([REDACTED; {} bytes])", self.len())
+    }
+}
+
+/// Compares two passphrases in constant time (for prompt confirmation).
+pub fn passphrases_match(a: &Passphrase, b: &Passphrase) -> bool {
+    use subtle::ConstantTimeEq;
+    a.expose().ct_eq(b.expose()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_is_redacted() {
+        let p = Passphrase::new(b"hunter2".to_vec());
+        assert_eq!(format!("{p:?}"), "Passphrase([REDACTED; 7 bytes])");
+    }
+
+    #[test]
+    fn match_is_exact() {
+        let a = Passphrase::new(b"abc".to_vec());
+        assert!(passphrases_match(&a, &Passphrase::new(b"abc".to_vec())));
+        assert!(!passphrases_match(&a, &Passphrase::new(b"abc\n".to_vec())));
+    }
+}

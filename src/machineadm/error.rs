@@ -1,0 +1,171 @@
+//! Errors of the machineadm module, each with its exit status and, where it helps, a hint.
+
+use crate::exit::{Classified, ExitStatus};
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// Everything that can go wrong sealing or opening machineadm documents. No variant carries a passphrase,
+/// a key or plaintext.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input is not a YAML stream cryptadm can read.
+    #[error("not a valid YAML stream: {0}")]
+    Yaml(String),
+    /// The input is larger than any machine configuration should be.
+    #[error("input is {size} bytes, over the {limit}-byte limit")]
+    TooLarge {
+        /// Bytes seen.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A document is malformed: missing field, bad base64, wrong length.
+    #[error("document {index}: {problem}")]
+    Invalid {
+        /// 1-based position of the document in the stream.
+        index: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A document names a kind, version or algorithm cryptadm does not implement.
+    #[error("document {index}: unsupported {what} `{found}` (supported: {supported})")]
+    Unsupported {
+        /// 1-based position of the document in the stream.
+        index: usize,
+        /// Which field.
+        what: &'static str,
+        /// What the document says.
+        found: String,
+        /// What would be accepted.
+        supported: &'static str,
+    },
+    /// The authentication tag did not verify.
+    #[error(
+        "document {index} (EncryptedConfig, provider `{provider}`): decryption failed: wrong passphrase, or the document was altered"
+    )]
+    Unauthenticated {
+        /// 1-based position of the document in the stream.
+        index: usize,
+        /// The document's provider.
+        provider: String,
+    },
+    /// `--strict` forbids RemoteConfig documents, which cryptadm does not fetch.
+    #[error(
+        "document {index}: RemoteConfig `{name}` refused under --strict: cryptadm does not fetch remote configuration"
+    )]
+    RemoteRefused {
+        /// 1-based position of the document in the stream.
+        index: usize,
+        /// `metadata.name` of the document.
+        name: String,
+    },
+    /// The stream has nothing to decrypt.
+    #[error("the stream holds no EncryptedConfig document")]
+    NothingToOpen,
+    /// A provider name that cannot name a plugin.
+    #[error("invalid provider name `{0}`: use lowercase letters, digits and dashes")]
+    BadProviderName(String),
+    /// A passphraseURI the built-in `file` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `file` provider: {problem}")]
+    BadPassphraseUri {
+        /// The URI.
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The plugin for a provider is not installed.
+    #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
+    ProviderNotFound {
+        /// The provider.
+        provider: String,
+        /// The executable name looked for.
+        program: String,
+        /// The system plugin directories searched besides PATH.
+        system_dirs: String,
+    },
+    /// The plugin ran and failed, timed out, or misbehaved.
+    #[error("passphrase provider `{provider}`: {problem}")]
+    ProviderFailed {
+        /// The provider.
+        provider: String,
+        /// What happened (exit status, last line of its stderr, timeout).
+        problem: String,
+    },
+    /// The plugin does not implement a verb.
+    #[error("passphrase provider `{provider}` does not support `{verb}`")]
+    ProviderUnsupported {
+        /// The provider.
+        provider: String,
+        /// The verb.
+        verb: &'static str,
+    },
+    /// The `file` provider could not read its file.
+    #[error("passphrase file `{path}`: {source}")]
+    PassphraseFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A passphrase source produced nothing usable.
+    #[error("{0}")]
+    BadPassphrase(String),
+    /// The cloud-init template could not be rendered.
+    #[error("template: {0}")]
+    Template(String),
+    /// Asking the operator failed.
+    #[error("passphrase prompt failed: {0}")]
+    Prompt(#[source] std::io::Error),
+}
+
+impl Classified for Error {
+    fn status(&self) -> ExitStatus {
+        match self {
+            Error::Unauthenticated { .. } => ExitStatus::Unauthenticated,
+            Error::ProviderNotFound { .. } => ExitStatus::NotFound,
+            Error::PassphraseFile { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ExitStatus::NotFound
+            }
+            Error::ProviderFailed { .. }
+            | Error::ProviderUnsupported { .. }
+            | Error::PassphraseFile { .. }
+            | Error::Prompt(_) => ExitStatus::Failure,
+            Error::Yaml(_)
+            | Error::TooLarge { .. }
+            | Error::Invalid { .. }
+            | Error::Unsupported { .. }
+            | Error::RemoteRefused { .. }
+            | Error::NothingToOpen
+            | Error::BadProviderName(_)
+            | Error::BadPassphraseUri { .. }
+            | Error::BadPassphrase(_)
+            | Error::Template(_) => ExitStatus::InvalidInput,
+        }
+    }
+
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        let hint = match self {
+            Error::Unauthenticated { .. } => {
+                "check that the passphrase source gives the exact bytes used when sealing (no newline is stripped)"
+            }
+            Error::ProviderNotFound { .. } => {
+                "install the plugin, or give the passphrase with --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE"
+            }
+            Error::ProviderFailed { .. } => {
+                "run the plugin by hand to see its error; --retries and --plugin-timeout tune the retry policy"
+            }
+            Error::Unsupported { what: "apiVersion", .. } | Error::Unsupported { what: "kind", .. } => {
+                "this cryptadm reads machineadm.cluster.x-k8s.io/v1alpha1 EncryptedConfig and RemoteConfig documents"
+            }
+            Error::RemoteRefused { .. } => {
+                "fetch the RemoteConfig with its own provider first, or drop --strict to skip it"
+            }
+            Error::NothingToOpen => "seal a configuration with `cryptadm bootstrap seal` first",
+            Error::Template(_) => "templates may use `machine_config` and the filters `base64` and `gzipBase64`",
+            _ => return None,
+        };
+        Some(Cow::Borrowed(hint))
+    }
+}

@@ -1,0 +1,34 @@
+//! The Cluster API machineadm "encrypted configuration": versioned `EncryptedConfig` documents that carry a
+//! machine configuration sealed with PBKDF2-HMAC-SHA-512 and AES-256-GCM, the passphrase providers that fetch
+//! their passphrase on the machine, and the cloud-init userdata that ships them.
+//!
+//! The proposal (kubernetes-sigs/cluster-api PR #4221) was never merged or implemented, so this module pins
+//! down what it left open; `../shared/spec/machineadm.md` §3.2 lists each choice and why.
+
+mod cloudinit;
+mod document;
+mod envelope;
+mod error;
+mod provider;
+mod stream;
+
+pub use cloudinit::{DEFAULT_TEMPLATE, USERDATA_SIZE_WARNING, gzip_base64, render_template};
+pub use document::{
+    API_VERSION, Document, EncryptedConfig, MAX_ITERATIONS, MAX_STREAM_BYTES, RECOMMENDED_ITERATIONS, RemoteConfig,
+    parse_stream,
+};
+pub use envelope::{Nonces, seal_bytes};
+pub use error::Error;
+pub use provider::{
+    BUILTIN_FILE_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX, ProviderSettings, SYSTEM_PLUGIN_DIRS,
+    read_passphrase_file_bytes, validate_provider_name,
+};
+pub use stream::{OpenOptions, Opened, SealRequest, open_stream, resolve_seal_passphrase, seal_stream};
+
+/// Renders documents as a YAML stream or JSON, in the proposal's key order.
+pub fn render_documents(
+    documents: &[Document],
+    format: crate::render::OutputFormat,
+) -> Result<String, crate::render::RenderError> {
+    crate::render::documents(format, documents.iter().map(Document::wire))
+}

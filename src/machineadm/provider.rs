@@ -1,0 +1,343 @@
+//! Passphrase providers: the built-in `file` provider, and plugins run as executables.
+//!
+//! The proposal meant go-plugin (gRPC over a subprocess), whose handshake only Go speaks. cryptadm keeps the
+//! proposal's binary name and search path and speaks a plain exec contract instead:
+//!
+//! - `machineadm-plugin-encryption-provider-<provider> get-passphrase <passphraseURI>`: the raw passphrase bytes
+//!   on stdout (nothing stripped), diagnostics on stderr, exit 0.
+//! - `… new-passphrase <passphraseURI>` (used by `seal` without a passphrase source): a JSON object
+//!   `{"passphrase": "<standard base64>", "passphraseURI": "<URI to record>"}` on stdout, the KMS
+//!   GenerateDataKey pattern. Exit 3 means "verb not supported".
+//!
+//! The plugin gets no stdin, at most [`MAX_PLUGIN_OUTPUT`] bytes of stdout are read, a timeout kills its whole
+//! process group, and failures are retried with exponential backoff.
+
+use super::Error;
+use crate::crypto::encoding::b64_decode_lenient;
+use crate::crypto::{Passphrase, SecretBytes};
+use crate::interact::Interaction;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// Executable name prefix of encryption-provider plugins.
+pub const PLUGIN_PREFIX: &str = "machineadm-plugin-encryption-provider-";
+/// Plugin directories searched after `PATH` (the proposal's Linux locations).
+pub const SYSTEM_PLUGIN_DIRS: &[&str] = &["/usr/libexec/machineadm", "/usr/local/libexec/machineadm"];
+/// The provider implemented inside cryptadm.
+pub const BUILTIN_FILE_PROVIDER: &str = "file";
+/// Most bytes a plugin may print on stdout, and most bytes a passphrase file may hold.
+pub const MAX_PLUGIN_OUTPUT: usize = 4096;
+const MAX_PLUGIN_STDERR: usize = 4096;
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Exit status by which a plugin says it does not implement a verb.
+const EXIT_UNSUPPORTED_VERB: i32 = 3;
+
+/// How plugins are found and run.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// Directories searched for plugins, in order.
+    pub search_dirs: Vec<PathBuf>,
+    /// How long one plugin run may take.
+    pub timeout: Duration,
+    /// How many times a failing plugin is run again.
+    pub retries: u32,
+    /// Wait before the first retry; doubled for each further one, up to 30 s.
+    pub first_backoff: Duration,
+}
+
+impl ProviderSettings {
+    /// Search directories: those of a `PATH`-style value, then [`SYSTEM_PLUGIN_DIRS`].
+    pub fn search_dirs_from(path_var: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = path_var.map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+        dirs.extend(SYSTEM_PLUGIN_DIRS.iter().map(PathBuf::from));
+        dirs
+    }
+
+    /// Fetches the passphrase of a document on the machine (`get-passphrase`).
+    pub fn get_passphrase(&self, provider: &str, uri: &str, ui: &dyn Interaction) -> Result<Passphrase, Error> {
+        validate_provider_name(provider)?;
+        if provider == BUILTIN_FILE_PROVIDER {
+            return read_passphrase_file(uri);
+        }
+        let program = self.find_plugin(provider)?;
+        let output = self.run_with_retries(provider, &program, &["get-passphrase", uri], ui)?;
+        let passphrase = Passphrase::new(output.to_vec());
+        if passphrase.is_empty() {
+            return Err(Error::ProviderFailed {
+                provider: provider.into(),
+                problem: "printed an empty passphrase".into(),
+            });
+        }
+        Ok(passphrase)
+    }
+
+    /// Asks a plugin for a new passphrase and the URI to record (`new-passphrase`).
+    pub fn new_passphrase(
+        &self,
+        provider: &str,
+        uri: &str,
+        ui: &dyn Interaction,
+    ) -> Result<(Passphrase, String), Error> {
+        validate_provider_name(provider)?;
+        let program = self.find_plugin(provider)?;
+        let output = self.run_with_retries(provider, &program, &["new-passphrase", uri], ui)?;
+        parse_new_passphrase(provider, &output)
+    }
+
+    fn find_plugin(&self, provider: &str) -> Result<PathBuf, Error> {
+        let program = format!("{PLUGIN_PREFIX}{provider}");
+        self.search_dirs.iter().map(|dir| dir.join(&program)).find(|path| is_executable(path)).ok_or_else(|| {
+            Error::ProviderNotFound { provider: provider.into(), program, system_dirs: SYSTEM_PLUGIN_DIRS.join(", ") }
+        })
+    }
+
+    fn run_with_retries(
+        &self,
+        provider: &str,
+        program: &Path,
+        args: &[&str],
+        ui: &dyn Interaction,
+    ) -> Result<SecretBytes, Error> {
+        let attempts = self.retries.saturating_add(1);
+        let mut backoff = self.first_backoff;
+        for attempt in 1..=attempts {
+            let _busy = ui.busy(&format!("waiting for passphrase provider `{provider}` ({})", args[0]));
+            let failure = match run_plugin(program, args, self.timeout) {
+                Ok(output) => return Ok(output),
+                Err(RunError::Final(problem)) => problem,
+                Err(RunError::Retryable(problem)) if attempt < attempts => {
+                    ui.warn(&format!(
+                        "passphrase provider `{provider}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
+                        humanize(backoff)
+                    ));
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
+                }
+                Err(RunError::Retryable(problem)) if attempts > 1 => format!("{problem} (after {attempts} attempts)"),
+                Err(RunError::Retryable(problem)) => problem,
+            };
+            return Err(Error::ProviderFailed { provider: provider.into(), problem: failure });
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+}
+
+/// Provider names become part of an executable name: no path separators, no surprises.
+pub fn validate_provider_name(provider: &str) -> Result<(), Error> {
+    let valid = !provider.is_empty()
+        && provider.len() <= 63
+        && provider.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && !provider.starts_with('-');
+    if valid { Ok(()) } else { Err(Error::BadProviderName(provider.into())) }
+}
+
+/// The built-in `file` provider: `file:///absolute/path`, the file's bytes as they are.
+fn read_passphrase_file(uri: &str) -> Result<Passphrase, Error> {
+    let path = file_uri_path(uri)?;
+    let bytes =
+        read_passphrase_file_bytes(&path).map_err(|source| Error::PassphraseFile { path: path.clone(), source })?;
+    let passphrase = Passphrase::new(bytes);
+    if passphrase.is_empty() {
+        return Err(Error::BadPassphrase(format!("passphrase file `{}` is empty", path.display())));
+    }
+    Ok(passphrase)
+}
+
+/// Checks a passphraseURI for the built-in `file` provider and returns its path.
+pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
+    let bad = |problem| Error::BadPassphraseUri { uri: uri.into(), problem };
+    let rest = uri.strip_prefix("file://").ok_or_else(|| bad("expected file:///absolute/path"))?;
+    if !rest.starts_with('/') {
+        return Err(bad("expected file:///absolute/path (a host part is not supported)"));
+    }
+    if rest.contains('%') || rest.contains('?') || rest.contains('#') {
+        return Err(bad("percent-escapes, queries and fragments are not supported"));
+    }
+    Ok(PathBuf::from(rest))
+}
+
+/// Reads a passphrase file, refusing anything over [`MAX_PLUGIN_OUTPUT`] bytes (surely the wrong file).
+pub fn read_passphrase_file_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = SecretBytes::new(Vec::new());
+    file.take(MAX_PLUGIN_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_PLUGIN_OUTPUT {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_PLUGIN_OUTPUT} bytes; not a passphrase file"),
+        ));
+    }
+    // Moved out, not copied: the Zeroizing wrapper is left empty.
+    Ok(std::mem::take(&mut *bytes))
+}
+
+fn parse_new_passphrase(provider: &str, output: &[u8]) -> Result<(Passphrase, String), Error> {
+    #[derive(serde::Deserialize)]
+    struct NewPassphrase {
+        passphrase: String,
+        #[serde(rename = "passphraseURI")]
+        passphrase_uri: String,
+    }
+    let failed = |problem: String| Error::ProviderFailed { provider: provider.into(), problem };
+    // The error of serde_json names a position, never the content, so it cannot leak the passphrase.
+    let parsed: NewPassphrase = serde_json::from_slice(output)
+        .map_err(|e| failed(format!("new-passphrase output is not the expected JSON object ({e})")))?;
+    let encoded = zeroize::Zeroizing::new(parsed.passphrase);
+    let bytes = b64_decode_lenient(&encoded)
+        .map_err(|_| failed("new-passphrase output: `passphrase` is not standard base64".into()))?;
+    if bytes.is_empty() || parsed.passphrase_uri.is_empty() {
+        return Err(failed("new-passphrase output has an empty passphrase or passphraseURI".into()));
+    }
+    Ok((Passphrase::new(bytes), parsed.passphrase_uri))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+enum RunError {
+    Retryable(String),
+    Final(String),
+}
+
+/// Runs a plugin once with bounded output and a deadline.
+fn run_plugin(program: &Path, args: &[&str], timeout: Duration) -> Result<SecretBytes, RunError> {
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout also kills whatever the plugin started (a shell's children).
+        .process_group(0)
+        .spawn()
+        .map_err(|e| RunError::Retryable(format!("cannot run `{}`: {e}", program.display())))?;
+    let stdout = spawn_reader(child.stdout.take().expect("piped"), MAX_PLUGIN_OUTPUT);
+    let stderr = spawn_reader(child.stderr.take().expect("piped"), MAX_PLUGIN_STDERR);
+    let deadline = Instant::now() + timeout;
+
+    let status = match wait_until(&mut child, deadline) {
+        Some(status) => status,
+        None => {
+            kill_group(&mut child);
+            return Err(RunError::Retryable(format!("timed out after {}", humanize(timeout))));
+        }
+    };
+    let grace = Instant::now() + Duration::from_secs(1);
+    let out = stdout.recv_timeout(grace.saturating_duration_since(Instant::now()));
+    let err = stderr.recv_timeout(grace.saturating_duration_since(Instant::now()));
+    if out.is_err() || err.is_err() {
+        // Something the plugin started still holds its pipes; the group exists, so its id cannot be reused yet.
+        kill_group(&mut child);
+    }
+    let (out, err) = (out.unwrap_or_default(), err.unwrap_or_default());
+    if out.truncated {
+        return Err(RunError::Final(format!("printed more than {MAX_PLUGIN_OUTPUT} bytes on stdout")));
+    }
+    if !status.success() {
+        let reason = last_line(&err.bytes).map(|l| format!(": {l}")).unwrap_or_default();
+        let problem = format!("plugin {}{reason}", describe_status(status));
+        return Err(if status.code() == Some(EXIT_UNSUPPORTED_VERB) {
+            RunError::Final(problem)
+        } else {
+            RunError::Retryable(problem)
+        });
+    }
+    Ok(out.bytes)
+}
+
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    child.wait_timeout(remaining).ok().flatten()
+}
+
+fn kill_group(child: &mut Child) {
+    let _ = rustix::process::kill_process_group(rustix::process::Pid::from_child(child), rustix::process::Signal::KILL);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[derive(Default)]
+struct Captured {
+    bytes: SecretBytes,
+    truncated: bool,
+}
+
+/// Reads at most `limit` bytes, then drains and discards the rest so the plugin never blocks on a full pipe.
+fn spawn_reader(mut source: impl Read + Send + 'static, limit: usize) -> mpsc::Receiver<Captured> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut captured = Captured::default();
+        let mut chunk = zeroize::Zeroizing::new([0u8; 1024]);
+        loop {
+            match source.read(&mut chunk[..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) if captured.bytes.len() + n <= limit => captured.bytes.extend_from_slice(&chunk[..n]),
+                Ok(_) => captured.truncated = true,
+            }
+        }
+        let _ = sender.send(captured);
+    });
+    receiver
+}
+
+fn last_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    Some(line.chars().take(200).collect())
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "failed".into(),
+    }
+}
+
+fn humanize(duration: Duration) -> String {
+    if duration.as_millis().is_multiple_of(1000) {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names() {
+        for good in ["file", "aws", "vault-transit", "gcp_kms2"] {
+            assert!(validate_provider_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "../x", "a/b", "-rf", "AWS", "a b"] {
+            assert!(validate_provider_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn file_uris() {
+        assert_eq!(file_uri_path("file:///etc/machineadm/p").unwrap(), PathBuf::from("/etc/machineadm/p"));
+        assert!(file_uri_path("file://host/p").is_err());
+        assert!(file_uri_path("/etc/p").is_err());
+        assert!(file_uri_path("file:///a%20b").is_err());
+    }
+
+    #[test]
+    fn new_passphrase_output() {
+        let (p, uri) = parse_new_passphrase("x", br#"{"passphrase":"AAEC","passphraseURI":"kms://a@b"}"#).unwrap();
+        assert_eq!(p.expose(), &[0, 1, 2]);
+        assert_eq!(uri, "kms://a@b");
+        assert!(parse_new_passphrase("x", b"AAEC").is_err());
+        assert!(parse_new_passphrase("x", br#"{"passphrase":"","passphraseURI":"u"}"#).is_err());
+    }
+}
