@@ -79,7 +79,7 @@ impl From<OutputFormatArg> for crate::render::OutputFormat {
 /// The command groups.
 #[derive(Subcommand, Debug)]
 pub enum Commands {
-    /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
+    #[allow(missing_docs)]
     Bootstrap(bootstrap::BootstrapNamespace),
 }
 

@@ -17,6 +17,10 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm bootstrap open --in sealed.yaml --out /run/machineadm/machine_config.yaml";
 
 /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
+///
+/// `seal` encrypts a machine configuration into a versioned EncryptedConfig document (PBKDF2-HMAC-SHA-512 with
+/// 50,000 rounds, AES-256-GCM) or into cloud-init userdata; `open` decrypts it on the machine, with the passphrase
+/// from the document's provider.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct BootstrapNamespace {
@@ -27,9 +31,10 @@ pub struct BootstrapNamespace {
 /// The bootstrap verbs.
 #[derive(Subcommand, Debug)]
 pub enum BootstrapCommand {
-    /// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)
+    // The help text of each verb is the doc comment of its Args struct.
+    #[allow(missing_docs)]
     Seal(seal::SealArgs),
-    /// Decrypt a machineadm configuration stream back into the machine configuration
+    #[allow(missing_docs)]
     Open(open::OpenArgs),
 }
 

@@ -1,0 +1,139 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'cryptadm'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'cryptadm' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;bootstrap' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;bootstrap;seal' {
+            [CompletionResult]::new('--in', '--in', [CompletionResultType]::ParameterName, 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name')
+            [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--remote-config', '--remote-config', [CompletionResultType]::ParameterName, 'Put a RemoteConfig document before the EncryptedConfig (repeatable)')
+            [CompletionResult]::new('--template', '--template', [CompletionResultType]::ParameterName, 'Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Write to FILE (mode 0600, atomically) instead of standard output')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed documents')
+            [CompletionResult]::new('--plugin-timeout', '--plugin-timeout', [CompletionResultType]::ParameterName, 'Seconds one run of a provider plugin may take before it is killed')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)')
+            [CompletionResult]::new('--salt-hex', '--salt-hex', [CompletionResultType]::ParameterName, 'Test fixtures only: use this salt (hex) instead of a random one')
+            [CompletionResult]::new('--iv-hex', '--iv-hex', [CompletionResultType]::ParameterName, 'Test fixtures only: use this IV (hex, 12 bytes) instead of a random one')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--cloud-init', '--cloud-init', [CompletionResultType]::ParameterName, 'Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`')
+            [CompletionResult]::new('--insecure-fixed-nonce', '--insecure-fixed-nonce', [CompletionResultType]::ParameterName, 'Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;bootstrap;open' {
+            [CompletionResult]::new('--in', '--in', [CompletionResultType]::ParameterName, 'The sealed stream (`-`: standard input)')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the decrypted configuration (`-`: standard output, refused when it is a terminal)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--creates', '--creates', [CompletionResultType]::ParameterName, 'Do nothing and exit 0 when PATH exists')
+            [CompletionResult]::new('--plugin-timeout', '--plugin-timeout', [CompletionResultType]::ParameterName, 'Seconds one run of a provider plugin may take before it is killed')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Fail on RemoteConfig documents instead of skipping them')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;bootstrap;help' {
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;bootstrap;help;seal' {
+            break
+        }
+        'cryptadm;bootstrap;help;open' {
+            break
+        }
+        'cryptadm;bootstrap;help;help' {
+            break
+        }
+        'cryptadm;help' {
+            [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;help;bootstrap' {
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
+            break
+        }
+        'cryptadm;help;bootstrap;seal' {
+            break
+        }
+        'cryptadm;help;bootstrap;open' {
+            break
+        }
+        'cryptadm;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

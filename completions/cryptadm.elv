@@ -1,0 +1,121 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[cryptadm] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'cryptadm'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'cryptadm'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;bootstrap'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;bootstrap;seal'= {
+            cand --in 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream'
+            cand --provider 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name'
+            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
+            cand --template 'Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)'
+            cand --out 'Write to FILE (mode 0600, atomically) instead of standard output'
+            cand --output-format 'Format of the printed documents'
+            cand --plugin-timeout 'Seconds one run of a provider plugin may take before it is killed'
+            cand --retries 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)'
+            cand --salt-hex 'Test fixtures only: use this salt (hex) instead of a random one'
+            cand --iv-hex 'Test fixtures only: use this IV (hex, 12 bytes) instead of a random one'
+            cand --color 'When to colour messages'
+            cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`'
+            cand --insecure-fixed-nonce 'Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;bootstrap;open'= {
+            cand --in 'The sealed stream (`-`: standard input)'
+            cand --out 'Where to write the decrypted configuration (`-`: standard output, refused when it is a terminal)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --creates 'Do nothing and exit 0 when PATH exists'
+            cand --plugin-timeout 'Seconds one run of a provider plugin may take before it is killed'
+            cand --retries 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)'
+            cand --color 'When to colour messages'
+            cand --strict 'Fail on RemoteConfig documents instead of skipping them'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;bootstrap;help'= {
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;bootstrap;help;seal'= {
+        }
+        &'cryptadm;bootstrap;help;open'= {
+        }
+        &'cryptadm;bootstrap;help;help'= {
+        }
+        &'cryptadm;help'= {
+            cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;help;bootstrap'= {
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
+        }
+        &'cryptadm;help;bootstrap;seal'= {
+        }
+        &'cryptadm;help;bootstrap;open'= {
+        }
+        &'cryptadm;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,92 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_cryptadm_global_optspecs
+    string join \n q/quiet v/verbose no-progress color= h/help V/version
+end
+
+function __fish_cryptadm_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_cryptadm_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_cryptadm_using_subcommand
+    set -l cmd (__fish_cryptadm_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l in -d 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l provider -d 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l passphrase-uri -d 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l remote-config -d 'Put a RemoteConfig document before the EncryptedConfig (repeatable)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l template -d 'Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l out -d 'Write to FILE (mode 0600, atomically) instead of standard output' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l output-format -d 'Format of the printed documents' -r -f -a "yaml\t'A YAML stream'
+json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l plugin-timeout -d 'Seconds one run of a provider plugin may take before it is killed' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l retries -d 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l salt-hex -d 'Test fixtures only: use this salt (hex) instead of a random one' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l iv-hex -d 'Test fixtures only: use this IV (hex, 12 bytes) instead of a random one' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cloud-init -d 'Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l insecure-fixed-nonce -d 'Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l in -d 'The sealed stream (`-`: standard input)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l out -d 'Where to write the decrypted configuration (`-`: standard output, refused when it is a terminal)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l creates -d 'Do nothing and exit 0 when PATH exists' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l plugin-timeout -d 'Seconds one run of a provider plugin may take before it is killed' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l retries -d 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l strict -d 'Fail on RemoteConfig documents instead of skipping them'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
