@@ -101,7 +101,7 @@ pub enum Error {
         verb: &'static str,
     },
     /// The `file` provider could not read its file.
-    #[error("passphrase file `{path}`: {source}")]
+    #[error("passphrase file `{path}`")]
     PassphraseFile {
         /// The file.
         path: PathBuf,
@@ -116,7 +116,7 @@ pub enum Error {
     #[error("template: {0}")]
     Template(String),
     /// Asking the operator failed.
-    #[error("passphrase prompt failed: {0}")]
+    #[error("passphrase prompt failed")]
     Prompt(#[source] std::io::Error),
 }
 
@@ -128,10 +128,12 @@ impl Classified for Error {
             Error::PassphraseFile { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ExitStatus::NotFound
             }
-            Error::ProviderFailed { .. }
-            | Error::ProviderUnsupported { .. }
-            | Error::PassphraseFile { .. }
-            | Error::Prompt(_) => ExitStatus::Failure,
+            Error::ProviderFailed { .. } | Error::ProviderUnsupported { .. } | Error::PassphraseFile { .. } => {
+                ExitStatus::Failure
+            }
+            // The operator typed two different passphrases.
+            Error::Prompt(e) if e.kind() == std::io::ErrorKind::InvalidInput => ExitStatus::InvalidInput,
+            Error::Prompt(_) => ExitStatus::Failure,
             Error::Yaml(_)
             | Error::TooLarge { .. }
             | Error::Invalid { .. }

@@ -105,6 +105,7 @@ impl ProviderSettings {
         let attempts = self.retries.saturating_add(1);
         let mut backoff = self.first_backoff;
         for attempt in 1..=attempts {
+            ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), args.join(" ")));
             let _busy = ui.busy(&format!("waiting for passphrase provider `{provider}` ({})", args[0]));
             let failure = match run_plugin(program, args, self.timeout) {
                 Ok(output) => return Ok(output),

@@ -107,6 +107,13 @@ pub fn open_stream(
                 skipped += 1;
             }
             Document::Encrypted(doc) => {
+                ui.debug(&format!(
+                    "document {index}: EncryptedConfig, provider `{}`, passphraseURI `{}`, {} PBKDF2 iterations, {} ciphertext bytes",
+                    doc.provider,
+                    doc.passphrase_uri,
+                    doc.iterations,
+                    doc.ciphertext.len()
+                ));
                 let chunk = match explicit {
                     Some(passphrase) => doc.decrypt(index, passphrase)?,
                     None => {

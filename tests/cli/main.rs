@@ -10,3 +10,4 @@ mod interop_python;
 mod invariants;
 mod plugins;
 mod properties;
+mod terminal;
