@@ -97,6 +97,11 @@ fn exit_status_help() -> String {
     exit::table_text()
 }
 
+/// The `--help` footer of a command: its examples, then the exit-status table.
+pub fn long_help_footer(examples: &str) -> String {
+    format!("{examples}\n\n{}", exit::table_text())
+}
+
 /// Runs cryptadm with these arguments and returns the exit status; prints errors and hints on stderr.
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitStatus {
     let cli = match Cli::try_parse_from(args) {

@@ -22,7 +22,7 @@ pub const EXAMPLES: &str = "Examples:
 /// 50,000 rounds, AES-256-GCM) or into cloud-init userdata; `open` decrypts it on the machine, with the passphrase
 /// from the document's provider.
 #[derive(Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct BootstrapNamespace {
     #[command(subcommand)]
     command: BootstrapCommand,

@@ -19,8 +19,8 @@ pub const EXAMPLES: &str = "Examples:
   # Once per instance, even if the decrypted file is consumed and removed afterwards
   cryptadm bootstrap open --in sealed.yaml --out config.yaml --creates /var/lib/machineadm/bootstrapped
 
-  # Decrypt to a pipe (never to a terminal)
-  cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase | kubeadm-like-tool apply -f -";
+  # Decrypt to a pipe (never to a terminal), e.g. to check a sealed file against its source
+  cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase | cmp - machine-config.yaml";
 
 /// Decrypt a machineadm configuration stream back into the machine configuration
 ///
@@ -34,7 +34,7 @@ pub const EXAMPLES: &str = "Examples:
 /// The plaintext is written only to --out (mode 0600, atomically); an --out that already holds it is left
 /// untouched, so cloud-init can run this on every boot. Nothing is written when any document fails.
 #[derive(Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct OpenArgs {
     /// The sealed stream (`-`: standard input)
     #[arg(long = "in", value_name = "FILE")]

@@ -33,7 +33,7 @@ pub const EXAMPLES: &str = "Examples:
 /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE; without one, a plugin provider makes a
 /// new one (its `new-passphrase` verb), and for the built-in `file` provider a terminal prompt asks for it twice.
 #[derive(Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct SealArgs {
     /// The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream
     #[arg(long = "in", value_name = "FILE")]
