@@ -64,11 +64,8 @@ fn accept_go_template_dot(template: &str) -> String {
 }
 
 fn describe_template_error(error: &minijinja::Error) -> String {
-    let mut text = error.to_string();
-    if let Some(line) = error.line().filter(|_| !text.contains("line")) {
-        text.push_str(&format!(" (line {line})"));
-    }
-    text
+    // minijinja's message already names the position, as `(in <string>:LINE)`.
+    error.to_string().replace("(in <string>:", "(template line ")
 }
 
 #[cfg(test)]

@@ -32,9 +32,20 @@ pub fn yaml_stream<T: Serialize>(docs: impl IntoIterator<Item = T>) -> Result<St
         if i > 0 {
             out.push_str("---\n");
         }
-        out.push_str(&serde_saphyr::to_string(&doc).map_err(|e| RenderError(e.to_string()))?);
+        out.push_str(
+            &serde_saphyr::to_string_with_options(&doc, yaml_options()).map_err(|e| RenderError(e.to_string()))?,
+        );
     }
     Ok(out)
+}
+
+/// One `key: value` line per scalar, as Go's YAML writers print them: a long base64 value folded into a block
+/// scalar (the serializer's default past 80 characters) would still parse, but would break the line-based tools
+/// (grep, sed, awk) that shell scripts point at these files.
+fn yaml_options() -> serde_saphyr::SerializerOptions {
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    options
 }
 
 fn json_documents<T: Serialize>(docs: impl IntoIterator<Item = T>) -> Result<String, RenderError> {
@@ -61,5 +72,12 @@ mod tests {
         let json = documents(OutputFormat::Json, &docs).unwrap();
         assert!(json.contains("\"kind\": \"List\""));
         assert_eq!(documents(OutputFormat::Json, &docs[..1]).unwrap(), "{\n  \"a\": 1\n}\n");
+    }
+
+    #[test]
+    fn long_values_stay_on_one_line() {
+        let long = "A".repeat(100_000);
+        let yaml = yaml_stream([serde_json::json!({ "ciphertext": long })]).unwrap();
+        assert_eq!(yaml, format!("ciphertext: {long}\n"));
     }
 }

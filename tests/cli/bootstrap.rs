@@ -428,3 +428,15 @@ fn help_documents_exit_codes_and_usage_errors_are_2() {
     cryptadm().args(["bootstrap", "open", "--in", "x"]).assert().code(2).stderr(predicate::str::contains("--out"));
     cryptadm().arg("--version").assert().success().stdout(predicate::str::starts_with("cryptadm "));
 }
+
+/// Scripts grep and sed these files: every field stays on its own `key: value` line however long the
+/// configuration (a folded block scalar would still parse, but not line by line).
+#[test]
+fn sealed_documents_keep_one_line_per_field() {
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", "pw");
+    let big: Vec<u8> = (0..1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let sealed = String::from_utf8(seal_file_provider(&pass, &scratch.write("big.bin", big))).unwrap();
+    assert_eq!(sealed.lines().count(), 12, "{}", &sealed[..400]);
+    assert!(sealed.lines().any(|l| l.starts_with("  ciphertext: ") && l.len() > 1_000_000));
+}
