@@ -230,14 +230,26 @@ fn run_plugin(program: &Path, args: &[&str], timeout: Duration) -> Result<Secret
             return Err(RunError::Retryable(format!("timed out after {}", humanize(timeout))));
         }
     };
+    let receive =
+        |from: &mpsc::Receiver<Captured>, by: Instant| from.recv_timeout(by.saturating_duration_since(Instant::now()));
     let grace = Instant::now() + Duration::from_secs(1);
-    let out = stdout.recv_timeout(grace.saturating_duration_since(Instant::now()));
-    let err = stderr.recv_timeout(grace.saturating_duration_since(Instant::now()));
+    let (mut out, mut err) = (receive(&stdout, grace), receive(&stderr, grace));
     if out.is_err() || err.is_err() {
         // Something the plugin started still holds its pipes; the group exists, so its id cannot be reused yet.
+        // Once the group is dead the readers reach end of file and hand over what they already read.
         kill_group(&mut child);
+        let after_kill = Instant::now() + Duration::from_secs(1);
+        if out.is_err() {
+            out = receive(&stdout, after_kill);
+        }
+        if err.is_err() {
+            err = receive(&stderr, after_kill);
+        }
     }
-    let (out, err) = (out.unwrap_or_default(), err.unwrap_or_default());
+    let out = out.map_err(|_| {
+        RunError::Retryable("a process the plugin started (outside its process group) kept its stdout open".into())
+    })?;
+    let err = err.unwrap_or_default();
     if out.truncated {
         return Err(RunError::Final(format!("printed more than {MAX_PLUGIN_OUTPUT} bytes on stdout")));
     }

@@ -340,11 +340,9 @@ fn plugin_whose_background_child_holds_stdout_does_not_hang() {
     }
 }
 
-/// The plugin above exited 0 after printing a valid passphrase, yet cryptadm drops what it read once the grace
-/// second runs out and then reports "printed an empty passphrase", which is false. See the report on
-/// src/machineadm/provider.rs `run_plugin`; un-ignore when fixed.
+/// Regression: a plugin that exits 0 after printing its passphrase, leaving a background child holding its
+/// stdout, used to lose what it printed once the grace second ran out ("printed an empty passphrase").
 #[test]
-#[ignore = "bug: output of a successful plugin is discarded when a background child holds its stdout"]
 fn plugin_whose_background_child_holds_stdout_still_delivers_its_passphrase() {
     let fx = Fixture::new();
     fx.plugin(
