@@ -6,7 +6,6 @@ use crate::exit::{ExitStatus, Failure};
 use crate::machineadm::MAX_PLUGIN_OUTPUT;
 use anyhow::Context;
 use clap::Args;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The non-interactive passphrase sources.
@@ -32,7 +31,7 @@ impl PassphraseArgs {
             let source = if is_stdin(path) { "standard input".to_owned() } else { format!("`{}`", path.display()) };
             let bytes = if is_stdin(path) {
                 stdin.claim("--passphrase-file")?;
-                read_secret(std::io::stdin().lock())
+                crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_PLUGIN_OUTPUT)
             } else {
                 crate::machineadm::read_passphrase_file_bytes(path)
             }
@@ -54,18 +53,6 @@ fn non_empty(passphrase: Passphrase, source: &str) -> anyhow::Result<Passphrase>
         return Err(Failure::new(ExitStatus::InvalidInput, format!("the passphrase from {source} is empty")).into());
     }
     Ok(passphrase)
-}
-
-fn read_secret(reader: impl Read) -> std::io::Result<Vec<u8>> {
-    let mut bytes = zeroize::Zeroizing::new(Vec::new());
-    reader.take(MAX_PLUGIN_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_PLUGIN_OUTPUT {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_PLUGIN_OUTPUT} bytes"),
-        ));
-    }
-    Ok(std::mem::take(&mut *bytes))
 }
 
 /// `-` names standard input.

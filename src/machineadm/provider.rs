@@ -164,17 +164,7 @@ pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
 
 /// Reads a passphrase file, refusing anything over [`MAX_PLUGIN_OUTPUT`] bytes (surely the wrong file).
 pub fn read_passphrase_file_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
-    let mut bytes = SecretBytes::new(Vec::new());
-    file.take(MAX_PLUGIN_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_PLUGIN_OUTPUT {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_PLUGIN_OUTPUT} bytes; not a passphrase file"),
-        ));
-    }
-    // Moved out, not copied: the Zeroizing wrapper is left empty.
-    Ok(std::mem::take(&mut *bytes))
+    crate::crypto::secret::read_secret(std::fs::File::open(path)?, MAX_PLUGIN_OUTPUT)
 }
 
 fn parse_new_passphrase(provider: &str, output: &[u8]) -> Result<(Passphrase, String), Error> {
