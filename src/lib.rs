@@ -1,7 +1,7 @@
 //! cryptadm: the encryption jobs that Kubernetes, CSI, Cluster API and OpenStack design documents describe
 //! but leave to glue scripts, as one binary.
 //!
-//! The crate is a library with a thin binary on top. The *core* modules ([`crypto`], [`machineadm`],
+//! The crate is a library with a thin binary on top. The *core* modules ([`crypto`], [`machineadm`], [`ocicrypt`],
 //! [`render`], [`atomic`], [`exit`], [`interact`]) never print, prompt, exit or read the environment: anything
 //! that needs the operator goes through the [`interact::Interaction`] trait. The [`cmd`] module is the command
 //! line: it parses arguments, resolves them into settings (secrets read, paths checked), calls the core and
@@ -13,4 +13,5 @@ pub mod crypto;
 pub mod exit;
 pub mod interact;
 pub mod machineadm;
+pub mod ocicrypt;
 pub mod render;

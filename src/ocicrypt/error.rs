@@ -1,0 +1,73 @@
+//! Errors of image encryption, each with its exit status.
+
+use crate::exit::{Classified, ExitStatus};
+use std::borrow::Cow;
+
+/// What can go wrong encrypting, decrypting or authorizing image layers. No variant carries key material.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Key material that cannot be used: unparseable, wrong kind (a public key where a private one is needed),
+    /// unsupported algorithm or curve.
+    #[error("{what}: {problem}")]
+    InvalidKey {
+        /// Which key (a file name or recipient spec).
+        what: String,
+        /// Why it cannot be used.
+        problem: String,
+    },
+    /// A wrapped key (JWE, PKCS#7, OpenPGP message, provider blob) that cannot be parsed.
+    #[error("{scheme} wrapped key: {problem}")]
+    MalformedWrappedKey {
+        /// `jwe`, `pkcs7`, `pgp`, `provider.NAME`.
+        scheme: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// Wrapping a layer key for a recipient failed.
+    #[error("{scheme}: cannot wrap the layer key: {problem}")]
+    Wrap {
+        /// `jwe`, `pkcs7`, `pgp`, `provider.NAME`.
+        scheme: String,
+        /// Why.
+        problem: String,
+    },
+    /// Malformed image metadata: manifest, index, annotation, options JSON.
+    #[error("{0}")]
+    Malformed(String),
+    /// None of the given keys unwraps a layer key.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// A layer's HMAC or digest does not match: corrupted or tampered ciphertext.
+    #[error("{0}")]
+    Integrity(String),
+    /// A blob, manifest or tag does not exist.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl Classified for Error {
+    fn status(&self) -> ExitStatus {
+        match self {
+            Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
+                ExitStatus::InvalidInput
+            }
+            Error::Wrap { .. } => ExitStatus::Failure,
+            Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
+            Error::Integrity(_) => ExitStatus::DataLoss,
+            Error::NotFound(_) => ExitStatus::NotFound,
+        }
+    }
+
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Error::Unauthenticated(_) => {
+                Some(Cow::Borrowed("give a private key (--key) that belongs to one of the layer's recipients"))
+            }
+            Error::Integrity(_) => {
+                Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! OCI image layer encryption, wire-compatible with containers/ocicrypt (skopeo, podman, buildah, containerd
+//! imgcrypt): the AES-256-CTR + HMAC-SHA-256 layer cipher, the private and public options, and the key wrappers
+//! (JWE, PKCS#7, OpenPGP, external key providers) that protect each layer's key for its recipients.
+//!
+//! `../shared/spec/ocicrypt.md` is the reference for every byte written here; where it says what Go does, the
+//! code says so too, because interoperability depends on reproducing Go's choices exactly.
+
+mod error;
+
+pub use error::Error;
+
+/// Prefix of every annotation ocicrypt owns; producers strip all of them before writing new ones.
+pub const ANNOTATION_PREFIX: &str = "org.opencontainers.image.enc.";
+/// Prefix of the wrapped-key annotations (`…keys.jwe`, `…keys.pkcs7`, `…keys.pgp`, `…keys.provider.NAME`).
+pub const KEYS_ANNOTATION_PREFIX: &str = "org.opencontainers.image.enc.keys.";
+/// The public options annotation.
+pub const PUBOPTS_ANNOTATION: &str = "org.opencontainers.image.enc.pubopts";
