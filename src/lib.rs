@@ -13,5 +13,6 @@ pub mod crypto;
 pub mod exit;
 pub mod interact;
 pub mod machineadm;
+pub mod oci;
 pub mod ocicrypt;
 pub mod render;

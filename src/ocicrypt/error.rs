@@ -44,6 +44,9 @@ pub enum Error {
     /// A blob, manifest or tag does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// Reading or writing an image failed (disk full, permissions).
+    #[error("{0}")]
+    Io(String),
 }
 
 impl Classified for Error {
@@ -52,7 +55,7 @@ impl Classified for Error {
             Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
                 ExitStatus::InvalidInput
             }
-            Error::Wrap { .. } => ExitStatus::Failure,
+            Error::Wrap { .. } | Error::Io(_) => ExitStatus::Failure,
             Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,

@@ -6,6 +6,9 @@
 //! code says so too, because interoperability depends on reproducing Go's choices exactly.
 
 mod error;
+pub mod image;
+pub mod keywrap;
+pub mod layer;
 
 pub use error::Error;
 

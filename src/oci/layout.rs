@@ -1,0 +1,364 @@
+//! OCI image layout directories (`oci:`) and archives of them (`oci-archive:`).
+//!
+//! A destination writes blobs first (content-addressed, so harmless to others), then replaces `index.json`
+//! atomically: the tag names the old image or the complete new one, never a partial one. Blobs written by a run
+//! that fails are removed again. An archive is assembled in a temporary directory and renamed into place.
+
+use super::descriptor::{Descriptor, digest_hex};
+use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES};
+use crate::atomic;
+use crate::ocicrypt::Error;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+const REF_NAME: &str = "org.opencontainers.image.ref.name";
+const MODE_PUBLIC: u32 = 0o644;
+
+fn io_err(what: impl std::fmt::Display, error: io::Error) -> Error {
+    match error.kind() {
+        io::ErrorKind::NotFound => Error::NotFound(format!("{what}: {error}")),
+        _ => Error::Io(format!("{what}: {error}")),
+    }
+}
+
+/// An image in a layout directory.
+pub struct LayoutSource {
+    dir: PathBuf,
+    root: Descriptor,
+    // Keeps an extracted archive alive as long as the source.
+    _extracted: Option<tempfile::TempDir>,
+}
+
+impl LayoutSource {
+    /// Opens the image tagged `tag` (or the only image) in the layout at `dir`.
+    pub fn open(dir: &Path, tag: Option<&str>) -> Result<Self, Error> {
+        let index_path = dir.join("index.json");
+        let index = read_bounded(&index_path).map_err(|e| io_err(format!("`{}`", index_path.display()), e))?;
+        let index: Value = serde_json::from_slice(&index)
+            .map_err(|e| Error::Malformed(format!("`{}` is not valid JSON: {e}", index_path.display())))?;
+        let entries = index
+            .get("manifests")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::Malformed(format!("`{}` has no manifests list", index_path.display())))?;
+        let root = select_entry(entries, tag, dir)?;
+        Ok(Self { dir: dir.to_path_buf(), root, _extracted: None })
+    }
+
+    fn blob_path(&self, digest: &str) -> Result<PathBuf, Error> {
+        Ok(self.dir.join("blobs/sha256").join(digest_hex(digest)?))
+    }
+}
+
+fn select_entry(entries: &[Value], tag: Option<&str>, dir: &Path) -> Result<Descriptor, Error> {
+    let tags: Vec<&str> = entries.iter().filter_map(|e| e.get("annotations")?.get(REF_NAME)?.as_str()).collect();
+    let chosen = match tag {
+        Some(tag) => entries
+            .iter()
+            .rfind(|e| e.get("annotations").and_then(|a| a.get(REF_NAME)).and_then(Value::as_str) == Some(tag)),
+        None if entries.len() == 1 => entries.first(),
+        None => {
+            return Err(Error::Malformed(format!(
+                "`{}` holds {} images; name one with :TAG (tags: {})",
+                dir.display(),
+                entries.len(),
+                tags.join(", ")
+            )));
+        }
+    };
+    let chosen = chosen.ok_or_else(|| {
+        Error::NotFound(format!(
+            "no image tagged `{}` in `{}` (tags: {})",
+            tag.unwrap_or_default(),
+            dir.display(),
+            if tags.is_empty() { "none".into() } else { tags.join(", ") }
+        ))
+    })?;
+    Descriptor::from_value(chosen.clone())
+}
+
+fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)?.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "larger than 4 MiB"));
+    }
+    Ok(bytes)
+}
+
+impl ImageSource for LayoutSource {
+    fn root(&self) -> &Descriptor {
+        &self.root
+    }
+
+    fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        let path = self.blob_path(descriptor.digest()?)?;
+        let file = fs::File::open(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::NotFound(format!(
+                "blob {} is missing from `{}`",
+                descriptor.digest().unwrap_or_default(),
+                self.dir.display()
+            )),
+            _ => io_err(format!("`{}`", path.display()), e),
+        })?;
+        Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
+    }
+}
+
+/// Opens an `oci-archive:` source by extracting it into a private temporary directory (streaming; the tar
+/// crate refuses entries that would escape the directory).
+pub fn open_archive_source(archive: &Path, tag: Option<&str>) -> Result<LayoutSource, Error> {
+    let file = fs::File::open(archive).map_err(|e| io_err(format!("`{}`", archive.display()), e))?;
+    let extracted = tempfile::tempdir().map_err(|e| io_err("creating a temporary directory", e))?;
+    tar::Archive::new(io::BufReader::new(file))
+        .unpack(extracted.path())
+        .map_err(|e| Error::Malformed(format!("`{}` is not a readable tar archive: {e}", archive.display())))?;
+    let mut source = LayoutSource::open(extracted.path(), tag).map_err(|e| match e {
+        Error::NotFound(m) | Error::Malformed(m) => Error::Malformed(format!("`{}`: {m}", archive.display())),
+        other => other,
+    })?;
+    source._extracted = Some(extracted);
+    Ok(source)
+}
+
+/// Checks a blob's size and sha256 digest while it streams; a mismatch is an `InvalidData` error at the end.
+struct VerifyingReader<R: Read> {
+    inner: R,
+    hash: Sha256,
+    expected_digest: String,
+    expected_size: u64,
+    seen: u64,
+}
+
+impl<R: Read> VerifyingReader<R> {
+    fn new(inner: R, descriptor: &Descriptor) -> Result<Self, Error> {
+        Ok(Self {
+            inner,
+            hash: Sha256::new(),
+            expected_digest: descriptor.digest()?.to_owned(),
+            expected_size: descriptor.size()?,
+            seen: 0,
+        })
+    }
+}
+
+impl<R: Read> Read for VerifyingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen += n as u64;
+        if self.seen > self.expected_size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("longer than its declared {} bytes", self.expected_size),
+            ));
+        }
+        if n == 0 && !buf.is_empty() {
+            let actual = format!("sha256:{}", hex::encode(self.hash.clone().finalize()));
+            if self.seen != self.expected_size {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} bytes, declared {} (truncated)", self.seen, self.expected_size),
+                ));
+            }
+            if actual != self.expected_digest {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("content has digest {actual}")));
+            }
+        }
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Writes an image into a layout directory, creating it if needed.
+pub struct LayoutDestination {
+    dir: PathBuf,
+    tag: Option<String>,
+    created: Vec<PathBuf>,
+    /// The directory did not exist before: a failed run removes it whole.
+    created_dir: bool,
+    committed: bool,
+}
+
+impl LayoutDestination {
+    /// Prepares `dir` (creating the layout if it does not exist) to receive an image tagged `tag`.
+    pub fn create(dir: &Path, tag: Option<&str>) -> Result<Self, Error> {
+        let created_dir = !dir.exists();
+        let blobs = dir.join("blobs/sha256");
+        fs::create_dir_all(&blobs).map_err(|e| io_err(format!("creating `{}`", blobs.display()), e))?;
+        let marker = dir.join("oci-layout");
+        if !marker.exists() {
+            atomic::write(&marker, br#"{"imageLayoutVersion":"1.0.0"}"#, MODE_PUBLIC)
+                .map_err(|e| io_err(format!("writing `{}`", marker.display()), e))?;
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            tag: tag.map(str::to_owned),
+            created: Vec::new(),
+            created_dir,
+            committed: false,
+        })
+    }
+
+    fn blob_path(&self, digest: &str) -> Result<PathBuf, Error> {
+        Ok(self.dir.join("blobs/sha256").join(digest_hex(digest)?))
+    }
+
+    fn updated_index(&self, root: &Descriptor) -> Result<Value, Error> {
+        let path = self.dir.join("index.json");
+        let mut index = match read_bounded(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| Error::Malformed(format!("`{}` is not valid JSON: {e}", path.display())))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => json!({"schemaVersion": 2, "manifests": []}),
+            Err(e) => return Err(io_err(format!("`{}`", path.display()), e)),
+        };
+        let mut entry = root.clone();
+        let mut annotations = entry.annotations();
+        annotations.remove(REF_NAME);
+        if let Some(tag) = &self.tag {
+            annotations.insert(REF_NAME.into(), tag.clone());
+        }
+        entry.set_annotations(annotations);
+        let manifests = index
+            .get_mut("manifests")
+            .and_then(Value::as_array_mut)
+            .ok_or_else(|| Error::Malformed(format!("`{}` has no manifests list", path.display())))?;
+        // Like skopeo: the tag moves to the new image; an untagged image replaces an identical untagged entry.
+        manifests.retain(|e| {
+            let entry_tag = e.get("annotations").and_then(|a| a.get(REF_NAME)).and_then(Value::as_str);
+            match &self.tag {
+                Some(tag) => entry_tag != Some(tag.as_str()),
+                None => !(entry_tag.is_none() && e.get("digest") == entry.to_value().get("digest")),
+            }
+        });
+        manifests.push(entry.to_value());
+        Ok(index)
+    }
+}
+
+impl ImageDestination for LayoutDestination {
+    fn has_blob(&self, digest: &str) -> bool {
+        self.blob_path(digest).is_ok_and(|p| p.is_file())
+    }
+
+    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        let dir = self.dir.join("blobs/sha256");
+        let temp = tempfile::Builder::new()
+            .prefix(".partial-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(MODE_PUBLIC))
+            .tempfile_in(&dir)
+            .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
+        Ok(Box::new(LayoutBlobWriter { file: io::BufWriter::with_capacity(1 << 20, temp), destination: self }))
+    }
+
+    fn commit(mut self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
+        let index = self.updated_index(root)?;
+        let mut bytes = serde_json::to_vec(&index).expect("JSON values serialize");
+        bytes.push(b'\n');
+        let path = self.dir.join("index.json");
+        atomic::write(&path, &bytes, MODE_PUBLIC).map_err(|e| io_err(format!("writing `{}`", path.display()), e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for LayoutDestination {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        // Nothing names these blobs: a failed run leaves the destination as it found it.
+        if self.created_dir {
+            let _ = fs::remove_dir_all(&self.dir);
+            return;
+        }
+        for path in &self.created {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+struct LayoutBlobWriter<'a> {
+    file: io::BufWriter<tempfile::NamedTempFile>,
+    destination: &'a mut LayoutDestination,
+}
+
+impl Write for LayoutBlobWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl BlobWriter for LayoutBlobWriter<'_> {
+    fn commit(self: Box<Self>, digest: &str) -> Result<(), Error> {
+        let target = self.destination.blob_path(digest)?;
+        let temp = self.file.into_inner().map_err(|e| io_err("writing a blob", e.into_error()))?;
+        temp.as_file().sync_all().map_err(|e| io_err("writing a blob", e))?;
+        if target.is_file() {
+            return Ok(()); // content-addressed: the same bytes are already there
+        }
+        temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
+        self.destination.created.push(target);
+        Ok(())
+    }
+}
+
+/// Writes an `oci-archive:`: a layout assembled in a temporary directory, archived next to the target and renamed
+/// over it on commit.
+pub struct ArchiveDestination {
+    layout: LayoutDestination,
+    staging: tempfile::TempDir,
+    target: PathBuf,
+}
+
+impl ArchiveDestination {
+    /// Prepares to write an archive at `target` holding one image tagged `tag`.
+    pub fn create(target: &Path, tag: Option<&str>) -> Result<Self, Error> {
+        let staging = tempfile::tempdir().map_err(|e| io_err("creating a temporary directory", e))?;
+        let layout = LayoutDestination::create(staging.path(), tag)?;
+        Ok(Self { layout, staging, target: target.to_path_buf() })
+    }
+}
+
+impl ImageDestination for ArchiveDestination {
+    fn has_blob(&self, digest: &str) -> bool {
+        self.layout.has_blob(digest)
+    }
+
+    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        self.layout.blob_writer()
+    }
+
+    fn commit(self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
+        let Self { layout, staging, target } = *self;
+        Box::new(layout).commit(root)?;
+        write_archive(staging.path(), &target)
+    }
+}
+
+/// Archives the layout in `staging` into a temporary file beside `target`, then renames it over `target`.
+fn write_archive(staging: &Path, target: &Path) -> Result<(), Error> {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(".cryptadm-")
+        .tempfile_in(&parent)
+        .map_err(|e| io_err(format!("writing in `{}`", parent.display()), e))?;
+    let mut builder = tar::Builder::new(io::BufWriter::new(temp));
+    builder.mode(tar::HeaderMode::Deterministic);
+    for name in ["oci-layout", "index.json"] {
+        builder.append_path_with_name(staging.join(name), name).map_err(|e| io_err("archiving", e))?;
+    }
+    builder.append_dir_all("blobs", staging.join("blobs")).map_err(|e| io_err("archiving", e))?;
+    let writer = builder.into_inner().map_err(|e| io_err("archiving", e))?;
+    let temp = writer.into_inner().map_err(|e| io_err("archiving", e.into_error()))?;
+    temp.as_file().sync_all().map_err(|e| io_err("archiving", e))?;
+    temp.persist(target).map_err(|e| io_err(format!("writing `{}`", target.display()), e.error))?;
+    Ok(())
+}

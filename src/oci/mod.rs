@@ -1,0 +1,97 @@
+//! OCI image stores: where images are read from and written to, behind one pair of traits so that the image
+//! commands do not care whether an image is a layout directory, an archive or (later) a registry.
+//!
+//! Manifests, indexes and descriptors are kept as JSON objects rather than typed structs: a tool that rewrites
+//! a manifest must carry every field and annotation it does not know through unchanged.
+
+mod descriptor;
+mod layout;
+mod reference;
+
+pub use descriptor::{
+    Descriptor, MediaKind, OCI_INDEX, OCI_MANIFEST, Platform, decrypted_media_type, digest_hex, encrypted_media_type,
+    kind_of, sha256_digest,
+};
+pub use layout::{ArchiveDestination, LayoutDestination, LayoutSource, open_archive_source};
+pub use reference::ImageReference;
+
+use crate::ocicrypt::Error;
+use std::io::{Read, Write};
+
+/// Largest manifest or index read into memory (registries cap manifests at 4 MiB too).
+pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Where an image is read from.
+pub trait ImageSource {
+    /// The descriptor the reference names (a manifest or an index).
+    fn root(&self) -> &Descriptor;
+    /// Streams a blob; the reader fails with an integrity error at the end if the bytes do not match the digest.
+    fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error>;
+    /// Reads a small blob (a manifest, an index, a config) whole, verified against its digest.
+    fn read_blob(&self, descriptor: &Descriptor) -> Result<Vec<u8>, Error> {
+        if descriptor.size()? > MAX_MANIFEST_BYTES {
+            return Err(Error::Malformed(format!(
+                "{} is larger than {MAX_MANIFEST_BYTES} bytes",
+                descriptor.digest()?
+            )));
+        }
+        let mut bytes = Vec::new();
+        self.open_blob(descriptor)?.read_to_end(&mut bytes).map_err(|e| io_error(descriptor, e))?;
+        Ok(bytes)
+    }
+}
+
+/// A blob being written to a destination; it becomes visible only when committed.
+pub trait BlobWriter: Write {
+    /// Stores the written bytes under `digest` (which the caller computed while writing).
+    fn commit(self: Box<Self>, digest: &str) -> Result<(), Error>;
+}
+
+/// Where an image is written to. Nothing is visible under the destination's name until [`commit`] succeeds.
+///
+/// [`commit`]: ImageDestination::commit
+pub trait ImageDestination {
+    /// Whether the destination already holds a blob.
+    fn has_blob(&self, digest: &str) -> bool;
+    /// Starts writing a blob whose digest is known only at the end.
+    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error>;
+    /// Stores a small blob (a manifest, an index) and returns its digest.
+    fn put_blob_bytes(&mut self, bytes: &[u8]) -> Result<String, Error> {
+        let digest = sha256_digest(bytes);
+        if !self.has_blob(&digest) {
+            let mut writer = self.blob_writer()?;
+            writer.write_all(bytes).map_err(|e| Error::Malformed(format!("writing a blob: {e}")))?;
+            writer.commit(&digest)?;
+        }
+        Ok(digest)
+    }
+    /// Makes the image visible under the destination reference, pointing at `root`.
+    fn commit(self: Box<Self>, root: &Descriptor) -> Result<(), Error>;
+}
+
+/// Copies a blob unchanged, verifying it on the way, unless the destination has it already.
+pub fn copy_blob(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    descriptor: &Descriptor,
+) -> Result<(), Error> {
+    let digest = descriptor.digest()?.to_owned();
+    if destination.has_blob(&digest) {
+        return Ok(());
+    }
+    let mut reader = source.open_blob(descriptor)?;
+    let mut writer = destination.blob_writer()?;
+    std::io::copy(&mut reader, &mut writer).map_err(|e| io_error(descriptor, e))?;
+    writer.commit(&digest)
+}
+
+/// Maps an I/O error while reading a blob: a digest mismatch (reported by the verifying reader as
+/// `InvalidData`) is an integrity failure, anything else a plain I/O failure.
+pub fn io_error(descriptor: &Descriptor, error: std::io::Error) -> Error {
+    let digest = descriptor.digest().unwrap_or("(no digest)");
+    match error.kind() {
+        std::io::ErrorKind::InvalidData => Error::Integrity(format!("blob {digest}: {error}")),
+        std::io::ErrorKind::NotFound => Error::NotFound(format!("blob {digest} is missing")),
+        _ => Error::Io(format!("blob {digest}: {error}")),
+    }
+}

@@ -1,0 +1,529 @@
+//! Encrypting, decrypting and authorizing whole images: walking index → manifests → layers, choosing the
+//! platforms and layers to work on, and rewriting manifests and indexes that change.
+
+use super::keywrap::{KeyUnwrapper, KeyWrapper};
+use super::layer::{LayerDecryptor, LayerEncryptor, LayerKey, PrivateOptions, PublicOptions};
+use super::{ANNOTATION_PREFIX, Error, KEYS_ANNOTATION_PREFIX, PUBOPTS_ANNOTATION};
+use crate::crypto::SecretBytes;
+use crate::crypto::encoding::{b64_decode_lenient, b64_encode};
+use crate::interact::Interaction;
+use crate::oci::{self, Descriptor, ImageDestination, ImageSource, MediaKind, Platform};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Which manifests and layers an operation applies to.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Platforms to work on; empty: all.
+    pub platforms: Vec<Platform>,
+    /// Layer indexes per manifest (0 = bottom, negative from the top); empty: all.
+    pub layers: Vec<i64>,
+}
+
+impl Selection {
+    fn selects_platform(&self, platform: Option<&Platform>) -> bool {
+        self.platforms.is_empty() || platform.is_some_and(|p| self.platforms.iter().any(|want| want.selects(p)))
+    }
+
+    /// The selected layer positions of a manifest with `count` layers.
+    fn layer_positions(&self, count: usize, manifest: &str) -> Result<Vec<bool>, Error> {
+        if self.layers.is_empty() {
+            return Ok(vec![true; count]);
+        }
+        let mut chosen = vec![false; count];
+        for &index in &self.layers {
+            let position = if index < 0 { count as i64 + index } else { index };
+            if position < 0 || position >= count as i64 {
+                return Err(Error::Malformed(format!(
+                    "layer {index} does not exist: manifest {manifest} has {count} layers"
+                )));
+            }
+            chosen[position as usize] = true;
+        }
+        Ok(chosen)
+    }
+}
+
+/// What happened to one layer.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LayerReport {
+    /// The platform of its manifest, if known.
+    pub platform: Option<String>,
+    /// Position in its manifest (0 = bottom).
+    pub index: usize,
+    /// Digest before the operation.
+    pub digest: String,
+    /// `encrypted`, `decrypted`, `recipients-added`, `authorized`, `denied`, `unencrypted`, `skipped`.
+    pub outcome: &'static str,
+    /// Wrapping schemes found on the layer.
+    pub schemes: Vec<String>,
+}
+
+/// The layer-level operation applied while walking an image.
+enum Operation<'a> {
+    Encrypt { wrappers: &'a [Box<dyn KeyWrapper>], unwrappers: &'a [Box<dyn KeyUnwrapper>] },
+    Decrypt { unwrappers: &'a [Box<dyn KeyUnwrapper>] },
+}
+
+struct Walk<'a> {
+    source: &'a dyn ImageSource,
+    destination: &'a mut dyn ImageDestination,
+    selection: &'a Selection,
+    operation: Operation<'a>,
+    ui: &'a dyn Interaction,
+    reports: Vec<LayerReport>,
+}
+
+/// Encrypts the selected layers of `source` into `destination` for the wrappers' recipients. Layers that are
+/// already encrypted get the new recipients added (their key is unwrapped with `unwrappers`), without being
+/// re-encrypted.
+pub fn encrypt_image(
+    source: &dyn ImageSource,
+    destination: Box<dyn ImageDestination + '_>,
+    selection: &Selection,
+    wrappers: &[Box<dyn KeyWrapper>],
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+    ui: &dyn Interaction,
+) -> Result<Vec<LayerReport>, Error> {
+    run(source, destination, selection, Operation::Encrypt { wrappers, unwrappers }, ui)
+}
+
+/// Decrypts the selected layers of `source` into `destination`.
+pub fn decrypt_image(
+    source: &dyn ImageSource,
+    destination: Box<dyn ImageDestination + '_>,
+    selection: &Selection,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+    ui: &dyn Interaction,
+) -> Result<Vec<LayerReport>, Error> {
+    run(source, destination, selection, Operation::Decrypt { unwrappers }, ui)
+}
+
+fn run(
+    source: &dyn ImageSource,
+    mut destination: Box<dyn ImageDestination + '_>,
+    selection: &Selection,
+    operation: Operation<'_>,
+    ui: &dyn Interaction,
+) -> Result<Vec<LayerReport>, Error> {
+    let root = source.root().clone();
+    let (new_root, reports) = {
+        let mut walk =
+            Walk { source, destination: destination.as_mut(), selection, operation, ui, reports: Vec::new() };
+        let new_root = walk.descriptor(&root, None)?;
+        (new_root, walk.reports)
+    };
+    destination.commit(&new_root)?;
+    Ok(reports)
+}
+
+impl Walk<'_> {
+    fn descriptor(&mut self, descriptor: &Descriptor, platform: Option<Platform>) -> Result<Descriptor, Error> {
+        match descriptor.kind() {
+            MediaKind::Index => self.index(descriptor),
+            MediaKind::Manifest => self.manifest(descriptor, platform),
+            _ => {
+                oci::copy_blob(self.source, self.destination, descriptor)?;
+                Ok(descriptor.clone())
+            }
+        }
+    }
+
+    fn index(&mut self, descriptor: &Descriptor) -> Result<Descriptor, Error> {
+        let mut index = parse_json(&self.source.read_blob(descriptor)?, "image index")?;
+        let entries = index.get_mut("manifests").and_then(Value::as_array_mut).ok_or_else(|| {
+            Error::Malformed(format!("image index {} has no manifests", descriptor.digest().unwrap_or_default()))
+        })?;
+        let mut changed = false;
+        for entry in entries.iter_mut() {
+            let child = Descriptor::from_value(entry.clone())?;
+            let platform = child.platform();
+            let new_child = if self.selection.selects_platform(platform.as_ref()) {
+                self.descriptor(&child, platform)?
+            } else {
+                copy_tree(self.source, self.destination, &child)?;
+                child.clone()
+            };
+            if new_child != child {
+                *entry = new_child.to_value();
+                changed = true;
+            }
+        }
+        self.store_if_changed(descriptor, index, changed, MediaKind::Index)
+    }
+
+    fn manifest(&mut self, descriptor: &Descriptor, platform: Option<Platform>) -> Result<Descriptor, Error> {
+        let mut manifest = parse_json(&self.source.read_blob(descriptor)?, "image manifest")?;
+        let config = manifest.get("config").cloned().map(Descriptor::from_value).transpose()?;
+        let config = config.ok_or_else(|| {
+            Error::Malformed(format!("manifest {} has no config", descriptor.digest().unwrap_or_default()))
+        })?;
+        let platform = match platform {
+            Some(p) => Some(p),
+            None => Platform::from_config(&self.source.read_blob(&config)?),
+        };
+        if !self.selection.selects_platform(platform.as_ref()) {
+            copy_tree(self.source, self.destination, descriptor)?;
+            return Ok(descriptor.clone());
+        }
+        oci::copy_blob(self.source, self.destination, &config)?;
+        let layers = manifest.get_mut("layers").and_then(Value::as_array_mut).ok_or_else(|| {
+            Error::Malformed(format!("manifest {} has no layers", descriptor.digest().unwrap_or_default()))
+        })?;
+        let chosen = self.selection.layer_positions(layers.len(), descriptor.digest()?)?;
+        let mut changed = false;
+        for (index, (entry, selected)) in layers.iter_mut().zip(chosen).enumerate() {
+            let layer = Descriptor::from_value(entry.clone())?;
+            let new_layer = self.layer(&layer, index, platform.as_ref(), selected)?;
+            if new_layer != layer {
+                *entry = new_layer.to_value();
+                changed = true;
+            }
+        }
+        if changed {
+            convert_to_oci(&mut manifest);
+        }
+        self.store_if_changed(descriptor, manifest, changed, MediaKind::Manifest)
+    }
+
+    fn layer(
+        &mut self,
+        layer: &Descriptor,
+        index: usize,
+        platform: Option<&Platform>,
+        selected: bool,
+    ) -> Result<Descriptor, Error> {
+        let mut report = LayerReport {
+            platform: platform.map(Platform::to_string),
+            index,
+            digest: layer.digest()?.to_owned(),
+            outcome: "skipped",
+            schemes: wrapped_schemes(layer),
+        };
+        let result = match (&self.operation, layer.kind(), selected) {
+            (_, _, false) | (_, MediaKind::Other | MediaKind::Index | MediaKind::Manifest, _) => None,
+            (Operation::Encrypt { wrappers, .. }, MediaKind::Layer, true) => {
+                report.outcome = "encrypted";
+                Some(encrypt_layer(self.source, self.destination, layer, wrappers)?)
+            }
+            (Operation::Encrypt { wrappers, unwrappers }, MediaKind::EncryptedLayer, true) => {
+                report.outcome = "recipients-added";
+                let updated = add_recipients(layer, index, wrappers, unwrappers)?;
+                // Only the annotations change: the ciphertext blob is carried over as it is.
+                oci::copy_blob(self.source, self.destination, layer)?;
+                Some(updated)
+            }
+            (Operation::Decrypt { unwrappers }, MediaKind::EncryptedLayer, true) => {
+                report.outcome = "decrypted";
+                Some(decrypt_layer(self.source, self.destination, layer, index, unwrappers, self.ui)?)
+            }
+            (Operation::Decrypt { .. }, MediaKind::Layer, true) => {
+                report.outcome = "unencrypted";
+                None
+            }
+        };
+        self.ui.debug(&format!("layer {index} ({}): {}", report.digest, report.outcome));
+        self.reports.push(report);
+        match result {
+            Some(new_layer) => Ok(new_layer),
+            None => {
+                oci::copy_blob(self.source, self.destination, layer)?;
+                Ok(layer.clone())
+            }
+        }
+    }
+
+    fn store_if_changed(
+        &mut self,
+        original: &Descriptor,
+        document: Value,
+        changed: bool,
+        kind: MediaKind,
+    ) -> Result<Descriptor, Error> {
+        if !changed {
+            oci::copy_blob(self.source, self.destination, original)?;
+            return Ok(original.clone());
+        }
+        let bytes = serde_json::to_vec(&document).expect("JSON values serialize");
+        let digest = self.destination.put_blob_bytes(&bytes)?;
+        let media_type = match (kind, document.get("mediaType").and_then(Value::as_str)) {
+            (_, Some(declared)) => declared.to_owned(),
+            (MediaKind::Index, None) => oci::OCI_INDEX.to_owned(),
+            _ => oci::OCI_MANIFEST.to_owned(),
+        };
+        let mut updated = original.clone();
+        updated.set_content(&media_type, &digest, bytes.len() as u64);
+        Ok(updated)
+    }
+}
+
+/// An encrypted image is an OCI image: a Docker schema 2 manifest whose layers were encrypted becomes an OCI
+/// manifest (what containers/image does too).
+fn convert_to_oci(manifest: &mut Value) {
+    if manifest.get("mediaType").and_then(Value::as_str) != Some("application/vnd.docker.distribution.manifest.v2+json")
+    {
+        return;
+    }
+    manifest["mediaType"] = oci::OCI_MANIFEST.into();
+    if let Some(config) = manifest.get_mut("config") {
+        config["mediaType"] = "application/vnd.oci.image.config.v1+json".into();
+    }
+    if let Some(layers) = manifest.get_mut("layers").and_then(Value::as_array_mut) {
+        for layer in layers {
+            if layer.get("mediaType").and_then(Value::as_str)
+                == Some("application/vnd.docker.image.rootfs.diff.tar.gzip")
+            {
+                layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip".into();
+            }
+        }
+    }
+}
+
+/// Copies an image subtree unchanged.
+fn copy_tree(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    descriptor: &Descriptor,
+) -> Result<(), Error> {
+    let children: Vec<Value> = match descriptor.kind() {
+        MediaKind::Index => {
+            let index = parse_json(&source.read_blob(descriptor)?, "image index")?;
+            index.get("manifests").and_then(Value::as_array).cloned().unwrap_or_default()
+        }
+        MediaKind::Manifest => {
+            let manifest = parse_json(&source.read_blob(descriptor)?, "image manifest")?;
+            let mut children: Vec<Value> = manifest.get("config").cloned().into_iter().collect();
+            children.extend(manifest.get("layers").and_then(Value::as_array).cloned().unwrap_or_default());
+            children
+        }
+        _ => Vec::new(),
+    };
+    for child in children {
+        copy_tree(source, destination, &Descriptor::from_value(child)?)?;
+    }
+    oci::copy_blob(source, destination, descriptor)
+}
+
+fn parse_json(bytes: &[u8], what: &str) -> Result<Value, Error> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::Malformed(format!("{what} is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(Error::Malformed(format!("{what} is not a JSON object")));
+    }
+    Ok(value)
+}
+
+/// The wrapping schemes present on a layer (`jwe`, `pgp`, …), sorted.
+fn wrapped_schemes(layer: &Descriptor) -> Vec<String> {
+    layer.annotations().keys().filter_map(|k| k.strip_prefix(KEYS_ANNOTATION_PREFIX)).map(str::to_owned).collect()
+}
+
+fn encrypt_layer(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    layer: &Descriptor,
+    wrappers: &[Box<dyn KeyWrapper>],
+) -> Result<Descriptor, Error> {
+    let key = LayerKey::generate();
+    let mut reader = source.open_blob(layer)?;
+    let mut encryptor = LayerEncryptor::new(&key, destination.blob_writer()?);
+    std::io::copy(&mut reader, &mut encryptor).map_err(|e| oci::io_error(layer, e))?;
+    drop(reader);
+    let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
+    writer.commit(&encrypted.ciphertext_digest)?;
+
+    let private = PrivateOptions { key, digest: encrypted.plaintext_digest.clone() };
+    let public = PublicOptions { cipher: super::layer::CIPHER.into(), hmac: encrypted.hmac.to_vec(), nonce: None };
+    let mut annotations = without_encryption_annotations(layer.annotations());
+    let private_json = private.to_json();
+    for wrapper in wrappers {
+        let wrapped = wrapper.wrap(&private_json)?;
+        annotations.insert(format!("{KEYS_ANNOTATION_PREFIX}{}", wrapper.scheme()), b64_encode(&wrapped));
+    }
+    if !annotations.keys().any(|k| k.starts_with(KEYS_ANNOTATION_PREFIX)) {
+        return Err(Error::Wrap { scheme: "all".into(), problem: "no recipient produced a wrapped key".into() });
+    }
+    annotations.insert(PUBOPTS_ANNOTATION.into(), public.to_annotation());
+    let mut encrypted_layer = layer.clone();
+    encrypted_layer.set_content(
+        &oci::encrypted_media_type(layer.media_type()?),
+        &encrypted.ciphertext_digest,
+        encrypted.size,
+    );
+    encrypted_layer.set_annotations(annotations);
+    Ok(encrypted_layer)
+}
+
+fn without_encryption_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    annotations.into_iter().filter(|(k, _)| !k.starts_with(ANNOTATION_PREFIX)).collect()
+}
+
+/// Adds recipients to an encrypted layer: its private options are unwrapped and wrapped again for the new
+/// recipients, appended to the existing entries. The blob is not touched; unknown schemes are carried through.
+fn add_recipients(
+    layer: &Descriptor,
+    index: usize,
+    wrappers: &[Box<dyn KeyWrapper>],
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+) -> Result<Descriptor, Error> {
+    let private_json = unwrap_private_options(layer, index, unwrappers)?;
+    let mut annotations = layer.annotations();
+    for wrapper in wrappers {
+        let key = format!("{KEYS_ANNOTATION_PREFIX}{}", wrapper.scheme());
+        let wrapped = b64_encode(&wrapper.wrap(&private_json)?);
+        let value = match annotations.remove(&key) {
+            Some(existing) if !existing.is_empty() => format!("{existing},{wrapped}"),
+            _ => wrapped,
+        };
+        annotations.insert(key, value);
+    }
+    let mut updated = layer.clone();
+    updated.set_annotations(annotations);
+    Ok(updated)
+}
+
+/// Finds the private options of an encrypted layer: every wrapped entry of every scheme, in sorted order, with
+/// every unwrapper of that scheme. Never reads the layer blob.
+pub fn unwrap_private_options(
+    layer: &Descriptor,
+    index: usize,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+) -> Result<SecretBytes, Error> {
+    let digest = layer.digest()?;
+    let schemes = wrapped_schemes(layer);
+    let mut problems = Vec::new();
+    for scheme in &schemes {
+        let entries = layer.annotation(&format!("{KEYS_ANNOTATION_PREFIX}{scheme}")).unwrap_or_default();
+        for unwrapper in unwrappers.iter().filter(|u| u.scheme() == *scheme) {
+            for entry in entries.split(',').filter(|e| !e.is_empty()) {
+                let Ok(wrapped) = b64_decode_lenient(entry) else {
+                    problems.push(format!("{scheme}: an entry is not base64"));
+                    break;
+                };
+                match unwrapper.unwrap(&wrapped) {
+                    Ok(Some(private)) => return Ok(private),
+                    Ok(None) => {}
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+        }
+    }
+    let wrapped_for = if schemes.is_empty() { "no recipients".to_owned() } else { schemes.join(", ") };
+    let given: Vec<String> = unwrappers.iter().map(|u| u.scheme()).collect();
+    let mut message = format!(
+        "layer {index} ({digest}): none of the given keys unwraps its key (wrapped for: {wrapped_for}; keys given: {})",
+        if given.is_empty() { "none".to_owned() } else { given.join(", ") }
+    );
+    if !problems.is_empty() {
+        message.push_str(&format!("; {}", problems.join("; ")));
+    }
+    Err(Error::Unauthenticated(message))
+}
+
+fn decrypt_layer(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    layer: &Descriptor,
+    index: usize,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+    ui: &dyn Interaction,
+) -> Result<Descriptor, Error> {
+    let public = PublicOptions::from_annotation(
+        layer
+            .annotation(PUBOPTS_ANNOTATION)
+            .ok_or_else(|| Error::Malformed(format!("layer {index}: no {PUBOPTS_ANNOTATION} annotation")))?,
+    )?;
+    let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
+    let mut reader = source.open_blob(layer)?;
+    let mut decryptor = LayerDecryptor::new(&private.key, destination.blob_writer()?);
+    std::io::copy(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
+    drop(reader);
+    // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
+    let (writer, decrypted) = decryptor.finish(&public.hmac).map_err(|e| match e {
+        Error::Integrity(m) => Error::Integrity(format!("layer {index} ({}): {m}", layer.digest().unwrap_or_default())),
+        other => other,
+    })?;
+    writer.commit(&decrypted.plaintext_digest)?;
+    if !private.digest.is_empty() && private.digest != decrypted.plaintext_digest {
+        // containers/image records the digest of the layer before it compressed it, so a mismatch alone does not
+        // mean tampering: the HMAC above already authenticated every byte.
+        ui.warn(&format!(
+            "layer {index}: the private options name digest {}, the decrypted layer is {} (the producer recorded the digest before compressing)",
+            private.digest, decrypted.plaintext_digest
+        ));
+    }
+    let mut plain = layer.clone();
+    plain.set_content(&oci::decrypted_media_type(layer.media_type()?), &decrypted.plaintext_digest, decrypted.size);
+    plain.set_annotations(without_encryption_annotations(layer.annotations()));
+    Ok(plain)
+}
+
+/// Checks that `unwrappers` open the key of every encrypted layer of every selected platform, reading only
+/// indexes, manifests and configs, never a layer blob.
+pub fn authorize_image(
+    source: &dyn ImageSource,
+    selection: &Selection,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+) -> Result<Vec<LayerReport>, Error> {
+    let mut reports = Vec::new();
+    authorize_descriptor(source, source.root(), None, selection, unwrappers, &mut reports)?;
+    Ok(reports)
+}
+
+fn authorize_descriptor(
+    source: &dyn ImageSource,
+    descriptor: &Descriptor,
+    platform: Option<Platform>,
+    selection: &Selection,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+    reports: &mut Vec<LayerReport>,
+) -> Result<(), Error> {
+    match descriptor.kind() {
+        MediaKind::Index => {
+            let index = parse_json(&source.read_blob(descriptor)?, "image index")?;
+            for entry in index.get("manifests").and_then(Value::as_array).cloned().unwrap_or_default() {
+                let child = Descriptor::from_value(entry)?;
+                let platform = child.platform();
+                if selection.selects_platform(platform.as_ref()) {
+                    authorize_descriptor(source, &child, platform, selection, unwrappers, reports)?;
+                }
+            }
+            Ok(())
+        }
+        MediaKind::Manifest => {
+            let manifest = parse_json(&source.read_blob(descriptor)?, "image manifest")?;
+            let platform = match platform {
+                Some(p) => Some(p),
+                None => match manifest.get("config").cloned().map(Descriptor::from_value).transpose()? {
+                    Some(config) => Platform::from_config(&source.read_blob(&config)?),
+                    None => None,
+                },
+            };
+            if !selection.selects_platform(platform.as_ref()) {
+                return Ok(());
+            }
+            let layers = manifest.get("layers").and_then(Value::as_array).cloned().unwrap_or_default();
+            let chosen = selection.layer_positions(layers.len(), descriptor.digest()?)?;
+            for (index, (entry, selected)) in layers.into_iter().zip(chosen).enumerate() {
+                let layer = Descriptor::from_value(entry)?;
+                if !selected || layer.kind() != MediaKind::EncryptedLayer {
+                    continue;
+                }
+                let outcome = match unwrap_private_options(&layer, index, unwrappers) {
+                    Ok(_) => "authorized",
+                    Err(Error::Unauthenticated(_)) => "denied",
+                    Err(other) => return Err(other),
+                };
+                reports.push(LayerReport {
+                    platform: platform.as_ref().map(Platform::to_string),
+                    index,
+                    digest: layer.digest()?.to_owned(),
+                    outcome,
+                    schemes: wrapped_schemes(&layer),
+                });
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
