@@ -332,7 +332,8 @@ fn encrypt_layer(
     let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
     writer.commit(&encrypted.ciphertext_digest)?;
 
-    let private = PrivateOptions { key, digest: encrypted.plaintext_digest.clone() };
+    // The reader verified the source digest at the end of the stream, so it is the plaintext's digest.
+    let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
     let public = PublicOptions { cipher: super::layer::CIPHER.into(), hmac: encrypted.hmac.to_vec(), nonce: None };
     let mut annotations = without_encryption_annotations(layer.annotations());
     let private_json = private.to_json();

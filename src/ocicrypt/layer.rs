@@ -159,13 +159,12 @@ fn json_escape(text: &str) -> String {
     quoted[1..quoted.len() - 1].to_owned()
 }
 
-/// What encrypting a layer produced.
+/// What encrypting a layer produced. The plaintext digest is not computed here: the source blob's verified
+/// digest is the plaintext digest, and hashing the same bytes twice would cost a third of the throughput.
 #[derive(Debug, Clone)]
 pub struct EncryptedLayer {
     /// HMAC-SHA-256 of the ciphertext (goes into the public options).
     pub hmac: [u8; 32],
-    /// `sha256:…` of the plaintext.
-    pub plaintext_digest: String,
     /// `sha256:…` of the ciphertext (the new blob's digest).
     pub ciphertext_digest: String,
     /// Bytes (the same for plaintext and ciphertext).
@@ -177,7 +176,6 @@ pub struct LayerEncryptor<W: Write> {
     sink: W,
     cipher: Aes256Ctr,
     mac: HmacSha256,
-    plaintext_hash: Sha256,
     ciphertext_hash: Sha256,
     size: u64,
     buffer: Vec<u8>,
@@ -190,7 +188,6 @@ impl<W: Write> LayerEncryptor<W> {
             sink,
             cipher: key.cipher(),
             mac: key.mac(),
-            plaintext_hash: Sha256::new(),
             ciphertext_hash: Sha256::new(),
             size: 0,
             buffer: Vec::new(),
@@ -202,7 +199,6 @@ impl<W: Write> LayerEncryptor<W> {
         self.sink.flush()?;
         let layer = EncryptedLayer {
             hmac: self.mac.finalize().into_bytes().into(),
-            plaintext_digest: format!("sha256:{}", hex::encode(self.plaintext_hash.finalize())),
             ciphertext_digest: format!("sha256:{}", hex::encode(self.ciphertext_hash.finalize())),
             size: self.size,
         };
@@ -212,7 +208,6 @@ impl<W: Write> LayerEncryptor<W> {
 
 impl<W: Write> Write for LayerEncryptor<W> {
     fn write(&mut self, plaintext: &[u8]) -> io::Result<usize> {
-        self.plaintext_hash.update(plaintext);
         self.buffer.clear();
         self.buffer.extend_from_slice(plaintext);
         self.cipher.apply_keystream(&mut self.buffer);
@@ -316,8 +311,9 @@ mod tests {
         let (ciphertext, layer) = encryptor.finish().unwrap();
         assert_eq!(hex::encode(&ciphertext), CIPHER_HEX);
         assert_eq!(hex::encode(layer.hmac), "750ac58621dbc4dbeec0ccb5d76afe1defb05d199ab3924fc300133fc7df08c7");
-        assert_eq!(layer.plaintext_digest, "sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac");
-        let private = PrivateOptions { key: vector_key(), digest: layer.plaintext_digest.clone() };
+        let plaintext_digest = crate::oci::sha256_digest(PLAIN.as_bytes());
+        assert_eq!(plaintext_digest, "sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac");
+        let private = PrivateOptions { key: vector_key(), digest: plaintext_digest };
         assert_eq!(
             std::str::from_utf8(&private.to_json()).unwrap(),
             r#"{"symkey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","digest":"sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac","cipheroptions":{"nonce":"8PHy8/T19vf4+fr7/P3+/w=="}}"#
