@@ -6,6 +6,7 @@
 //! code says so too, because interoperability depends on reproducing Go's choices exactly.
 
 mod error;
+pub mod pkcs7;
 
 pub use error::Error;
 
