@@ -9,6 +9,7 @@ mod error;
 pub mod image;
 pub mod keywrap;
 pub mod layer;
+pub mod pkcs7;
 
 pub use error::Error;
 
