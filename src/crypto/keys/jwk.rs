@@ -190,3 +190,9 @@ fn decode_secret(name: &str, member: &SecretMember) -> Result<Zeroizing<Vec<u8>>
         .map(Zeroizing::new)
         .map_err(|_| format!("the JWK's `{name}` is not base64url"))
 }
+
+/// The key-management algorithms a JWK `alg` may name, for the JWE module's consistency test.
+#[cfg(test)]
+pub(crate) fn allowed_algorithms() -> impl Iterator<Item = &'static str> {
+    RSA_KEY_ALGORITHMS.into_iter().chain(EC_KEY_ALGORITHMS)
+}
