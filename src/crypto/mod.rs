@@ -1,5 +1,5 @@
 //! Cryptographic primitives shared by every command: randomness, key derivation, authenticated encryption,
-//! tolerant base64, and secret-holding types that wipe themselves.
+//! key loading (PEM, DER, JWK), tolerant base64, and secret-holding types that wipe themselves.
 //!
 //! Everything here is a thin, typed layer over RustCrypto crates of one generation (cipher 0.4 / digest 0.10,
 //! the generation `rsa`, `cms` and `sequoia-openpgp` use), so key-handling code never mixes the two.
@@ -7,6 +7,7 @@
 pub mod aead;
 pub mod encoding;
 pub mod kdf;
+pub mod keys;
 pub mod random;
 pub mod secret;
 

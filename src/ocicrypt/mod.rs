@@ -7,6 +7,7 @@
 
 mod error;
 pub mod image;
+pub mod jwe;
 pub mod keywrap;
 pub mod layer;
 pub mod pkcs7;

@@ -1,11 +1,12 @@
 //! Command-line tests: the `cryptadm` binary run as operators, cloud-init and CI run it, and interop against the
-//! real tools (cloud-init, Python's `cryptography`, OpenSSL, skopeo).
+//! real tools (cloud-init, Python's `cryptography` and `jwcrypto`, OpenSSL, skopeo).
 
 mod support;
 
 mod bootstrap;
 mod cloud_init;
 mod generated;
+mod interop_jwe;
 mod interop_pkcs7;
 mod interop_python;
 mod invariants;
