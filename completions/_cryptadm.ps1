@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
+            [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -113,8 +114,108 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;bootstrap;help;help' {
             break
         }
+        'cryptadm;image' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
+            [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;image;encrypt' {
+            [CompletionResult]::new('--recipient', '--recipient', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)')
+            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)')
+            [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
+            [CompletionResult]::new('--encrypt-layer', '--encrypt-layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
+            [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;image;decrypt' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
+            [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;image;authorize' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Print the per-layer report as a document')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;image;help' {
+            [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
+            [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;image;help;encrypt' {
+            break
+        }
+        'cryptadm;image;help;decrypt' {
+            break
+        }
+        'cryptadm;image;help;authorize' {
+            break
+        }
+        'cryptadm;image;help;help' {
+            break
+        }
         'cryptadm;help' {
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
+            [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -127,6 +228,21 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;bootstrap;open' {
+            break
+        }
+        'cryptadm;help;image' {
+            [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
+            [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            break
+        }
+        'cryptadm;help;image;encrypt' {
+            break
+        }
+        'cryptadm;help;image;decrypt' {
+            break
+        }
+        'cryptadm;help;image;authorize' {
             break
         }
         'cryptadm;help;help' {

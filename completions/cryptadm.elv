@@ -29,6 +29,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+            cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;bootstrap'= {
@@ -102,8 +103,99 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap;help;help'= {
         }
+        &'cryptadm;image'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
+            cand decrypt 'Decrypt the layers of an OCI image'
+            cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;image;encrypt'= {
+            cand --recipient 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)'
+            cand --encryption-key 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)'
+            cand --layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
+            cand --encrypt-layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
+            cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
+            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;decrypt'= {
+            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --layer 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
+            cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;authorize'= {
+            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
+            cand --output-format 'Print the per-layer report as a document'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;help'= {
+            cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
+            cand decrypt 'Decrypt the layers of an OCI image'
+            cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;image;help;encrypt'= {
+        }
+        &'cryptadm;image;help;decrypt'= {
+        }
+        &'cryptadm;image;help;authorize'= {
+        }
+        &'cryptadm;image;help;help'= {
+        }
         &'cryptadm;help'= {
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+            cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;help;bootstrap'= {
@@ -113,6 +205,17 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;bootstrap;seal'= {
         }
         &'cryptadm;help;bootstrap;open'= {
+        }
+        &'cryptadm;help;image'= {
+            cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
+            cand decrypt 'Decrypt the layers of an OCI image'
+            cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+        }
+        &'cryptadm;help;image;encrypt'= {
+        }
+        &'cryptadm;help;image;decrypt'= {
+        }
+        &'cryptadm;help;image;authorize'= {
         }
         &'cryptadm;help;help'= {
         }

@@ -33,6 +33,7 @@ complete -c cryptadm -n "__fish_cryptadm_needs_command" -l no-progress -d 'Never
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
@@ -86,7 +87,68 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l recipient -l encryption-key -d 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l layer -l encrypt-layer -d 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l key -l decryption-key -d 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l key -l decryption-key -d 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l layer -d 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l key -l decryption-key -d 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l output-format -d 'Print the per-layer report as a document' -r -f -a "yaml\t'A YAML stream'
+json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'

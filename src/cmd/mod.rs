@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod env_vars;
+pub mod image;
 pub mod printer;
 pub mod secrets;
 
@@ -16,8 +17,9 @@ use std::ffi::OsString;
 
 /// Encryption jobs for infrastructure operators
 ///
-/// cryptadm seals Cluster API machineadm bootstrap configurations (and, in later releases, encrypts OCI images,
-/// rotates LUKS volume keys and formats LUKS disks) as one static binary for shells, cloud-init and CI.
+/// cryptadm seals Cluster API machineadm bootstrap configurations and encrypts OCI images the way
+/// containers/ocicrypt does (and, in later releases, rotates LUKS volume keys and formats LUKS disks), as one
+/// static binary for shells, cloud-init and CI.
 #[derive(Parser, Debug)]
 #[command(name = "cryptadm", version, propagate_version = true, max_term_width = 100)]
 #[command(after_long_help = exit_status_help())]
@@ -81,6 +83,8 @@ impl From<OutputFormatArg> for crate::render::OutputFormat {
 pub enum Commands {
     #[allow(missing_docs)]
     Bootstrap(bootstrap::BootstrapNamespace),
+    #[allow(missing_docs)]
+    Image(image::ImageNamespace),
 }
 
 /// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
@@ -89,6 +93,10 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm" | "cryptadm bootstrap" => Some(bootstrap::EXAMPLES),
         "cryptadm bootstrap seal" => Some(bootstrap::seal::EXAMPLES),
         "cryptadm bootstrap open" => Some(bootstrap::open::EXAMPLES),
+        "cryptadm image" => Some(image::EXAMPLES),
+        "cryptadm image encrypt" => Some(image::encrypt::EXAMPLES),
+        "cryptadm image decrypt" => Some(image::decrypt::EXAMPLES),
+        "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
         _ => None,
     }
 }
@@ -139,6 +147,7 @@ fn printer_for(global: &GlobalArgs) -> Printer {
 fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
     match command {
         Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
+        Commands::Image(namespace) => image::run(namespace, printer),
     }
 }
 

@@ -184,14 +184,7 @@ pub struct LayerEncryptor<W: Write> {
 impl<W: Write> LayerEncryptor<W> {
     /// Starts encrypting with `key` into `sink`.
     pub fn new(key: &LayerKey, sink: W) -> Self {
-        Self {
-            sink,
-            cipher: key.cipher(),
-            mac: key.mac(),
-            ciphertext_hash: Sha256::new(),
-            size: 0,
-            buffer: Vec::new(),
-        }
+        Self { sink, cipher: key.cipher(), mac: key.mac(), ciphertext_hash: Sha256::new(), size: 0, buffer: Vec::new() }
     }
 
     /// Ends the stream and returns the sink and what is needed for the descriptor and options.

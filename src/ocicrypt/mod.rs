@@ -11,6 +11,7 @@ pub mod jwe;
 pub mod keywrap;
 pub mod layer;
 pub mod pkcs7;
+pub mod recipients;
 
 pub use error::Error;
 

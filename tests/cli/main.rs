@@ -6,6 +6,7 @@ mod support;
 mod bootstrap;
 mod cloud_init;
 mod generated;
+mod image;
 mod interop_jwe;
 mod interop_pkcs7;
 mod interop_python;

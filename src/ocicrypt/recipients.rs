@@ -1,0 +1,222 @@
+//! From what the operator names (recipient specs, key files) to the key wrappers and unwrappers of each scheme.
+//!
+//! Recipient specs are skopeo's: `jwe:PUBKEY`, `pkcs7:CERT`, `pgp:NAME-OR-EMAIL` (or an exported public key
+//! file), `provider:NAME[:OPTS]`. Decryption key files are recognised by content, as skopeo does: private keys
+//! (PEM, DER, JWK) serve JWE and, with a matching certificate, PKCS#7; OpenPGP secret keys serve PGP.
+
+use super::keywrap::{KeyUnwrapper, KeyWrapper};
+use super::{Error, jwe, pkcs7};
+use crate::crypto::keys::{self, PrivateKey, RecipientKey};
+use crate::crypto::{Passphrase, SecretBytes};
+use std::path::{Path, PathBuf};
+
+/// A recipient as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecipientSpec {
+    /// `jwe:FILE`: an RSA or EC public key (PEM, DER, JWK).
+    Jwe(PathBuf),
+    /// `pkcs7:FILE`: an X.509 certificate with an RSA key.
+    Pkcs7(PathBuf),
+    /// `pgp:NAME`: an e-mail address, user name or fingerprint in the gpg keyring, or an exported key file.
+    Pgp(String),
+    /// `provider:NAME[:OPTS]`: an ocicrypt key provider.
+    Provider {
+        /// The provider's name in the key-provider configuration.
+        name: String,
+        /// Options passed to it.
+        options: Option<String>,
+    },
+}
+
+impl RecipientSpec {
+    /// Parses `SCHEME:VALUE`.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let (scheme, value) = text
+            .split_once(':')
+            .ok_or_else(|| invalid(text, "expected SCHEME:VALUE (jwe:, pkcs7:, pgp:, provider:)"))?;
+        if value.is_empty() {
+            return Err(invalid(text, "empty value"));
+        }
+        Ok(match scheme {
+            "jwe" => Self::Jwe(value.into()),
+            "pkcs7" => Self::Pkcs7(value.into()),
+            "pgp" => Self::Pgp(value.into()),
+            "provider" => match value.split_once(':') {
+                Some((name, options)) => Self::Provider { name: name.into(), options: Some(options.into()) },
+                None => Self::Provider { name: value.into(), options: None },
+            },
+            "pkcs11" => return Err(invalid(text, "PKCS#11 recipients are not supported")),
+            other => {
+                return Err(invalid(text, &format!("unknown scheme `{other}` (supported: jwe, pkcs7, pgp, provider)")));
+            }
+        })
+    }
+}
+
+fn invalid(what: &str, problem: &str) -> Error {
+    Error::InvalidKey { what: format!("recipient `{what}`"), problem: problem.into() }
+}
+
+fn read_key_file(path: &Path) -> Result<SecretBytes, Error> {
+    std::fs::read(path).map(SecretBytes::new).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound(format!("key file `{}` does not exist", path.display())),
+        _ => Error::Io(format!("reading `{}`: {e}", path.display())),
+    })
+}
+
+/// What the operator gave, resolved into keys (files read, gpg asked) before any image is touched.
+pub struct Recipients {
+    jwe: Vec<RecipientKey>,
+    pkcs7: Vec<x509_cert::Certificate>,
+}
+
+impl Recipients {
+    /// Reads every recipient's key.
+    pub fn resolve(specs: &[RecipientSpec]) -> Result<Self, Error> {
+        let mut recipients = Self { jwe: Vec::new(), pkcs7: Vec::new() };
+        for spec in specs {
+            match spec {
+                RecipientSpec::Jwe(path) => {
+                    recipients.jwe.push(keys::parse_public_key(&read_key_file(path)?, &path.display().to_string())?)
+                }
+                RecipientSpec::Pkcs7(path) => {
+                    recipients.pkcs7.push(pkcs7::parse_certificate(&read_key_file(path)?, &path.display().to_string())?)
+                }
+                RecipientSpec::Pgp(_) | RecipientSpec::Provider { .. } => {
+                    return Err(Error::InvalidKey {
+                        what: format!("recipient `{spec:?}`"),
+                        problem: "OpenPGP and key-provider recipients are not supported by this build yet".into(),
+                    });
+                }
+            }
+        }
+        Ok(recipients)
+    }
+
+    /// One wrapper per scheme that has recipients.
+    pub fn wrappers(self) -> Vec<Box<dyn KeyWrapper>> {
+        let mut wrappers: Vec<Box<dyn KeyWrapper>> = Vec::new();
+        if !self.jwe.is_empty() {
+            wrappers.push(Box::new(JweWrapper(self.jwe)));
+        }
+        if !self.pkcs7.is_empty() {
+            wrappers.push(Box::new(Pkcs7Wrapper(self.pkcs7)));
+        }
+        wrappers
+    }
+}
+
+/// Decryption keys, recognised by content.
+pub struct DecryptionKeys {
+    private: Vec<PrivateKey>,
+    certificates: Vec<x509_cert::Certificate>,
+}
+
+impl DecryptionKeys {
+    /// Reads key files (`--key`) and certificates (`--cert`); `password` unlocks encrypted private keys.
+    pub fn resolve(keys: &[String], certificates: &[PathBuf], password: Option<&Passphrase>) -> Result<Self, Error> {
+        let mut resolved = Self { private: Vec::new(), certificates: Vec::new() };
+        for cert in certificates {
+            resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
+        }
+        for key in keys {
+            if key.starts_with("provider:") {
+                return Err(Error::InvalidKey {
+                    what: format!("key `{key}`"),
+                    problem: "key providers are not supported by this build yet".into(),
+                });
+            }
+            resolved.add_key_file(Path::new(key), password)?;
+        }
+        Ok(resolved)
+    }
+
+    fn add_key_file(&mut self, path: &Path, password: Option<&Passphrase>) -> Result<(), Error> {
+        let what = path.display().to_string();
+        let bytes = read_key_file(path)?;
+        let private = keys::parse_private_key(&bytes, password.map(Passphrase::expose), &what);
+        if let Ok(key) = private {
+            self.private.push(key);
+            return Ok(());
+        }
+        // A certificate among the keys serves PKCS#7, as skopeo allows.
+        if let Ok(cert) = pkcs7::parse_certificate(&bytes, &what) {
+            self.certificates.push(cert);
+            return Ok(());
+        }
+        private.map(|_| ())
+    }
+
+    /// One unwrapper per scheme that has keys.
+    pub fn unwrappers(self) -> Vec<Box<dyn KeyUnwrapper>> {
+        let mut unwrappers: Vec<Box<dyn KeyUnwrapper>> = Vec::new();
+        let rsa_pairs = pkcs7_pairs(&self.private, &self.certificates);
+        if !self.private.is_empty() {
+            unwrappers.push(Box::new(JweUnwrapper(self.private)));
+        }
+        if !rsa_pairs.is_empty() {
+            unwrappers.push(Box::new(Pkcs7Unwrapper(rsa_pairs)));
+        }
+        unwrappers
+    }
+}
+
+/// PKCS#7 needs the certificate that matches each RSA private key (it names the recipient by issuer and serial).
+fn pkcs7_pairs(
+    private: &[PrivateKey],
+    certificates: &[x509_cert::Certificate],
+) -> Vec<(rsa::RsaPrivateKey, x509_cert::Certificate)> {
+    use rsa::pkcs8::DecodePublicKey;
+    let mut pairs = Vec::new();
+    for key in private {
+        let PrivateKey::Rsa(rsa_key) = key else { continue };
+        for cert in certificates {
+            let spki = der::Encode::to_der(&cert.tbs_certificate.subject_public_key_info).ok();
+            let public = spki.and_then(|d| rsa::RsaPublicKey::from_public_key_der(&d).ok());
+            if public.as_ref() == Some(rsa_key.as_ref()) {
+                pairs.push((rsa_key.clone(), cert.clone()));
+            }
+        }
+    }
+    pairs
+}
+
+struct JweWrapper(Vec<RecipientKey>);
+impl KeyWrapper for JweWrapper {
+    fn scheme(&self) -> String {
+        "jwe".into()
+    }
+    fn wrap(&self, private_options: &[u8]) -> Result<Vec<u8>, Error> {
+        jwe::wrap(&self.0, private_options)
+    }
+}
+
+struct JweUnwrapper(Vec<PrivateKey>);
+impl KeyUnwrapper for JweUnwrapper {
+    fn scheme(&self) -> String {
+        "jwe".into()
+    }
+    fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
+        jwe::unwrap(&self.0, wrapped)
+    }
+}
+
+struct Pkcs7Wrapper(Vec<x509_cert::Certificate>);
+impl KeyWrapper for Pkcs7Wrapper {
+    fn scheme(&self) -> String {
+        "pkcs7".into()
+    }
+    fn wrap(&self, private_options: &[u8]) -> Result<Vec<u8>, Error> {
+        pkcs7::wrap(&self.0, private_options)
+    }
+}
+
+struct Pkcs7Unwrapper(Vec<(rsa::RsaPrivateKey, x509_cert::Certificate)>);
+impl KeyUnwrapper for Pkcs7Unwrapper {
+    fn scheme(&self) -> String {
+        "pkcs7".into()
+    }
+    fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
+        pkcs7::unwrap(&self.0, wrapped)
+    }
+}

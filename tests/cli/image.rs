@@ -1,0 +1,376 @@
+//! `cryptadm image encrypt | decrypt | authorize` against skopeo (containers/ocicrypt), both directions, on OCI
+//! layouts built by tests/cli/oci_fixture.py. Layer blobs are compared byte for byte with the originals.
+
+use crate::support::{Scratch, cryptadm, require_tool};
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/oci_fixture.py");
+
+fn tools() {
+    require_tool("skopeo", "apt-get install -y skopeo");
+    require_tool("openssl", "apt-get install -y openssl");
+    require_tool("python3", "apt-get install -y python3");
+}
+
+fn run(cmd: &mut Command) -> String {
+    let output = cmd.output().expect("run tool");
+    assert!(output.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn fixture(dir: &Path, spec: &str) {
+    run(Command::new("python3").arg(FIXTURE).arg("make").arg(dir).arg("v1").arg(spec));
+}
+
+/// Per manifest: platform and layers (mediaType, digest, annotations).
+fn layers(dir: &Path) -> Vec<Value> {
+    serde_json::from_str(&run(Command::new("python3").arg(FIXTURE).arg("layers").arg(dir).arg("v1"))).unwrap()
+}
+
+fn layer_digests(dir: &Path) -> Vec<String> {
+    layers(dir)
+        .iter()
+        .flat_map(|m| {
+            m["layers"].as_array().unwrap().iter().map(|l| l["digest"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
+const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
+
+struct Keys {
+    scratch: Scratch,
+}
+
+impl Keys {
+    fn new() -> Self {
+        tools();
+        Self { scratch: Scratch::new() }
+    }
+
+    fn rsa(&self, name: &str, bits: u32) -> (String, String) {
+        let private = self.scratch.path(&format!("{name}.pem"));
+        let public = self.scratch.path(&format!("{name}.pub.pem"));
+        run(Command::new("openssl").args(["genrsa", "-out"]).arg(&private).arg(bits.to_string()));
+        run(Command::new("openssl").args(["rsa", "-pubout", "-in"]).arg(&private).arg("-out").arg(&public));
+        (private.display().to_string(), public.display().to_string())
+    }
+
+    /// EC keys: ocicrypt reads only PKCS#8 private keys, so convert.
+    fn ec(&self, name: &str, curve: &str) -> (String, String) {
+        let sec1 = self.scratch.path(&format!("{name}.sec1.pem"));
+        let private = self.scratch.path(&format!("{name}.pem"));
+        let public = self.scratch.path(&format!("{name}.pub.pem"));
+        run(Command::new("openssl").args(["ecparam", "-name", curve, "-genkey", "-noout", "-out"]).arg(&sec1));
+        run(Command::new("openssl").args(["pkcs8", "-topk8", "-nocrypt", "-in"]).arg(&sec1).arg("-out").arg(&private));
+        run(Command::new("openssl").args(["ec", "-pubout", "-in"]).arg(&sec1).arg("-out").arg(&public));
+        (private.display().to_string(), public.display().to_string())
+    }
+}
+
+fn oci(dir: &Path) -> String {
+    format!("oci:{}:v1", dir.display())
+}
+
+fn skopeo_copy(args: &[&str], from: &Path, to: &Path) {
+    run(Command::new("skopeo").args(["--insecure-policy", "copy"]).args(args).arg(oci(from)).arg(oci(to)));
+}
+
+#[test]
+fn skopeo_encrypts_cryptadm_decrypts_every_jwe_key_kind() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let kinds = [
+        keys.rsa("rsa2048", 2048),
+        keys.rsa("rsa4096", 4096),
+        keys.ec("p256", "prime256v1"),
+        keys.ec("p384", "secp384r1"),
+        keys.ec("p521", "secp521r1"),
+    ];
+    for (i, (private, public)) in kinds.iter().enumerate() {
+        let enc = work.path(&format!("enc{i}"));
+        let dec = work.path(&format!("dec{i}"));
+        skopeo_copy(&["--encryption-key", &format!("jwe:{public}")], &src, &enc);
+        cryptadm().args(["image", "decrypt", "--key", private]).arg(oci(&enc)).arg(oci(&dec)).assert().success();
+        assert_eq!(layer_digests(&dec), layer_digests(&src), "{public}");
+    }
+}
+
+#[test]
+fn cryptadm_encrypts_skopeo_decrypts_every_jwe_key_kind() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let kinds = [
+        keys.rsa("rsa2048", 2048),
+        keys.ec("p256", "prime256v1"),
+        keys.ec("p384", "secp384r1"),
+        keys.ec("p521", "secp521r1"),
+    ];
+    for (i, (private, public)) in kinds.iter().enumerate() {
+        let enc = work.path(&format!("enc{i}"));
+        let dec = work.path(&format!("dec{i}"));
+        cryptadm()
+            .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+            .arg(oci(&src))
+            .arg(oci(&enc))
+            .assert()
+            .success();
+        for manifest in layers(&enc) {
+            for layer in manifest["layers"].as_array().unwrap() {
+                assert!(layer["mediaType"].as_str().unwrap().ends_with("+encrypted"));
+                assert!(layer["annotations"]["org.opencontainers.image.enc.keys.jwe"].is_string());
+                assert!(layer["annotations"]["org.opencontainers.image.enc.pubopts"].is_string());
+            }
+        }
+        skopeo_copy(&["--decryption-key", private], &enc, &dec);
+        assert_eq!(layer_digests(&dec), layer_digests(&src), "{public}");
+    }
+}
+
+#[test]
+fn several_recipients_each_decrypt_with_skopeo() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (rsa, rsa_pub) = keys.rsa("rsa", 2048);
+    let (ec, ec_pub) = keys.ec("ec", "prime256v1");
+    let enc = work.path("enc");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{rsa_pub}"), "--recipient", &format!("jwe:{ec_pub}")])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    for (i, key) in [rsa, ec].iter().enumerate() {
+        let dec = work.path(&format!("dec{i}"));
+        skopeo_copy(&["--decryption-key", key], &enc, &dec);
+        assert_eq!(layer_digests(&dec), layer_digests(&src));
+    }
+}
+
+#[test]
+fn layer_and_platform_selection() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_PLATFORMS);
+    let (private, public) = keys.rsa("rsa", 2048);
+    let enc = work.path("enc");
+    cryptadm()
+        .args([
+            "image",
+            "encrypt",
+            "--recipient",
+            &format!("jwe:{public}"),
+            "--platform",
+            "linux/arm64",
+            "--layer",
+            "-1",
+        ])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    let manifests = layers(&enc);
+    let media = |platform: &str| -> Vec<String> {
+        let m = manifests.iter().find(|m| m["platform"] == platform).unwrap();
+        m["layers"].as_array().unwrap().iter().map(|l| l["mediaType"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(media("linux/amd64"), ["application/vnd.oci.image.layer.v1.tar+gzip"]);
+    assert_eq!(
+        media("linux/arm64"),
+        ["application/vnd.oci.image.layer.v1.tar+gzip", "application/vnd.oci.image.layer.v1.tar+gzip+encrypted"]
+    );
+    // skopeo decrypts the whole index (--all) with the key; the result equals the source.
+    let dec = work.path("dec");
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--all", "--decryption-key", &private])
+        .arg(oci(&enc))
+        .arg(oci(&dec)));
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    // And cryptadm decrypts it back too.
+    let dec2 = work.path("dec2");
+    cryptadm().args(["image", "decrypt", "--key", &private]).arg(oci(&enc)).arg(oci(&dec2)).assert().success();
+    assert_eq!(layer_digests(&dec2), layer_digests(&src));
+}
+
+#[test]
+fn authorize_reads_no_layer_blob() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_PLATFORMS);
+    let (private, public) = keys.rsa("rsa", 2048);
+    let (other, _) = keys.rsa("other", 2048);
+    let enc = work.path("enc");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    // Delete every layer blob: authorize must not need them.
+    for manifest in layers(&enc) {
+        for layer in manifest["layers"].as_array().unwrap() {
+            let hex = layer["digest"].as_str().unwrap().trim_start_matches("sha256:").to_owned();
+            std::fs::remove_file(enc.join("blobs/sha256").join(hex)).unwrap();
+        }
+    }
+    cryptadm()
+        .args(["image", "authorize", "--key", &private, "--output-format", "json"])
+        .arg(oci(&enc))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"outcome\": \"authorized\"").count(3));
+    cryptadm()
+        .args(["image", "authorize", "--key", &other])
+        .arg(oci(&enc))
+        .assert()
+        .code(16)
+        .stdout(predicate::str::contains("denied"))
+        .stderr(predicate::str::contains("not authorized"));
+}
+
+#[test]
+fn recipients_added_without_re_encryption() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (alice, alice_pub) = keys.rsa("alice", 2048);
+    let (bob, bob_pub) = keys.ec("bob", "prime256v1");
+    let enc = work.path("enc");
+    let enc2 = work.path("enc2");
+    skopeo_copy(&["--encryption-key", &format!("jwe:{alice_pub}")], &src, &enc);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{bob_pub}"), "--key", &alice])
+        .arg(oci(&enc))
+        .arg(oci(&enc2))
+        .assert()
+        .success();
+    let before: Vec<String> = layer_digests(&enc);
+    assert_eq!(layer_digests(&enc2), before, "the ciphertext blobs are untouched");
+    let jwe = layers(&enc2)[0]["layers"][0]["annotations"]["org.opencontainers.image.enc.keys.jwe"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(jwe.split(',').count(), 2);
+    let dec = work.path("dec");
+    skopeo_copy(&["--decryption-key", &bob], &enc2, &dec);
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    // Without a key that opens the layers, recipients cannot be added.
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{bob_pub}")])
+        .arg(oci(&enc))
+        .arg(format!("oci:{}:v1", work.path("enc3").display()))
+        .assert()
+        .code(16);
+}
+
+#[test]
+fn archives_both_ways() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (private, public) = keys.rsa("rsa", 2048);
+    let archive = work.path("enc.tar");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(format!("oci-archive:{}:v1", archive.display()))
+        .assert()
+        .success();
+    let dec = work.path("dec");
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--decryption-key", &private])
+        .arg(format!("oci-archive:{}:v1", archive.display()))
+        .arg(oci(&dec)));
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    let skopeo_archive = work.path("skopeo.tar");
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--encryption-key", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(format!("oci-archive:{}:v1", skopeo_archive.display())));
+    let dec2 = work.path("dec2");
+    cryptadm()
+        .args(["image", "decrypt", "--key", &private])
+        .arg(format!("oci-archive:{}:v1", skopeo_archive.display()))
+        .arg(oci(&dec2))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec2), layer_digests(&src));
+}
+
+/// Every failure: its exit code and message, and a destination that does not exist afterwards.
+#[test]
+fn errors_leave_no_destination() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (private, public) = keys.rsa("rsa", 2048);
+    let (other, _) = keys.rsa("other", 2048);
+    let enc = work.path("enc");
+    skopeo_copy(&["--encryption-key", &format!("jwe:{public}")], &src, &enc);
+    let dst = work.path("dst");
+    let decrypt = |key: &str, from: &Path| {
+        let mut cmd = cryptadm();
+        cmd.args(["image", "decrypt", "--key", key]).arg(oci(from)).arg(oci(&dst));
+        cmd
+    };
+    decrypt(&other, &enc).assert().code(16).stderr(predicate::str::contains("none of the given keys unwraps"));
+    assert!(!dst.exists());
+    for (mode, code, message) in [
+        ("flip-first", 15, "HMAC does not match"),
+        ("flip-last", 15, "HMAC does not match"),
+        ("truncate", 15, "HMAC does not match"),
+        ("edit-hmac", 15, "HMAC does not match"),
+        ("drop-pubopts", 3, "pubopts"),
+    ] {
+        let bad = work.path(&format!("bad-{mode}"));
+        run(Command::new("cp").arg("-r").arg(&enc).arg(&bad));
+        run(Command::new("python3").arg(FIXTURE).arg("tamper").arg(&bad).arg("v1").arg(mode));
+        decrypt(&private, &bad).assert().code(code).stderr(predicate::str::contains(message));
+        assert!(!dst.exists(), "{mode} left a destination behind");
+    }
+    decrypt(&private, &work.path("nope")).assert().code(5);
+    cryptadm()
+        .args(["image", "decrypt", "--key", &private])
+        .arg(format!("oci:{}:nosuchtag", enc.display()))
+        .arg(oci(&dst))
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("no image tagged `nosuchtag`"));
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", "jwe:/nonexistent.pem"])
+        .arg(oci(&src))
+        .arg(oci(&dst))
+        .assert()
+        .code(5);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{private}")])
+        .arg(oci(&src))
+        .arg(oci(&dst))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("private key"));
+    cryptadm().args(["image", "encrypt", "--recipient", "rot13:x"]).arg(oci(&src)).arg(oci(&dst)).assert().code(2);
+    cryptadm()
+        .args(["image", "decrypt", "--key", &format!("{private}:hunter2")])
+        .arg(oci(&enc))
+        .arg(oci(&dst))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("hunter2").not());
+    assert!(!dst.exists());
+}
