@@ -374,3 +374,123 @@ fn errors_leave_no_destination() {
         .stderr(predicate::str::contains("hunter2").not());
     assert!(!dst.exists());
 }
+
+impl Keys {
+    /// An RSA key and a self-signed certificate for it (PKCS#7 recipients are certificates).
+    fn certificate(&self, name: &str) -> (String, String) {
+        let (private, _) = self.rsa(name, 3072);
+        let cert = self.scratch.path(&format!("{name}.crt"));
+        run(Command::new("openssl")
+            .args(["req", "-x509", "-new", "-key", &private, "-subj", &format!("/CN={name}"), "-days", "2", "-out"])
+            .arg(&cert));
+        (private, cert.display().to_string())
+    }
+}
+
+#[test]
+fn pkcs7_both_ways_and_mixed_recipients() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (bob, bob_crt) = keys.certificate("bob");
+    let (ec, ec_pub) = keys.ec("ec", "secp384r1");
+
+    let skopeo_enc = work.path("skopeo-enc");
+    skopeo_copy(&["--encryption-key", &format!("pkcs7:{bob_crt}")], &src, &skopeo_enc);
+    let dec = work.path("dec");
+    cryptadm()
+        .args(["image", "decrypt", "--key", &bob, "--cert", &bob_crt])
+        .arg(oci(&skopeo_enc))
+        .arg(oci(&dec))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    // Without the certificate PKCS#7 cannot name its recipient: no key fits.
+    cryptadm()
+        .args(["image", "decrypt", "--key", &bob])
+        .arg(oci(&skopeo_enc))
+        .arg(oci(&work.path("nocert")))
+        .assert()
+        .code(16);
+
+    let enc = work.path("enc");
+    cryptadm()
+        .args([
+            "image",
+            "encrypt",
+            "--recipient",
+            &format!("pkcs7:{bob_crt}"),
+            "--encryption-key",
+            &format!("jwe:{ec_pub}"),
+        ])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    let annotations = &layers(&enc)[0]["layers"][0]["annotations"];
+    assert!(
+        annotations["org.opencontainers.image.enc.keys.pkcs7"].is_string()
+            && annotations["org.opencontainers.image.enc.keys.jwe"].is_string()
+    );
+    let dec_pkcs7 = work.path("dec-pkcs7");
+    skopeo_copy(&["--decryption-key", &bob, "--decryption-key", &bob_crt], &enc, &dec_pkcs7);
+    assert_eq!(layer_digests(&dec_pkcs7), layer_digests(&src));
+    let dec_jwe = work.path("dec-jwe");
+    skopeo_copy(&["--decryption-key", &ec], &enc, &dec_jwe);
+    assert_eq!(layer_digests(&dec_jwe), layer_digests(&src));
+    // The certificate may also come with --key, as skopeo allows.
+    let dec_ours = work.path("dec-ours");
+    cryptadm()
+        .args(["image", "decrypt", "--key", &bob, "--key", &bob_crt])
+        .arg(oci(&enc))
+        .arg(oci(&dec_ours))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec_ours), layer_digests(&src));
+}
+
+#[test]
+fn uncompressed_and_nondistributable_layers_keep_their_types() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(
+        &src,
+        r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar","files":{"a":"plain"}},{"media":"nondistributable+gzip","files":{"b":"nd"}}]}]}"#,
+    );
+    let (private, public) = keys.ec("ec", "prime256v1");
+    let enc = work.path("enc");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    let media: Vec<String> = layers(&enc)[0]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["mediaType"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        media,
+        [
+            "application/vnd.oci.image.layer.v1.tar+encrypted",
+            "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip+encrypted"
+        ]
+    );
+    let dec = work.path("dec");
+    skopeo_copy(&["--decryption-key", &private], &enc, &dec);
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    let media: Vec<String> = layers(&dec)[0]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["mediaType"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        media,
+        ["application/vnd.oci.image.layer.v1.tar", "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"]
+    );
+}
