@@ -20,6 +20,44 @@ pub trait Interaction {
     fn busy(&self, _message: &str) -> BusyGuard {
         BusyGuard::none()
     }
+    /// Starts showing the progress of a long transfer (a layer) of `total_bytes`; dropping the handle ends it.
+    fn transfer(&self, _label: &str, _total_bytes: u64) -> Box<dyn Progress> {
+        Box::new(NoProgress)
+    }
+}
+
+/// Progress of one transfer.
+pub trait Progress {
+    /// `bytes` more are done.
+    fn advance(&self, bytes: u64);
+}
+
+/// Shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn advance(&self, _bytes: u64) {}
+}
+
+/// A reader that reports what passes through it.
+pub struct ProgressReader<R> {
+    inner: R,
+    progress: Box<dyn Progress>,
+}
+
+impl<R> ProgressReader<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R, progress: Box<dyn Progress>) -> Self {
+        Self { inner, progress }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for ProgressReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.advance(n as u64);
+        Ok(n)
+    }
 }
 
 /// Ends a [`Interaction::busy`] indication when dropped.

@@ -1,7 +1,7 @@
 //! The only place that writes to the terminal: data on stdout, talk on stderr, progress on a TTY only.
 
 use crate::crypto::{Passphrase, secret::passphrases_match};
-use crate::interact::{BusyGuard, Interaction};
+use crate::interact::{BusyGuard, Interaction, Progress};
 use anstream::ColorChoice;
 use anstyle::{AnsiColor, Style};
 use std::io::{self, IsTerminal, Write};
@@ -109,6 +109,17 @@ impl Interaction for Printer {
         Ok(Some(first))
     }
 
+    fn transfer(&self, label: &str, total_bytes: u64) -> Box<dyn Progress> {
+        if !self.progress || self.verbosity == Verbosity::Quiet {
+            return Box::new(crate::interact::NoProgress);
+        }
+        let style =
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+                .expect("the template is valid")
+                .progress_chars("=> ");
+        Box::new(Bar(indicatif::ProgressBar::new(total_bytes).with_style(style).with_message(label.to_owned())))
+    }
+
     fn busy(&self, message: &str) -> BusyGuard {
         if !self.progress || self.verbosity == Verbosity::Quiet {
             return BusyGuard::none();
@@ -116,5 +127,20 @@ impl Interaction for Printer {
         let spinner = indicatif::ProgressBar::new_spinner().with_message(message.to_owned());
         spinner.enable_steady_tick(Duration::from_millis(100));
         BusyGuard::new(move || spinner.finish_and_clear())
+    }
+}
+
+/// An indicatif bar that disappears when the transfer ends (the summary line says what was done).
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
     }
 }

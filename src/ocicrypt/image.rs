@@ -6,7 +6,7 @@ use super::layer::{LayerDecryptor, LayerEncryptor, LayerKey, PrivateOptions, Pub
 use super::{ANNOTATION_PREFIX, Error, KEYS_ANNOTATION_PREFIX, PUBOPTS_ANNOTATION};
 use crate::crypto::SecretBytes;
 use crate::crypto::encoding::{b64_decode_lenient, b64_encode};
-use crate::interact::Interaction;
+use crate::interact::{Interaction, ProgressReader};
 use crate::oci::{self, Descriptor, ImageDestination, ImageSource, MediaKind, Platform};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -204,7 +204,7 @@ impl Walk<'_> {
             (_, _, false) | (_, MediaKind::Other | MediaKind::Index | MediaKind::Manifest, _) => None,
             (Operation::Encrypt { wrappers, .. }, MediaKind::Layer, true) => {
                 report.outcome = "encrypted";
-                Some(encrypt_layer(self.source, self.destination, layer, wrappers)?)
+                Some(encrypt_layer(self.source, self.destination, layer, index, wrappers, self.ui)?)
             }
             (Operation::Encrypt { wrappers, unwrappers }, MediaKind::EncryptedLayer, true) => {
                 report.outcome = "recipients-added";
@@ -322,10 +322,13 @@ fn encrypt_layer(
     source: &dyn ImageSource,
     destination: &mut dyn ImageDestination,
     layer: &Descriptor,
+    index: usize,
     wrappers: &[Box<dyn KeyWrapper>],
+    ui: &dyn Interaction,
 ) -> Result<Descriptor, Error> {
     let key = LayerKey::generate();
-    let mut reader = source.open_blob(layer)?;
+    let progress = ui.transfer(&format!("encrypting layer {index}"), layer.size()?);
+    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
     let mut encryptor = LayerEncryptor::new(&key, destination.blob_writer()?);
     std::io::copy(&mut reader, &mut encryptor).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
@@ -435,7 +438,8 @@ fn decrypt_layer(
             .ok_or_else(|| Error::Malformed(format!("layer {index}: no {PUBOPTS_ANNOTATION} annotation")))?,
     )?;
     let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
-    let mut reader = source.open_blob(layer)?;
+    let progress = ui.transfer(&format!("decrypting layer {index}"), layer.size()?);
+    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
     let mut decryptor = LayerDecryptor::new(&private.key, destination.blob_writer()?);
     std::io::copy(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
