@@ -32,6 +32,12 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// A secret key that fits a wrapped key is protected by a passphrase that none of the given ones unlocks.
+    #[error("{what} is protected by a passphrase, and no passphrase given unlocks it")]
+    KeyLocked {
+        /// Which key (an OpenPGP key ID and user ID).
+        what: String,
+    },
     /// Malformed image metadata: manifest, index, annotation, options JSON.
     #[error("{0}")]
     Malformed(String),
@@ -53,6 +59,7 @@ impl Classified for Error {
                 ExitStatus::InvalidInput
             }
             Error::Wrap { .. } => ExitStatus::Failure,
+            Error::KeyLocked { .. } => ExitStatus::Unauthenticated,
             Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
@@ -64,6 +71,7 @@ impl Classified for Error {
             Error::Unauthenticated(_) => {
                 Some(Cow::Borrowed("give a private key (--key) that belongs to one of the layer's recipients"))
             }
+            Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

@@ -1,11 +1,12 @@
 //! Command-line tests: the `cryptadm` binary run as operators, cloud-init and CI run it, and interop against the
-//! real tools (cloud-init, Python's `cryptography`).
+//! real tools (cloud-init, Python's `cryptography`, GnuPG).
 
 mod support;
 
 mod bootstrap;
 mod cloud_init;
 mod generated;
+mod interop_pgp;
 mod interop_python;
 mod invariants;
 mod plugins;
