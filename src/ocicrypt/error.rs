@@ -32,13 +32,22 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// Unwrapping failed for a reason other than "not my key": an external key provider that cannot be run,
+    /// times out, fails or answers nonsense.
+    #[error("{scheme}: cannot unwrap the layer key: {problem}")]
+    Unwrap {
+        /// `provider.NAME`.
+        scheme: String,
+        /// Why.
+        problem: String,
+    },
     /// A secret key that fits a wrapped key is protected by a passphrase that none of the given ones unlocks.
     #[error("{what} is protected by a passphrase, and no passphrase given unlocks it")]
     KeyLocked {
         /// Which key (an OpenPGP key ID and user ID).
         what: String,
     },
-    /// Malformed image metadata: manifest, index, annotation, options JSON.
+    /// Malformed image metadata (manifest, index, annotation, options JSON) or configuration (key providers).
     #[error("{0}")]
     Malformed(String),
     /// None of the given keys unwraps a layer key.
@@ -58,7 +67,7 @@ impl Classified for Error {
             Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
                 ExitStatus::InvalidInput
             }
-            Error::Wrap { .. } => ExitStatus::Failure,
+            Error::Wrap { .. } | Error::Unwrap { .. } => ExitStatus::Failure,
             Error::KeyLocked { .. } => ExitStatus::Unauthenticated,
             Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,

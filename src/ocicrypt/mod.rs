@@ -6,6 +6,7 @@
 //! code says so too, because interoperability depends on reproducing Go's choices exactly.
 
 mod error;
+pub mod keyprovider;
 pub mod pgp;
 
 pub use error::Error;

@@ -1,11 +1,12 @@
 //! Command-line tests: the `cryptadm` binary run as operators, cloud-init and CI run it, and interop against the
-//! real tools (cloud-init, Python's `cryptography`, GnuPG).
+//! real tools (cloud-init, Python's `cryptography`, GnuPG, an ocicrypt key provider).
 
 mod support;
 
 mod bootstrap;
 mod cloud_init;
 mod generated;
+mod interop_keyprovider;
 mod interop_pgp;
 mod interop_python;
 mod invariants;
