@@ -132,13 +132,14 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;encrypt' {
-            [CompletionResult]::new('--recipient', '--recipient', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)')
-            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)')
+            [CompletionResult]::new('--recipient', '--recipient', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]')
+            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]')
             [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
             [CompletionResult]::new('--encrypt-layer', '--encrypt-layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
             [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
@@ -155,8 +156,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;decrypt' {
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
@@ -175,8 +176,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;authorize' {
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')

@@ -534,7 +534,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --platform --decryption-key --key --dec-recipient --cert --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --platform --gpg-homedir --decryption-key --key --dec-recipient --cert --passphrase-file --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,6 +557,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --platform)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpg-homedir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

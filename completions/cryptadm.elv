@@ -120,13 +120,14 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
-            cand --recipient 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)'
-            cand --encryption-key 'Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)'
+            cand --recipient 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]'
+            cand --encryption-key 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]'
             cand --layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --encrypt-layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
-            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
-            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --gpg-homedir 'GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
@@ -142,8 +143,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;image;decrypt'= {
-            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
-            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
@@ -161,8 +162,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;image;authorize'= {
-            cand --key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
-            cand --decryption-key 'A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'

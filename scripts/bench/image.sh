@@ -29,8 +29,11 @@
 #   BENCH_RSS_LARGE_MIB=1024
 #   BENCH_RSS_SKOPEO=1         also measure skopeo's peak RSS (0: cryptadm only)
 #   BENCH_CROSS=1              in step 1, also decrypt each tool's output with the other tool (0: skip)
+#   BENCH_PREFAULT=1           before every timed run, write and delete a scratch file as large as the layer
+#                              (see "Noise" below; 0: don't)
 #   BENCH_GZIP_LEVEL=1         gzip level of the generated layers (random data: the blob size barely changes)
 #   BENCH_NO_HYPERFINE=1       use the built-in timing loop even when hyperfine is installed
+#   BENCH_BIN=PATH             benchmark this cryptadm binary instead of building the work tree (another commit)
 #   BENCH_KEEP=1               keep the temporary directory (printed) instead of deleting it
 #   TMPDIR                     where the layouts go: needs about 6 x BENCH_LAYER_MIB + 4 x BENCH_RSS_LARGE_MIB
 #   PYTHON=python3             any Python 3 (standard library only)
@@ -39,7 +42,14 @@
 # running) expect 10% or more of run-to-run variation in wall time; the table therefore shows the best run next to
 # the mean, the CPU time (user + system) of each command, and the load average before and after. The source
 # blob is read from the page cache (it was just written); the outputs go through the page cache to the disk
-# (fsync), so a slow disk caps both tools.
+# (fsync), so a slow disk caps both tools. On a VM whose guest hands unused memory back to the host (balloon,
+# free page reporting, DAMON reclaim), the first write into fresh page-cache pages costs a host page fault per
+# page: measured here, writing 256 MiB took 0.75 s of system time the first time and 0.08 s right after. That
+# cost lands on whichever run comes first after the memory went back, so by default every timed run is
+# preceded (untimed) by writing and deleting a scratch file as large as the layer, which leaves freed pages
+# behind for the run to reuse, as a machine that is not a VM would have them. Between repeated runs the
+# previous run's deleted output mostly does the same (an A/B at 256 MiB showed no difference beyond noise);
+# the scratch file matters for the first run of a series and the peak-RSS runs. BENCH_PREFAULT=0: without it.
 
 set -euo pipefail
 
@@ -57,6 +67,7 @@ RSS_LARGE_MIB=${BENCH_RSS_LARGE_MIB:-1024}
 GZIP_LEVEL=${BENCH_GZIP_LEVEL:-1}
 RSS_SKOPEO=${BENCH_RSS_SKOPEO:-1}
 CROSS=${BENCH_CROSS:-1}
+PREFAULT=${BENCH_PREFAULT:-1}
 RATIO_GOAL=8            # cryptadm should move layer bytes at least 8x as fast as skopeo, both ways
 RSS_GOAL_MIB=64         # peak RSS of one encrypt or decrypt at most 64 MiB ...
 RSS_FLAT_MIB=4          # ... and flat: the large layer may cost at most 4 MiB more than the small one
@@ -87,12 +98,19 @@ SKOPEO_VERSION=$(skopeo --version | awk '{print $3}')
 
 # --- build -----------------------------------------------------------------------------------------------------
 
-say "building cryptadm (release)"
-(cd "$REPO_ROOT" && cargo build --release --locked)
-TARGET_DIR=${CARGO_TARGET_DIR:-$REPO_ROOT/target}
-BIN="$TARGET_DIR/release/cryptadm"
-[[ -x $BIN ]] || die "no binary at $BIN"
-GIT_STATE=$(cd "$REPO_ROOT" && git describe --always --dirty 2>/dev/null || echo "?")
+if [[ -n ${BENCH_BIN:-} ]]; then
+    BIN=$(cd -- "$(dirname -- "$BENCH_BIN")" && pwd)/$(basename -- "$BENCH_BIN")
+    [[ -x $BIN ]] || die "BENCH_BIN=$BENCH_BIN is not an executable"
+    say "using $BIN (BENCH_BIN; not built here)"
+    GIT_STATE="binary $BIN"
+else
+    say "building cryptadm (release)"
+    (cd "$REPO_ROOT" && cargo build --release --locked)
+    TARGET_DIR=${CARGO_TARGET_DIR:-$REPO_ROOT/target}
+    BIN="$TARGET_DIR/release/cryptadm"
+    [[ -x $BIN ]] || die "no binary at $BIN"
+    GIT_STATE=$(cd "$REPO_ROOT" && git describe --always --dirty 2>/dev/null || echo "?")
+fi
 
 # --- inputs ----------------------------------------------------------------------------------------------------
 
@@ -106,6 +124,17 @@ fi
 [[ $WORK =~ ^/[A-Za-z0-9/._-]+$ ]] || die "temp dir '$WORK' has characters an oci: reference cannot carry; set TMPDIR"
 cd "$WORK"
 
+# prepare.sh DIR [MIB]: what runs (untimed) before every timed run: delete the destination DIR, then, with
+# BENCH_PREFAULT=1, write and delete a scratch file of MIB MiB (see "Noise" above).
+cat >"$WORK/prepare.sh" <<EOF
+rm -rf -- "\$1"
+if [[ $PREFAULT == 1 ]] && [[ -n \${2:-} ]]; then
+    dd if=/dev/zero of="$WORK/prefault" bs=1M count="\$2" status=none
+    rm -f "$WORK/prefault"
+fi
+EOF
+PREPARE="bash $WORK/prepare.sh"
+
 say "making an RSA-2048 key pair"
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out priv.pem 2>/dev/null
 openssl pkey -in priv.pem -pubout -out pub.pem
@@ -113,8 +142,10 @@ PRIV="$WORK/priv.pem"
 PUB="$WORK/pub.pem"
 
 # build_layout DIR MIB -> prints the builder's JSON
+# The layout is flushed to the disk (sync) before it returns, so that no timed run competes with its writeback.
 build_layout() {
     "$PYTHON" "$BUILDER" "$1" v1 $(($2 * 1048576)) --level "$GZIP_LEVEL"
+    sync
 }
 json_field() { "$PYTHON" -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
@@ -185,6 +216,7 @@ if [[ $CROSS == 1 ]]; then
     echo "  (cross-1: skopeo's ciphertext decrypted by cryptadm; cross-2: cryptadm's decrypted by skopeo)"
 fi
 
+sync   # the checks wrote several layers: flush them now rather than during the timed runs
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 
 # --- timing ----------------------------------------------------------------------------------------------------
@@ -240,18 +272,18 @@ EOF
 
 say "timing encrypt: $RUNS runs each, $WARMUP warm-up ($TIMER)"
 time_series "$WORK/encrypt.json" \
-    "cryptadm encrypt" "rm -rf $WORK/enc" \
+    "cryptadm encrypt" "$PREPARE $WORK/enc $((LAYER_MIB + 16))" \
     "$BIN image encrypt --recipient jwe:$PUB oci:$WORK/src:v1 oci:$WORK/enc:v1" \
-    "skopeo encrypt" "rm -rf $WORK/enc-skopeo" \
+    "skopeo encrypt" "$PREPARE $WORK/enc-skopeo $((LAYER_MIB + 16))" \
     "skopeo --insecure-policy copy -q --encryption-key jwe:$PUB oci:$WORK/src:v1 oci:$WORK/enc-skopeo:v1"
 check_layout "$WORK/enc" encrypted
 check_layout "$WORK/enc-skopeo" encrypted
 
 say "timing decrypt: $RUNS runs each, $WARMUP warm-up ($TIMER); each tool decrypts its own output"
 time_series "$WORK/decrypt.json" \
-    "cryptadm decrypt" "rm -rf $WORK/dec" \
+    "cryptadm decrypt" "$PREPARE $WORK/dec $((LAYER_MIB + 16))" \
     "$BIN image decrypt --key $PRIV oci:$WORK/enc:v1 oci:$WORK/dec:v1" \
-    "skopeo decrypt" "rm -rf $WORK/dec-skopeo" \
+    "skopeo decrypt" "$PREPARE $WORK/dec-skopeo $((LAYER_MIB + 16))" \
     "skopeo --insecure-policy copy -q --decryption-key $PRIV oci:$WORK/enc-skopeo:v1 oci:$WORK/dec-skopeo:v1"
 check_layout "$WORK/dec" plain "$LAYER_DIGEST"
 check_layout "$WORK/dec-skopeo" plain "$LAYER_DIGEST"
@@ -296,9 +328,10 @@ AES_NI=$(grep -o -w 'aes\|vaes' /proc/cpuinfo | sort -u | tr '\n' ' ')
 
 say "peak RSS"
 RSS_TOOL=$([[ -x /usr/bin/time ]] && echo "/usr/bin/time -v" || echo "python getrusage(RUSAGE_CHILDREN)")
-# peak_rss OUT_DIR CMD... -> "KIB SECONDS" of one run, after deleting OUT_DIR
+# peak_rss OUT_DIR MIB CMD... -> "KIB SECONDS" of one run, after $PREPARE OUT_DIR MIB
 peak_rss() {
-    rm -rf "$1"
+    $PREPARE "$1" "$2"
+    shift
     if [[ -x /usr/bin/time ]]; then
         /usr/bin/time -v "${@:2}" 2>&1 >/dev/null | awk -F': ' '
             /Maximum resident set size/ {kib = $2}
@@ -319,19 +352,19 @@ rss_round() {
     local digest bytes
     digest=$(json_field "$json" digest)
     bytes=$(json_field "$json" size)
-    result=$(peak_rss "$dir-enc" "$BIN" image encrypt --recipient "jwe:$PUB" "oci:$dir:v1" "oci:$dir-enc:v1") \
+    result=$(peak_rss "$dir-enc" $((mib + 16)) "$BIN" image encrypt --recipient "jwe:$PUB" "oci:$dir:v1" "oci:$dir-enc:v1") \
         || die "cryptadm encrypt at $mib MiB failed"
     RSS_LINES+="cryptadm encrypt $mib $bytes $result"$'\n'
-    result=$(peak_rss "$dir-dec" "$BIN" image decrypt --key "$PRIV" "oci:$dir-enc:v1" "oci:$dir-dec:v1") \
+    result=$(peak_rss "$dir-dec" $((mib + 16)) "$BIN" image decrypt --key "$PRIV" "oci:$dir-enc:v1" "oci:$dir-dec:v1") \
         || die "cryptadm decrypt at $mib MiB failed"
     RSS_LINES+="cryptadm decrypt $mib $bytes $result"$'\n'
     check_layout "$dir-dec" plain "$digest"
     rm -rf "$dir-dec"
     if [[ $RSS_SKOPEO == 1 ]]; then
-        result=$(peak_rss "$dir-senc" skopeo --insecure-policy copy -q --encryption-key "jwe:$PUB" \
+        result=$(peak_rss "$dir-senc" $((mib + 16)) skopeo --insecure-policy copy -q --encryption-key "jwe:$PUB" \
             "oci:$dir:v1" "oci:$dir-senc:v1") || die "skopeo encrypt at $mib MiB failed"
         RSS_LINES+="skopeo encrypt $mib $bytes $result"$'\n'
-        result=$(peak_rss "$dir-sdec" skopeo --insecure-policy copy -q --decryption-key "$PRIV" \
+        result=$(peak_rss "$dir-sdec" $((mib + 16)) skopeo --insecure-policy copy -q --decryption-key "$PRIV" \
             "oci:$dir-senc:v1" "oci:$dir-sdec:v1") || die "skopeo decrypt at $mib MiB failed"
         RSS_LINES+="skopeo decrypt $mib $bytes $result"$'\n'
         check_layout "$dir-sdec" plain "$digest"
@@ -350,7 +383,7 @@ printf '%s' "$RSS_LINES"
 
 export LAYER_MIB LAYER_BYTES RUNS WARMUP TIMER RATIO_GOAL RSS_GOAL_MIB RSS_FLAT_MIB ISSUE_SHA_MBPS SKOPEO_VERSION \
     SHA256SUM_S OPENSSL_DGST_S COPY_SYNC_S SPEED_AES SPEED_SHA SHA_NI AES_NI RSS_LINES RSS_TOOL LOAD_BEFORE LOAD_AFTER \
-    GIT_STATE GZIP_LEVEL
+    GIT_STATE GZIP_LEVEL PREFAULT
 "$PYTHON" - "$WORK" <<'EOF'
 import json, os, sys
 work, env = sys.argv[1], os.environ
@@ -367,8 +400,9 @@ print()
 print("=" * W)
 print(f"cryptadm image encrypt | decrypt vs skopeo {env['SKOPEO_VERSION']}: one gzip -{env['GZIP_LEVEL']} layer of "
       f"{layer / 2**20:.1f} MiB ({layer:,} bytes), JWE for RSA-2048")
-print(f"timer: {env['TIMER']}; {env['RUNS']} runs each, {env['WARMUP']} warm-up; destination deleted before every "
-      f"run; MB = 10^6 bytes")
+prefault = "page cache pre-faulted" if env["PREFAULT"] == "1" else "no pre-faulting (BENCH_PREFAULT=0)"
+print(f"timer: {env['TIMER']}; {env['RUNS']} runs each, {env['WARMUP']} warm-up; before every run: destination "
+      f"deleted, {prefault}; MB = 10^6 bytes")
 print("=" * W)
 print(f"{'':20}{'mean':>10}{'min':>10}{'MB/s mean':>12}{'MB/s best':>12}{'CPU s':>9}{'MB per CPU-s':>15}"
       f"{'runs':>6}")

@@ -6,6 +6,10 @@ pub const CRYPTADM_PASSPHRASE_FILE: &str = "CRYPTADM_PASSPHRASE_FILE";
 pub const CRYPTADM_PASSPHRASE: &str = "CRYPTADM_PASSPHRASE";
 /// Directories searched for provider plugins, before the system plugin directories.
 pub const PATH: &str = "PATH";
+/// ocicrypt's key-provider configuration file (JSON), read by the image commands.
+pub const OCICRYPT_KEYPROVIDER_CONFIG: &str = "OCICRYPT_KEYPROVIDER_CONFIG";
+/// Where gpg keeps its keyring (pgp: recipients).
+pub const GNUPGHOME: &str = "GNUPGHOME";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -23,5 +27,10 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         PATH,
         "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm.",
     ),
+    (
+        OCICRYPT_KEYPROVIDER_CONFIG,
+        "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}); a missing file means no providers.",
+    ),
+    (GNUPGHOME, "GnuPG home directory where pgp: recipients are looked up, unless --gpg-homedir is given."),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
 ];

@@ -16,7 +16,7 @@ pub struct TagMismatch;
 
 /// Encrypts `plaintext` with empty associated data; returns `ciphertext ‖ tag`.
 pub fn seal_aes256gcm(key: &Key256, nonce: &[u8; GCM_NONCE_LEN], plaintext: &[u8]) -> Vec<u8> {
-    let cipher = Aes256Gcm::new(key.as_ref().into());
+    let cipher = Aes256Gcm::new((&**key).into());
     let mut buffer = Vec::with_capacity(plaintext.len() + GCM_TAG_LEN);
     buffer.extend_from_slice(plaintext);
     cipher
@@ -31,7 +31,7 @@ pub fn open_aes256gcm(key: &Key256, nonce: &[u8; GCM_NONCE_LEN], sealed: &[u8]) 
     if sealed.len() < GCM_TAG_LEN {
         return Err(TagMismatch);
     }
-    let cipher = Aes256Gcm::new(key.as_ref().into());
+    let cipher = Aes256Gcm::new((&**key).into());
     let mut buffer = SecretBytes::new(sealed.to_vec());
     cipher.decrypt_in_place(Nonce::from_slice(nonce), b"", &mut *buffer).map_err(|_| TagMismatch)?;
     Ok(buffer)

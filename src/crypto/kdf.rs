@@ -22,6 +22,6 @@ mod tests {
     fn machineadm_known_answer() {
         let salt: Vec<u8> = (0u8..16).collect();
         let key = pbkdf2_sha512(&Passphrase::new(b"correct horse battery staple".to_vec()), &salt, 50_000);
-        assert_eq!(hex::encode(key.as_ref()), "15a38b9a70c7ad37b6133f4ecfdf941f311e2a1ac525549ebbd5c56c6c39770a");
+        assert_eq!(hex::encode(&key[..]), "15a38b9a70c7ad37b6133f4ecfdf941f311e2a1ac525549ebbd5c56c6c39770a");
     }
 }

@@ -16,12 +16,9 @@ use super::Error;
 use crate::crypto::encoding::b64_decode_lenient;
 use crate::crypto::{Passphrase, SecretBytes};
 use crate::interact::Interaction;
-use std::io::Read;
+use crate::process::{self, humanize};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-use wait_timeout::ChildExt;
+use std::time::Duration;
 
 /// Executable name prefix of encryption-provider plugins.
 pub const PLUGIN_PREFIX: &str = "machineadm-plugin-encryption-provider-";
@@ -199,118 +196,29 @@ enum RunError {
 
 /// Runs a plugin once with bounded output and a deadline.
 fn run_plugin(program: &Path, args: &[&str], timeout: Duration) -> Result<SecretBytes, RunError> {
-    use std::os::unix::process::CommandExt;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so a timeout also kills whatever the plugin started (a shell's children).
-        .process_group(0)
-        .spawn()
-        .map_err(|e| RunError::Retryable(format!("cannot run `{}`: {e}", program.display())))?;
-    let stdout = spawn_reader(child.stdout.take().expect("piped"), MAX_PLUGIN_OUTPUT);
-    let stderr = spawn_reader(child.stderr.take().expect("piped"), MAX_PLUGIN_STDERR);
-    let deadline = Instant::now() + timeout;
-
-    let status = match wait_until(&mut child, deadline) {
-        Some(status) => status,
-        None => {
-            kill_group(&mut child);
-            return Err(RunError::Retryable(format!("timed out after {}", humanize(timeout))));
-        }
-    };
-    let receive =
-        |from: &mpsc::Receiver<Captured>, by: Instant| from.recv_timeout(by.saturating_duration_since(Instant::now()));
-    let grace = Instant::now() + Duration::from_secs(1);
-    let (mut out, mut err) = (receive(&stdout, grace), receive(&stderr, grace));
-    if out.is_err() || err.is_err() {
-        // Something the plugin started still holds its pipes; the group exists, so its id cannot be reused yet.
-        // Once the group is dead the readers reach end of file and hand over what they already read.
-        kill_group(&mut child);
-        let after_kill = Instant::now() + Duration::from_secs(1);
-        if out.is_err() {
-            out = receive(&stdout, after_kill);
-        }
-        if err.is_err() {
-            err = receive(&stderr, after_kill);
-        }
-    }
-    let out = out.map_err(|_| {
-        RunError::Retryable("a process the plugin started (outside its process group) kept its stdout open".into())
+    let limits = process::Limits { timeout, max_stdout: MAX_PLUGIN_OUTPUT, max_stderr: MAX_PLUGIN_STDERR };
+    let done = process::run(program, args, None, limits).map_err(|e| {
+        RunError::Retryable(match e {
+            process::RunError::Spawn(e) => format!("cannot run `{}`: {e}", program.display()),
+            process::RunError::TimedOut => format!("timed out after {}", humanize(timeout)),
+            process::RunError::StdoutHeld => {
+                "a process the plugin started (outside its process group) kept its stdout open".into()
+            }
+        })
     })?;
-    let err = err.unwrap_or_default();
-    if out.truncated {
+    if done.stdout_truncated {
         return Err(RunError::Final(format!("printed more than {MAX_PLUGIN_OUTPUT} bytes on stdout")));
     }
-    if !status.success() {
-        let reason = last_line(&err.bytes).map(|l| format!(": {l}")).unwrap_or_default();
-        let problem = format!("plugin {}{reason}", describe_status(status));
-        return Err(if status.code() == Some(EXIT_UNSUPPORTED_VERB) {
+    if !done.status.success() {
+        let reason = process::last_line(&done.stderr).map(|l| format!(": {l}")).unwrap_or_default();
+        let problem = format!("plugin {}{reason}", process::describe_status(done.status));
+        return Err(if done.status.code() == Some(EXIT_UNSUPPORTED_VERB) {
             RunError::Final(problem)
         } else {
             RunError::Retryable(problem)
         });
     }
-    Ok(out.bytes)
-}
-
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    child.wait_timeout(remaining).ok().flatten()
-}
-
-fn kill_group(child: &mut Child) {
-    let _ = rustix::process::kill_process_group(rustix::process::Pid::from_child(child), rustix::process::Signal::KILL);
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-#[derive(Default)]
-struct Captured {
-    bytes: SecretBytes,
-    truncated: bool,
-}
-
-/// Reads at most `limit` bytes, then drains and discards the rest so the plugin never blocks on a full pipe.
-fn spawn_reader(mut source: impl Read + Send + 'static, limit: usize) -> mpsc::Receiver<Captured> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut captured = Captured::default();
-        let mut chunk = zeroize::Zeroizing::new([0u8; 1024]);
-        loop {
-            match source.read(&mut chunk[..]) {
-                Ok(0) | Err(_) => break,
-                Ok(n) if captured.bytes.len() + n <= limit => captured.bytes.extend_from_slice(&chunk[..n]),
-                Ok(_) => captured.truncated = true,
-            }
-        }
-        let _ = sender.send(captured);
-    });
-    receiver
-}
-
-fn last_line(stderr: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(stderr);
-    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
-    Some(line.chars().take(200).collect())
-}
-
-fn describe_status(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal}"),
-        _ => "failed".into(),
-    }
-}
-
-fn humanize(duration: Duration) -> String {
-    if duration.as_millis().is_multiple_of(1000) {
-        format!("{}s", duration.as_secs())
-    } else {
-        format!("{}ms", duration.as_millis())
-    }
+    Ok(done.stdout)
 }
 
 #[cfg(test)]

@@ -32,7 +32,22 @@ pub enum Error {
         /// Why.
         problem: String,
     },
-    /// Malformed image metadata: manifest, index, annotation, options JSON.
+    /// Unwrapping failed for a reason other than "not my key": an external key provider that cannot be run,
+    /// times out, fails or answers nonsense.
+    #[error("{scheme}: cannot unwrap the layer key: {problem}")]
+    Unwrap {
+        /// `provider.NAME`.
+        scheme: String,
+        /// Why.
+        problem: String,
+    },
+    /// A secret key that fits a wrapped key is protected by a passphrase that none of the given ones unlocks.
+    #[error("{what} is protected by a passphrase, and no passphrase given unlocks it")]
+    KeyLocked {
+        /// Which key (an OpenPGP key ID and user ID).
+        what: String,
+    },
+    /// Malformed image metadata (manifest, index, annotation, options JSON) or configuration (key providers).
     #[error("{0}")]
     Malformed(String),
     /// None of the given keys unwraps a layer key.
@@ -55,7 +70,8 @@ impl Classified for Error {
             Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
                 ExitStatus::InvalidInput
             }
-            Error::Wrap { .. } | Error::Io(_) => ExitStatus::Failure,
+            Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) => ExitStatus::Failure,
+            Error::KeyLocked { .. } => ExitStatus::Unauthenticated,
             Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
@@ -67,6 +83,7 @@ impl Classified for Error {
             Error::Unauthenticated(_) => {
                 Some(Cow::Borrowed("give a private key (--key) that belongs to one of the layer's recipients"))
             }
+            Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

@@ -49,11 +49,11 @@ impl LayerKey {
     }
 
     fn cipher(&self) -> Aes256Ctr {
-        Aes256Ctr::new(self.symkey.as_ref().into(), (&self.nonce).into())
+        Aes256Ctr::new((&*self.symkey).into(), (&self.nonce).into())
     }
 
     fn mac(&self) -> HmacSha256 {
-        <HmacSha256 as Mac>::new_from_slice(self.symkey.as_ref()).expect("HMAC takes any key length")
+        <HmacSha256 as Mac>::new_from_slice(&self.symkey[..]).expect("HMAC takes any key length")
     }
 }
 
@@ -71,7 +71,7 @@ impl PrivateOptions {
     pub fn to_json(&self) -> Zeroizing<Vec<u8>> {
         let json = format!(
             r#"{{"symkey":"{}","digest":"{}","cipheroptions":{{"nonce":"{}"}}}}"#,
-            Zeroizing::new(b64_encode(self.key.symkey.as_ref())).as_str(),
+            Zeroizing::new(b64_encode(&self.key.symkey[..])).as_str(),
             json_escape(&self.digest),
             b64_encode(&self.key.nonce)
         );

@@ -8,8 +8,10 @@
 mod error;
 pub mod image;
 pub mod jwe;
+pub mod keyprovider;
 pub mod keywrap;
 pub mod layer;
+pub mod pgp;
 pub mod pkcs7;
 pub mod recipients;
 

@@ -4,11 +4,13 @@
 //! file), `provider:NAME[:OPTS]`. Decryption key files are recognised by content, as skopeo does: private keys
 //! (PEM, DER, JWK) serve JWE and, with a matching certificate, PKCS#7; OpenPGP secret keys serve PGP.
 
+use super::keyprovider::{self, KeyProviderConfig, Parameters};
 use super::keywrap::{KeyUnwrapper, KeyWrapper};
-use super::{Error, jwe, pkcs7};
+use super::{Error, jwe, pgp, pkcs7};
 use crate::crypto::keys::{self, PrivateKey, RecipientKey};
 use crate::crypto::{Passphrase, SecretBytes};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A recipient as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,12 +70,22 @@ fn read_key_file(path: &Path) -> Result<SecretBytes, Error> {
 pub struct Recipients {
     jwe: Vec<RecipientKey>,
     pkcs7: Vec<x509_cert::Certificate>,
+    pgp: Vec<sequoia_openpgp::Cert>,
+    /// Key providers named, with the options given for each, in order.
+    providers: Parameters,
+    provider_config: Option<Arc<KeyProviderConfig>>,
 }
 
 impl Recipients {
-    /// Reads every recipient's key.
-    pub fn resolve(specs: &[RecipientSpec]) -> Result<Self, Error> {
-        let mut recipients = Self { jwe: Vec::new(), pkcs7: Vec::new() };
+    /// Reads every recipient's key. `pgp:` names are looked up in the keyring of `gpg_homedir` (or GNUPGHOME).
+    pub fn resolve(
+        specs: &[RecipientSpec],
+        gpg_homedir: Option<&Path>,
+        provider_config: Option<Arc<KeyProviderConfig>>,
+    ) -> Result<Self, Error> {
+        let mut recipients =
+            Self { jwe: Vec::new(), pkcs7: Vec::new(), pgp: Vec::new(), providers: Parameters::new(), provider_config };
+        let mut pgp_names = Vec::new();
         for spec in specs {
             match spec {
                 RecipientSpec::Jwe(path) => {
@@ -82,13 +94,25 @@ impl Recipients {
                 RecipientSpec::Pkcs7(path) => {
                     recipients.pkcs7.push(pkcs7::parse_certificate(&read_key_file(path)?, &path.display().to_string())?)
                 }
-                RecipientSpec::Pgp(_) | RecipientSpec::Provider { .. } => {
-                    return Err(Error::InvalidKey {
-                        what: format!("recipient `{spec:?}`"),
-                        problem: "OpenPGP and key-provider recipients are not supported by this build yet".into(),
-                    });
+                // An exported public key file works too (ocicrypt only asks gpg).
+                RecipientSpec::Pgp(name) if Path::new(name).is_file() => {
+                    recipients.pgp.extend(pgp::parse_keyring(&read_key_file(Path::new(name))?, name)?)
+                }
+                RecipientSpec::Pgp(name) => pgp_names.push(name.clone()),
+                RecipientSpec::Provider { name, options } => {
+                    let configured = recipients.provider_config.as_ref().is_some_and(|c| c.names().any(|n| n == name));
+                    if !configured {
+                        return Err(Error::InvalidKey {
+                            what: format!("recipient `provider:{name}`"),
+                            problem: "no such key provider is configured (see OCICRYPT_KEYPROVIDER_CONFIG)".into(),
+                        });
+                    }
+                    recipients.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
             }
+        }
+        if !pgp_names.is_empty() {
+            recipients.pgp.extend(pgp::recipients_from_gpg(gpg_homedir, &pgp_names)?);
         }
         Ok(recipients)
     }
@@ -102,31 +126,71 @@ impl Recipients {
         if !self.pkcs7.is_empty() {
             wrappers.push(Box::new(Pkcs7Wrapper(self.pkcs7)));
         }
+        if !self.pgp.is_empty() {
+            wrappers.push(Box::new(PgpWrapper(self.pgp)));
+        }
+        if let Some(config) = self.provider_config {
+            let all = Arc::new(self.providers);
+            for name in all.keys() {
+                wrappers.push(Box::new(ProviderWrapper {
+                    config: config.clone(),
+                    name: name.clone(),
+                    parameters: all.clone(),
+                }));
+            }
+        }
         wrappers
     }
+}
+
+/// ocicrypt passes `Enabled` for a provider named without options.
+fn provider_option(options: &Option<String>) -> Vec<u8> {
+    options.as_ref().map(|o| o.as_bytes().to_vec()).unwrap_or_else(|| keyprovider::ENABLED.to_vec())
 }
 
 /// Decryption keys, recognised by content.
 pub struct DecryptionKeys {
     private: Vec<PrivateKey>,
     certificates: Vec<x509_cert::Certificate>,
+    pgp: Vec<sequoia_openpgp::Cert>,
+    passphrases: Vec<Passphrase>,
+    /// Options for key providers named with `--key provider:NAME[:OPTS]`. Only these reach the providers: unlike
+    /// ocicrypt, cryptadm never hands the other schemes' private keys to an external program.
+    providers: Parameters,
+    provider_config: Option<Arc<KeyProviderConfig>>,
 }
 
 impl DecryptionKeys {
-    /// Reads key files (`--key`) and certificates (`--cert`); `password` unlocks encrypted private keys.
-    pub fn resolve(keys: &[String], certificates: &[PathBuf], password: Option<&Passphrase>) -> Result<Self, Error> {
-        let mut resolved = Self { private: Vec::new(), certificates: Vec::new() };
+    /// Reads key files (`--key`), certificates (`--cert`) and provider names (`--key provider:NAME[:OPTS]`);
+    /// `password` unlocks encrypted private keys and OpenPGP secret keys.
+    pub fn resolve(
+        keys: &[String],
+        certificates: &[PathBuf],
+        password: Option<&Passphrase>,
+        provider_config: Option<Arc<KeyProviderConfig>>,
+    ) -> Result<Self, Error> {
+        let mut resolved = Self {
+            private: Vec::new(),
+            certificates: Vec::new(),
+            pgp: Vec::new(),
+            passphrases: password.cloned().into_iter().collect(),
+            providers: Parameters::new(),
+            provider_config,
+        };
         for cert in certificates {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
         }
         for key in keys {
-            if key.starts_with("provider:") {
-                return Err(Error::InvalidKey {
-                    what: format!("key `{key}`"),
-                    problem: "key providers are not supported by this build yet".into(),
-                });
+            match key.strip_prefix("provider:") {
+                Some(provider) => {
+                    let (name, options) = match provider.split_once(':') {
+                        Some((n, o)) => (n.to_owned(), Some(o.to_owned())),
+                        None => (provider.to_owned(), None),
+                    };
+                    resolved.providers.entry(name).or_default().push(provider_option(&options));
+                }
+                None => resolved.add_key_file(Path::new(key), password)?,
             }
-            resolved.add_key_file(Path::new(key), password)?;
         }
         Ok(resolved)
     }
@@ -144,10 +208,21 @@ impl DecryptionKeys {
             self.certificates.push(cert);
             return Ok(());
         }
+        if let Ok(certs) = pgp::parse_keyring(&bytes, &what) {
+            if !certs.iter().any(|c| c.is_tsk()) {
+                return Err(Error::InvalidKey {
+                    what,
+                    problem: "an OpenPGP public key; decryption needs the secret key (gpg --export-secret-keys)".into(),
+                });
+            }
+            self.pgp.extend(certs);
+            return Ok(());
+        }
         private.map(|_| ())
     }
 
-    /// One unwrapper per scheme that has keys.
+    /// One unwrapper per scheme that has keys, and one per configured key provider: ocicrypt asks every
+    /// configured provider whose annotation a layer carries.
     pub fn unwrappers(self) -> Vec<Box<dyn KeyUnwrapper>> {
         let mut unwrappers: Vec<Box<dyn KeyUnwrapper>> = Vec::new();
         let rsa_pairs = pkcs7_pairs(&self.private, &self.certificates);
@@ -156,6 +231,19 @@ impl DecryptionKeys {
         }
         if !rsa_pairs.is_empty() {
             unwrappers.push(Box::new(Pkcs7Unwrapper(rsa_pairs)));
+        }
+        if !self.pgp.is_empty() {
+            unwrappers.push(Box::new(PgpUnwrapper { keys: self.pgp, passphrases: self.passphrases }));
+        }
+        if let Some(config) = self.provider_config {
+            let parameters = Arc::new(self.providers);
+            for name in config.names() {
+                unwrappers.push(Box::new(ProviderUnwrapper {
+                    config: config.clone(),
+                    name: name.to_owned(),
+                    parameters: parameters.clone(),
+                }));
+            }
         }
         unwrappers
     }
@@ -218,5 +306,57 @@ impl KeyUnwrapper for Pkcs7Unwrapper {
     }
     fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
         pkcs7::unwrap(&self.0, wrapped)
+    }
+}
+
+struct PgpWrapper(Vec<sequoia_openpgp::Cert>);
+impl KeyWrapper for PgpWrapper {
+    fn scheme(&self) -> String {
+        "pgp".into()
+    }
+    fn wrap(&self, private_options: &[u8]) -> Result<Vec<u8>, Error> {
+        pgp::wrap(&self.0, private_options)
+    }
+}
+
+struct PgpUnwrapper {
+    keys: Vec<sequoia_openpgp::Cert>,
+    passphrases: Vec<Passphrase>,
+}
+impl KeyUnwrapper for PgpUnwrapper {
+    fn scheme(&self) -> String {
+        "pgp".into()
+    }
+    fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
+        pgp::unwrap(&self.keys, &self.passphrases, wrapped)
+    }
+}
+
+struct ProviderWrapper {
+    config: Arc<KeyProviderConfig>,
+    name: String,
+    parameters: Arc<Parameters>,
+}
+impl KeyWrapper for ProviderWrapper {
+    fn scheme(&self) -> String {
+        format!("provider.{}", self.name)
+    }
+    fn wrap(&self, private_options: &[u8]) -> Result<Vec<u8>, Error> {
+        let options = self.parameters.get(&self.name).cloned().unwrap_or_default();
+        keyprovider::wrap(&self.config, &self.name, &options, &self.parameters, private_options)
+    }
+}
+
+struct ProviderUnwrapper {
+    config: Arc<KeyProviderConfig>,
+    name: String,
+    parameters: Arc<Parameters>,
+}
+impl KeyUnwrapper for ProviderUnwrapper {
+    fn scheme(&self) -> String {
+        format!("provider.{}", self.name)
+    }
+    fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
+        keyprovider::unwrap(&self.config, &self.name, &self.parameters, wrapped)
     }
 }

@@ -494,3 +494,153 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
         ["application/vnd.oci.image.layer.v1.tar", "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"]
     );
 }
+
+/// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
+/// stopped on drop.
+struct GnupgHome {
+    dir: Scratch,
+}
+
+impl GnupgHome {
+    fn new() -> Self {
+        require_tool("gpg", "apt-get install -y gnupg gpg-agent");
+        let dir = Scratch::new();
+        let home = Self { dir };
+        std::fs::create_dir(home.path()).unwrap();
+        std::fs::set_permissions(home.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        home.gpg(&[
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Alice Test <alice@example.com>",
+            "rsa2048",
+            "default",
+            "never",
+        ]);
+        let listing = home.gpg(&["--list-keys", "--with-colons", "alice@example.com"]);
+        let fpr = listing.lines().find_map(|l| l.strip_prefix("fpr:")).unwrap().trim_matches(':').to_owned();
+        home.gpg(&["--passphrase", "", "--quick-add-key", &fpr, "rsa2048", "encr", "never"]);
+        home
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path("gnupg")
+    }
+
+    fn gpg(&self, args: &[&str]) -> String {
+        run(Command::new("gpg")
+            .arg("--homedir")
+            .arg(self.path())
+            .args(["--batch", "--pinentry-mode", "loopback"])
+            .args(args))
+    }
+
+    /// The binary secret key export skopeo takes as a decryption key.
+    fn secret_key_file(&self) -> String {
+        let path = self.dir.path("alice.sec.gpg");
+        let output = Command::new("gpg")
+            .arg("--homedir")
+            .arg(self.path())
+            .args(["--batch", "--export-secret-keys", "alice@example.com"])
+            .output()
+            .unwrap();
+        std::fs::write(&path, output.stdout).unwrap();
+        path.display().to_string()
+    }
+}
+
+impl Drop for GnupgHome {
+    fn drop(&mut self) {
+        let _ = Command::new("gpgconf").args(["--kill", "gpg-agent"]).env("GNUPGHOME", self.path()).status();
+    }
+}
+
+#[test]
+fn openpgp_both_ways_with_skopeo() {
+    tools();
+    let home = GnupgHome::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let secret = home.secret_key_file();
+
+    let skopeo_enc = work.path("skopeo-enc");
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--encryption-key", "pgp:alice@example.com"])
+        .env("GNUPGHOME", home.path())
+        .arg(oci(&src))
+        .arg(oci(&skopeo_enc)));
+    let dec = work.path("dec");
+    cryptadm().args(["image", "decrypt", "--key", &secret]).arg(oci(&skopeo_enc)).arg(oci(&dec)).assert().success();
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+
+    let enc = work.path("enc");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", "pgp:alice@example.com", "--gpg-homedir"])
+        .arg(home.path())
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    assert!(layers(&enc)[0]["layers"][0]["annotations"]["org.opencontainers.image.enc.keys.pgp"].is_string());
+    let dec2 = work.path("dec2");
+    skopeo_copy(&["--decryption-key", &secret], &enc, &dec2);
+    assert_eq!(layer_digests(&dec2), layer_digests(&src));
+
+    // A name that is in no keyring: exit 3, nothing written.
+    let nobody = work.path("nobody");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", "pgp:nobody@example.com", "--gpg-homedir"])
+        .arg(home.path())
+        .arg(oci(&src))
+        .arg(oci(&nobody))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("nobody@example.com"));
+    assert!(!nobody.exists());
+}
+
+#[test]
+fn key_provider_wraps_and_unwraps_through_the_cli() {
+    tools();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/keyprovider_aesgcm.py");
+    let config = work.write(
+        "keyprovider.conf",
+        serde_json::to_vec(
+            &serde_json::json!({"key-providers": {"aesgcm": {"cmd": {"path": "python3", "args": [script, "aesgcm"]}}}}),
+        )
+        .unwrap(),
+    );
+    let enc = work.path("enc");
+    cryptadm()
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
+        .args(["image", "encrypt", "--recipient", "provider:aesgcm"])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    assert!(
+        layers(&enc)[0]["layers"][0]["annotations"]["org.opencontainers.image.enc.keys.provider.aesgcm"].is_string()
+    );
+    let dec = work.path("dec");
+    cryptadm()
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
+        .args(["image", "decrypt"])
+        .arg(oci(&enc))
+        .arg(oci(&dec))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    // Without the configuration nothing can unwrap the layer keys.
+    cryptadm().args(["image", "authorize"]).arg(oci(&enc)).assert().code(16);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", "provider:aesgcm"])
+        .arg(oci(&src))
+        .arg(oci(&work.path("x")))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("OCICRYPT_KEYPROVIDER_CONFIG"));
+}

@@ -1,5 +1,5 @@
 //! Command-line tests: the `cryptadm` binary run as operators, cloud-init and CI run it, and interop against the
-//! real tools (cloud-init, Python's `cryptography` and `jwcrypto`, OpenSSL, skopeo).
+//! real tools (cloud-init, skopeo, GnuPG, OpenSSL, Python's `cryptography` and `jwcrypto`, an ocicrypt key provider).
 
 mod support;
 
@@ -8,6 +8,8 @@ mod cloud_init;
 mod generated;
 mod image;
 mod interop_jwe;
+mod interop_keyprovider;
+mod interop_pgp;
 mod interop_pkcs7;
 mod interop_python;
 mod invariants;

@@ -14,7 +14,7 @@ pub const EXAMPLES: &str = "Examples:
   # Decrypt with a JWE private key
   cryptadm image decrypt --key priv.pem oci:app-enc:v1 oci:app:v1
 
-  # PKCS#7 needs the certificate too
+  # PKCS#7 needs the certificate too; an OpenPGP secret key (gpg --export-secret-keys) works the same way
   cryptadm image decrypt --key bob.pem --cert bob.crt oci-archive:app-enc.tar oci:app:v1";
 
 /// Decrypt the layers of an OCI image
@@ -41,7 +41,7 @@ pub struct DecryptArgs {
 
 /// Runs `cryptadm image decrypt`.
 pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    let keys = args.keys.resolve()?;
+    let keys = args.keys.resolve(super::provider_config()?)?;
     let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source)?;
     let selection = super::selection(&args.selection, &args.layers);

@@ -13,7 +13,7 @@ use clap::Args;
 /// Examples for `cryptadm image encrypt`.
 pub const EXAMPLES: &str = "Examples:
   # Every layer, for two recipients of different kinds
-  cryptadm image encrypt --recipient jwe:rsa.pub.pem --recipient pkcs7:alice.crt oci:app:v1 oci:app-enc:v1
+  cryptadm image encrypt --recipient jwe:rsa.pub.pem --recipient pgp:alice@example.com oci:app:v1 oci:app-enc:v1
 
   # Only the top layer, only the arm64 manifest
   cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 --platform linux/arm64 oci:app:v1 oci:app-enc:v1
@@ -29,7 +29,7 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct EncryptArgs {
-    /// Who may decrypt: jwe:PUBKEY (RSA or EC: PEM, DER, JWK) or pkcs7:CERT (X.509 with an RSA key)
+    /// Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]
     #[arg(long = "recipient", visible_alias = "encryption-key", value_name = "SPEC", required = true,
           value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
     recipients: Vec<RecipientSpec>,
@@ -44,6 +44,9 @@ pub struct EncryptArgs {
     layers: Vec<i64>,
     #[command(flatten)]
     selection: SelectionArgs,
+    /// GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)
+    #[arg(long, value_name = "DIR")]
+    gpg_homedir: Option<std::path::PathBuf>,
     #[command(flatten)]
     keys: KeyArgs,
     /// The image to encrypt: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
@@ -56,8 +59,9 @@ pub struct EncryptArgs {
 
 /// Runs `cryptadm image encrypt`.
 pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    let recipients = Recipients::resolve(&args.recipients)?;
-    let keys = args.keys.resolve()?;
+    let provider_config = super::provider_config()?;
+    let recipients = Recipients::resolve(&args.recipients, args.gpg_homedir.as_deref(), provider_config.clone())?;
+    let keys = args.keys.resolve(provider_config)?;
     let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source)?;
     let selection = super::selection(&args.selection, &args.layers);

@@ -8,8 +8,10 @@ use super::printer::Printer;
 use crate::exit::{ExitStatus, Failure};
 use crate::oci::{self, ImageDestination, ImageReference, ImageSource, Platform};
 use crate::ocicrypt::image::Selection;
+use crate::ocicrypt::keyprovider::KeyProviderConfig;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Examples for the group.
 pub const EXAMPLES: &str = "Examples:
@@ -71,7 +73,7 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Keys")]
 pub struct KeyArgs {
-    /// A private key file: PEM, DER or JWK (RSA, EC), or a certificate for PKCS#7
+    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]
     ///
     /// Repeatable; every key is tried on every layer. ocicrypt's FILE:PASSWORD form is refused: a password on
     /// the command line is visible to every user; give it with --passphrase-file or CRYPTADM_PASSPHRASE.
@@ -86,7 +88,10 @@ pub struct KeyArgs {
 
 impl KeyArgs {
     /// Reads every key (and the password for encrypted ones) before any image is touched.
-    pub fn resolve(&self) -> anyhow::Result<crate::ocicrypt::recipients::DecryptionKeys> {
+    pub fn resolve(
+        &self,
+        provider_config: Option<Arc<KeyProviderConfig>>,
+    ) -> anyhow::Result<crate::ocicrypt::recipients::DecryptionKeys> {
         for key in &self.keys {
             if !key.starts_with("provider:") && key.contains(':') && !std::path::Path::new(key).exists() {
                 return Err(Failure::new(
@@ -104,8 +109,20 @@ impl KeyArgs {
         }
         let mut stdin = super::secrets::StdinClaim::default();
         let password = self.password.read(&mut stdin)?;
-        Ok(crate::ocicrypt::recipients::DecryptionKeys::resolve(&self.keys, &self.certs, password.as_ref())?)
+        Ok(crate::ocicrypt::recipients::DecryptionKeys::resolve(
+            &self.keys,
+            &self.certs,
+            password.as_ref(),
+            provider_config,
+        )?)
     }
+}
+
+/// The key-provider configuration named by OCICRYPT_KEYPROVIDER_CONFIG, if any (ocicrypt's convention; a
+/// missing file means no providers, as in ocicrypt).
+pub fn provider_config() -> anyhow::Result<Option<Arc<KeyProviderConfig>>> {
+    let Some(path) = std::env::var_os(super::env_vars::OCICRYPT_KEYPROVIDER_CONFIG) else { return Ok(None) };
+    Ok(KeyProviderConfig::load(std::path::Path::new(&path))?.map(Arc::new))
 }
 
 /// Opens a source image.

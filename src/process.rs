@@ -1,0 +1,239 @@
+//! Running an external program (a passphrase plugin, an ocicrypt key provider, `gpg`) with a deadline and
+//! bounded output.
+//!
+//! The program runs in its own process group so that a timeout also kills whatever it started (a shell's
+//! children). Its stdout and stderr are read by threads that keep at most a given number of bytes and drain the
+//! rest, so a chatty program never blocks on a full pipe and never makes us allocate without bound. What it
+//! prints is kept in wiping buffers: a plugin's stdout is often a secret.
+//!
+//! This module only runs and collects; what a failure means (retry, report, which message) is the caller's.
+
+use crate::crypto::SecretBytes;
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// How long a program may run and how much of its output is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// How long the program may run before its process group is killed.
+    pub timeout: Duration,
+    /// Most bytes kept from stdout; more marks the output as truncated.
+    pub max_stdout: usize,
+    /// Most bytes kept from stderr; the rest is discarded silently.
+    pub max_stderr: usize,
+}
+
+/// A program that ran to its end within the deadline, successfully or not.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its stdout, at most [`Limits::max_stdout`] bytes.
+    pub stdout: SecretBytes,
+    /// Whether it printed more than [`Limits::max_stdout`] bytes on stdout.
+    pub stdout_truncated: bool,
+    /// Its stderr, at most [`Limits::max_stderr`] bytes (empty if something it started kept stderr open).
+    pub stderr: SecretBytes,
+}
+
+/// Why a program did not run to its end.
+#[derive(Debug)]
+pub enum RunError {
+    /// It could not be started (not found, not executable).
+    Spawn(std::io::Error),
+    /// It did not exit before the deadline; its process group was killed.
+    TimedOut,
+    /// It exited, but a process it started outside its process group kept its stdout open.
+    StdoutHeld,
+}
+
+/// Runs `program` with `args`, feeding `stdin` (or nothing: `/dev/null`) and waiting at most `limits.timeout`.
+pub fn run<I, S>(
+    program: impl AsRef<OsStr>,
+    args: I,
+    stdin: Option<&[u8]>,
+    limits: Limits,
+) -> Result<Finished, RunError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout also kills whatever the program started (a shell's children).
+        .process_group(0)
+        .spawn()
+        .map_err(RunError::Spawn)?;
+    if let Some(input) = stdin {
+        spawn_writer(child.stdin.take().expect("piped"), input);
+    }
+    let stdout = spawn_reader(child.stdout.take().expect("piped"), limits.max_stdout);
+    let stderr = spawn_reader(child.stderr.take().expect("piped"), limits.max_stderr);
+    let deadline = Instant::now() + limits.timeout;
+
+    let status = match wait_until(&mut child, deadline) {
+        Some(status) => status,
+        None => {
+            kill_group(&mut child);
+            return Err(RunError::TimedOut);
+        }
+    };
+    let receive =
+        |from: &mpsc::Receiver<Captured>, by: Instant| from.recv_timeout(by.saturating_duration_since(Instant::now()));
+    let grace = Instant::now() + Duration::from_secs(1);
+    let (mut out, mut err) = (receive(&stdout, grace), receive(&stderr, grace));
+    if out.is_err() || err.is_err() {
+        // Something the program started still holds its pipes; the group exists, so its id cannot be reused yet.
+        // Once the group is dead the readers reach end of file and hand over what they already read.
+        kill_group(&mut child);
+        let after_kill = Instant::now() + Duration::from_secs(1);
+        if out.is_err() {
+            out = receive(&stdout, after_kill);
+        }
+        if err.is_err() {
+            err = receive(&stderr, after_kill);
+        }
+    }
+    let out = out.map_err(|_| RunError::StdoutHeld)?;
+    let err = err.unwrap_or_default();
+    Ok(Finished { status, stdout: out.bytes, stdout_truncated: out.truncated, stderr: err.bytes })
+}
+
+/// The last non-empty line of a program's stderr, trimmed and cut to 200 characters: enough to say why it
+/// failed without pasting a screenful into our own error message.
+pub fn last_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    Some(line.chars().take(200).collect())
+}
+
+/// "exited with status N" or "was killed by signal N".
+pub fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "failed".into(),
+    }
+}
+
+/// A duration as an operator writes it: `30s`, `250ms`.
+pub fn humanize(duration: Duration) -> String {
+    if duration.as_millis().is_multiple_of(1000) {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
+
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    child.wait_timeout(remaining).ok().flatten()
+}
+
+fn kill_group(child: &mut Child) {
+    let _ = rustix::process::kill_process_group(rustix::process::Pid::from_child(child), rustix::process::Signal::KILL);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Writes the input from a thread, so a program that prints before it has read all of its input cannot
+/// deadlock against us; the pipe is closed when the thread ends, which is the program's end of input. A program
+/// that exits without reading makes the write fail with a broken pipe, which is its business, not an error here.
+/// The thread's copy of the input (often a secret) is wiped when it ends.
+fn spawn_writer(mut sink: std::process::ChildStdin, input: &[u8]) {
+    let input = zeroize::Zeroizing::new(input.to_vec());
+    std::thread::spawn(move || {
+        let _ = sink.write_all(&input);
+    });
+}
+
+#[derive(Default)]
+struct Captured {
+    bytes: SecretBytes,
+    truncated: bool,
+}
+
+/// Reads at most `limit` bytes, then drains and discards the rest so the program never blocks on a full pipe.
+fn spawn_reader(mut source: impl Read + Send + 'static, limit: usize) -> mpsc::Receiver<Captured> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut captured = Captured::default();
+        let mut chunk = zeroize::Zeroizing::new([0u8; 8192]);
+        loop {
+            match source.read(&mut chunk[..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) if captured.bytes.len() + n <= limit => captured.bytes.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    // Keep what still fits, so the caller sees exactly `limit` bytes and knows more followed.
+                    let room = limit - captured.bytes.len();
+                    captured.bytes.extend_from_slice(&chunk[..room.min(n)]);
+                    captured.truncated = true;
+                }
+            }
+        }
+        let _ = sender.send(captured);
+    });
+    receiver
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(timeout_ms: u64, max: usize) -> Limits {
+        Limits { timeout: Duration::from_millis(timeout_ms), max_stdout: max, max_stderr: max }
+    }
+
+    #[test]
+    fn feeds_stdin_and_collects_stdout() {
+        let done = run("cat", std::iter::empty::<&str>(), Some(b"hello"), limits(10_000, 100)).unwrap();
+        assert!(done.status.success());
+        assert_eq!(&done.stdout[..], b"hello");
+        assert!(!done.stdout_truncated);
+    }
+
+    #[test]
+    fn large_input_to_a_program_that_does_not_read_it() {
+        // More than a pipe buffer: the writer thread must not hold up the wait.
+        let input = vec![b'x'; 1 << 20];
+        let done = run("true", std::iter::empty::<&str>(), Some(&input), limits(10_000, 100)).unwrap();
+        assert!(done.status.success());
+    }
+
+    #[test]
+    fn truncates_and_flags_large_output() {
+        let done = run("sh", ["-c", "head -c 100000 /dev/zero"], None, limits(10_000, 10)).unwrap();
+        assert_eq!(done.stdout.len(), 10);
+        assert!(done.stdout_truncated);
+    }
+
+    #[test]
+    fn times_out() {
+        let started = Instant::now();
+        assert!(matches!(run("sleep", ["10"], None, limits(200, 10)), Err(RunError::TimedOut)));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn missing_program() {
+        assert!(matches!(
+            run("/nonexistent/program", std::iter::empty::<&str>(), None, limits(1000, 10)),
+            Err(RunError::Spawn(_))
+        ));
+    }
+
+    #[test]
+    fn stderr_last_line() {
+        assert_eq!(last_line(b"one\n two \n\n").as_deref(), Some("two"));
+        assert_eq!(last_line(b"  \n"), None);
+    }
+}
