@@ -534,7 +534,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --platform --gpg-homedir --decryption-key --key --dec-recipient --cert --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --gpg-homedir --decryption-key --key --dec-recipient --cert --passphrase-file --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -553,6 +553,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --encrypt-layer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remove-recipient)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -124,6 +124,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --encryption-key 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]'
             cand --layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --encrypt-layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
+            cand --remove-recipient 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient''s old key opens nothing (repeatable; needs a --key that opens them)'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
             cand --gpg-homedir 'GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)'
             cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'

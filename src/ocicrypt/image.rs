@@ -61,7 +61,7 @@ pub struct LayerReport {
 
 /// The layer-level operation applied while walking an image.
 enum Operation<'a> {
-    Encrypt { wrappers: &'a [Box<dyn KeyWrapper>], unwrappers: &'a [Box<dyn KeyUnwrapper>] },
+    Encrypt { wrappers: &'a [Box<dyn KeyWrapper>], unwrappers: &'a [Box<dyn KeyUnwrapper>], reencrypt: bool },
     Decrypt { unwrappers: &'a [Box<dyn KeyUnwrapper>] },
 }
 
@@ -74,18 +74,29 @@ struct Walk<'a> {
     reports: Vec<LayerReport>,
 }
 
+/// What to do with layers that are already encrypted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncryptedLayers {
+    /// Add the new recipients to them (their key is unwrapped and wrapped again); the ciphertext stays.
+    AddRecipients,
+    /// Re-encrypt them under a fresh key for the new recipients only: whoever could open the old key cannot
+    /// open the new ciphertext. This is the only way to remove a recipient.
+    Reencrypt,
+}
+
 /// Encrypts the selected layers of `source` into `destination` for the wrappers' recipients. Layers that are
-/// already encrypted get the new recipients added (their key is unwrapped with `unwrappers`), without being
-/// re-encrypted.
+/// already encrypted are handled as `encrypted` says; their key is unwrapped with `unwrappers`.
 pub fn encrypt_image(
     source: &dyn ImageSource,
     destination: Box<dyn ImageDestination + '_>,
     selection: &Selection,
     wrappers: &[Box<dyn KeyWrapper>],
     unwrappers: &[Box<dyn KeyUnwrapper>],
+    encrypted: EncryptedLayers,
     ui: &dyn Interaction,
 ) -> Result<Vec<LayerReport>, Error> {
-    run(source, destination, selection, Operation::Encrypt { wrappers, unwrappers }, ui)
+    let operation = Operation::Encrypt { wrappers, unwrappers, reencrypt: encrypted == EncryptedLayers::Reencrypt };
+    run(source, destination, selection, operation, ui)
 }
 
 /// Decrypts the selected layers of `source` into `destination`.
@@ -202,11 +213,15 @@ impl Walk<'_> {
         };
         let result = match (&self.operation, layer.kind(), selected) {
             (_, _, false) | (_, MediaKind::Other | MediaKind::Index | MediaKind::Manifest, _) => None,
+            (Operation::Encrypt { wrappers, unwrappers, reencrypt: true }, MediaKind::EncryptedLayer, true) => {
+                report.outcome = "re-encrypted";
+                Some(reencrypt_layer(self.source, self.destination, layer, index, wrappers, unwrappers, self.ui)?)
+            }
             (Operation::Encrypt { wrappers, .. }, MediaKind::Layer, true) => {
                 report.outcome = "encrypted";
                 Some(encrypt_layer(self.source, self.destination, layer, index, wrappers, self.ui)?)
             }
-            (Operation::Encrypt { wrappers, unwrappers }, MediaKind::EncryptedLayer, true) => {
+            (Operation::Encrypt { wrappers, unwrappers, reencrypt: false }, MediaKind::EncryptedLayer, true) => {
                 report.outcome = "recipients-added";
                 let updated = add_recipients(layer, index, wrappers, unwrappers)?;
                 // Only the annotations change: the ciphertext blob is carried over as it is.
@@ -337,17 +352,8 @@ fn encrypt_layer(
 
     // The reader verified the source digest at the end of the stream, so it is the plaintext's digest.
     let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
-    let public = PublicOptions { cipher: super::layer::CIPHER.into(), hmac: encrypted.hmac.to_vec(), nonce: None };
     let mut annotations = without_encryption_annotations(layer.annotations());
-    let private_json = private.to_json();
-    for wrapper in wrappers {
-        let wrapped = wrapper.wrap(&private_json)?;
-        annotations.insert(format!("{KEYS_ANNOTATION_PREFIX}{}", wrapper.scheme()), b64_encode(&wrapped));
-    }
-    if !annotations.keys().any(|k| k.starts_with(KEYS_ANNOTATION_PREFIX)) {
-        return Err(Error::Wrap { scheme: "all".into(), problem: "no recipient produced a wrapped key".into() });
-    }
-    annotations.insert(PUBOPTS_ANNOTATION.into(), public.to_annotation());
+    wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
     let mut encrypted_layer = layer.clone();
     encrypted_layer.set_content(
         &oci::encrypted_media_type(layer.media_type()?),
@@ -356,6 +362,71 @@ fn encrypt_layer(
     );
     encrypted_layer.set_annotations(annotations);
     Ok(encrypted_layer)
+}
+
+/// Decrypts an encrypted layer and encrypts it again under a fresh key in one stream. The plaintext only ever
+/// flows into the new encryptor, whose output stays an uncommitted blob until the old HMAC has verified.
+fn reencrypt_layer(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    layer: &Descriptor,
+    index: usize,
+    wrappers: &[Box<dyn KeyWrapper>],
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+    ui: &dyn Interaction,
+) -> Result<Descriptor, Error> {
+    let public = public_options(layer, index)?;
+    let old = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
+    let key = LayerKey::generate();
+    let progress = ui.transfer(&format!("re-encrypting layer {index}"), layer.size()?);
+    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
+    let mut decryptor = LayerDecryptor::new(&old.key, LayerEncryptor::new(&key, destination.blob_writer()?));
+    std::io::copy(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
+    drop(reader);
+    let (encryptor, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
+    let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
+    writer.commit(&encrypted.ciphertext_digest)?;
+    let private = PrivateOptions { key, digest: decrypted.plaintext_digest };
+    let mut annotations = without_encryption_annotations(layer.annotations());
+    wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
+    let mut updated = layer.clone();
+    updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
+    updated.set_annotations(annotations);
+    Ok(updated)
+}
+
+fn public_options(layer: &Descriptor, index: usize) -> Result<PublicOptions, Error> {
+    let annotation = layer
+        .annotation(PUBOPTS_ANNOTATION)
+        .ok_or_else(|| Error::Malformed(format!("layer {index}: no {PUBOPTS_ANNOTATION} annotation")))?;
+    PublicOptions::from_annotation(annotation)
+}
+
+fn in_layer(error: Error, index: usize, layer: &Descriptor) -> Error {
+    match error {
+        Error::Integrity(m) => Error::Integrity(format!("layer {index} ({}): {m}", layer.digest().unwrap_or_default())),
+        other => other,
+    }
+}
+
+/// Wraps the private options for every recipient and adds the public options.
+fn wrap_for_all(
+    annotations: &mut BTreeMap<String, String>,
+    private: &PrivateOptions,
+    encrypted: &super::layer::EncryptedLayer,
+    wrappers: &[Box<dyn KeyWrapper>],
+) -> Result<(), Error> {
+    let private_json = private.to_json();
+    for wrapper in wrappers {
+        let wrapped = wrapper.wrap(&private_json)?;
+        annotations.insert(format!("{KEYS_ANNOTATION_PREFIX}{}", wrapper.scheme()), b64_encode(&wrapped));
+    }
+    if !annotations.keys().any(|k| k.starts_with(KEYS_ANNOTATION_PREFIX)) {
+        return Err(Error::Wrap { scheme: "all".into(), problem: "no recipient produced a wrapped key".into() });
+    }
+    let public = PublicOptions { cipher: super::layer::CIPHER.into(), hmac: encrypted.hmac.to_vec(), nonce: None };
+    annotations.insert(PUBOPTS_ANNOTATION.into(), public.to_annotation());
+    Ok(())
 }
 
 fn without_encryption_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
@@ -432,11 +503,7 @@ fn decrypt_layer(
     unwrappers: &[Box<dyn KeyUnwrapper>],
     ui: &dyn Interaction,
 ) -> Result<Descriptor, Error> {
-    let public = PublicOptions::from_annotation(
-        layer
-            .annotation(PUBOPTS_ANNOTATION)
-            .ok_or_else(|| Error::Malformed(format!("layer {index}: no {PUBOPTS_ANNOTATION} annotation")))?,
-    )?;
+    let public = public_options(layer, index)?;
     let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
     let progress = ui.transfer(&format!("decrypting layer {index}"), layer.size()?);
     let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
@@ -444,10 +511,7 @@ fn decrypt_layer(
     std::io::copy(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
     // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-    let (writer, decrypted) = decryptor.finish(&public.hmac).map_err(|e| match e {
-        Error::Integrity(m) => Error::Integrity(format!("layer {index} ({}): {m}", layer.digest().unwrap_or_default())),
-        other => other,
-    })?;
+    let (writer, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
     writer.commit(&decrypted.plaintext_digest)?;
     if !private.digest.is_empty() && private.digest != decrypted.plaintext_digest {
         // containers/image records the digest of the layer before it compressed it, so a mismatch alone does not

@@ -12,6 +12,25 @@ use crate::crypto::{Passphrase, SecretBytes};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A decryption key as given on the command line.
+#[derive(Debug)]
+pub enum KeySource {
+    /// A key file, and the password that unlocks it when the operator gave one for this key.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Its password.
+        password: Option<Passphrase>,
+    },
+    /// `provider:NAME[:OPTS]`.
+    Provider {
+        /// The provider's name in the key-provider configuration.
+        name: String,
+        /// Options passed to it.
+        options: Option<String>,
+    },
+}
+
 /// A recipient as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecipientSpec {
@@ -161,13 +180,15 @@ pub struct DecryptionKeys {
 }
 
 impl DecryptionKeys {
-    /// Reads key files (`--key`), certificates (`--cert`) and provider names (`--key provider:NAME[:OPTS]`);
-    /// `password` unlocks encrypted private keys and OpenPGP secret keys.
+    /// Reads key files (`--key`, each with the password that unlocks it, if any), certificates (`--cert`) and
+    /// provider names (`--key provider:NAME[:OPTS]`). `password` is the default for keys given without one.
+    /// An encrypted key with no password is asked for on the terminal, through `ui`.
     pub fn resolve(
-        keys: &[String],
+        keys: &[KeySource],
         certificates: &[PathBuf],
         password: Option<&Passphrase>,
         provider_config: Option<Arc<KeyProviderConfig>>,
+        ui: &dyn crate::interact::Interaction,
     ) -> Result<Self, Error> {
         let mut resolved = Self {
             private: Vec::new(),
@@ -181,18 +202,41 @@ impl DecryptionKeys {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
         }
         for key in keys {
-            match key.strip_prefix("provider:") {
-                Some(provider) => {
-                    let (name, options) = match provider.split_once(':') {
-                        Some((n, o)) => (n.to_owned(), Some(o.to_owned())),
-                        None => (provider.to_owned(), None),
-                    };
-                    resolved.providers.entry(name).or_default().push(provider_option(&options));
+            match key {
+                KeySource::Provider { name, options } => {
+                    resolved.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
-                None => resolved.add_key_file(Path::new(key), password)?,
+                KeySource::File { path, password: own } => {
+                    let password = own.as_ref().or(password);
+                    if let Some(own) = own {
+                        resolved.passphrases.push(own.clone());
+                    }
+                    resolved.add_key_file_or_ask(path, password, ui)?;
+                }
             }
         }
         Ok(resolved)
+    }
+
+    fn add_key_file_or_ask(
+        &mut self,
+        path: &Path,
+        password: Option<&Passphrase>,
+        ui: &dyn crate::interact::Interaction,
+    ) -> Result<(), Error> {
+        match self.add_key_file(path, password) {
+            Err(Error::InvalidKey { ref problem, .. }) if password.is_none() && problem.contains("password") => {
+                let prompt = format!("Password for `{}`", path.display());
+                match ui.request_passphrase(&prompt, false).map_err(|e| Error::Io(format!("password prompt: {e}")))? {
+                    Some(asked) => {
+                        self.passphrases.push(asked.clone());
+                        self.add_key_file(path, Some(&asked))
+                    }
+                    None => self.add_key_file(path, None),
+                }
+            }
+            other => other,
+        }
     }
 
     fn add_key_file(&mut self, path: &Path, password: Option<&Passphrase>) -> Result<(), Error> {

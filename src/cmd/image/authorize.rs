@@ -38,7 +38,7 @@ pub struct AuthorizeArgs {
 
 /// Runs `cryptadm image authorize`.
 pub fn run(args: AuthorizeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    let keys = args.keys.resolve(super::provider_config()?)?;
+    let keys = args.keys.resolve(super::provider_config()?, printer)?;
     let source = super::open_source(&args.image).with_context(|| format!("opening `{}`", args.image))?;
     let selection = super::selection(&args.selection, &[]);
     let reports = image::authorize_image(source.as_ref(), &selection, &keys.unwrappers())?;

@@ -41,7 +41,7 @@ pub struct DecryptArgs {
 
 /// Runs `cryptadm image decrypt`.
 pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    let keys = args.keys.resolve(super::provider_config()?)?;
+    let keys = args.keys.resolve(super::provider_config()?, printer)?;
     let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source)?;
     let selection = super::selection(&args.selection, &args.layers);

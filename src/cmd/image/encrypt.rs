@@ -3,9 +3,10 @@
 use super::{KeyArgs, SelectionArgs};
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
+use crate::exit::Failure;
 use crate::interact::Interaction;
 use crate::oci::ImageReference;
-use crate::ocicrypt::image;
+use crate::ocicrypt::image::{self, EncryptedLayers};
 use crate::ocicrypt::recipients::{RecipientSpec, Recipients};
 use anyhow::Context;
 use clap::Args;
@@ -19,7 +20,11 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 --platform linux/arm64 oci:app:v1 oci:app-enc:v1
 
   # Add a recipient to an encrypted image without re-encrypting it (needs a key that opens it)
-  cryptadm image encrypt --recipient pkcs7:bob.crt --key alice.pem oci:app-enc:v1 oci:app-enc:v2";
+  cryptadm image encrypt --recipient pkcs7:bob.crt --key alice.pem oci:app-enc:v1 oci:app-enc:v2
+
+  # Remove Bob: the layers are re-encrypted under fresh keys for Alice only
+  cryptadm image encrypt --remove-recipient pkcs7:bob.crt --recipient jwe:alice.pub.pem --key alice.pem \\
+      oci:app-enc:v2 oci:app-enc:v3";
 
 /// Encrypt the layers of an OCI image for one or more recipients
 ///
@@ -42,6 +47,10 @@ pub struct EncryptArgs {
         help_heading = "Selection"
     )]
     layers: Vec<i64>,
+    /// Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient
+    /// list only, so the removed recipient's old key opens nothing (repeatable; needs a --key that opens them)
+    #[arg(long, value_name = "SPEC", value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
+    remove_recipient: Vec<RecipientSpec>,
     #[command(flatten)]
     selection: SelectionArgs,
     /// GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)
@@ -59,23 +68,45 @@ pub struct EncryptArgs {
 
 /// Runs `cryptadm image encrypt`.
 pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    check_removals(&args)?;
     let provider_config = super::provider_config()?;
     let recipients = Recipients::resolve(&args.recipients, args.gpg_homedir.as_deref(), provider_config.clone())?;
-    let keys = args.keys.resolve(provider_config)?;
+    let keys = args.keys.resolve(provider_config, printer)?;
     let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source)?;
     let selection = super::selection(&args.selection, &args.layers);
-    let reports = image::encrypt_image(
-        source.as_ref(),
-        destination,
-        &selection,
-        &recipients.wrappers(),
-        &keys.unwrappers(),
-        printer,
-    )
-    .with_context(|| format!("encrypting `{}` into `{}`", args.source, args.destination))?;
+    let mode =
+        if args.remove_recipient.is_empty() { EncryptedLayers::AddRecipients } else { EncryptedLayers::Reencrypt };
+    let wrappers = recipients.wrappers();
+    let reports =
+        image::encrypt_image(source.as_ref(), destination, &selection, &wrappers, &keys.unwrappers(), mode, printer)
+            .with_context(|| format!("encrypting `{}` into `{}`", args.source, args.destination))?;
     let encrypted = reports.iter().filter(|r| r.outcome == "encrypted").count();
     let added = reports.iter().filter(|r| r.outcome == "recipients-added").count();
-    printer.info(&format!("encrypted {encrypted} layers, added recipients to {added}; wrote `{}`", args.destination));
+    let reencrypted = reports.iter().filter(|r| r.outcome == "re-encrypted").count();
+    printer.info(&format!(
+        "encrypted {encrypted} layers, added recipients to {added}, re-encrypted {reencrypted}; wrote `{}`",
+        args.destination
+    ));
     Ok(ExitStatus::Success)
+}
+
+/// Removing needs the key that opens the layers, and a recipient cannot be kept and removed at once.
+fn check_removals(args: &EncryptArgs) -> anyhow::Result<()> {
+    if args.remove_recipient.is_empty() {
+        return Ok(());
+    }
+    if args.keys.keys.is_empty() {
+        return Err(Failure::new(ExitStatus::Usage, "--remove-recipient re-encrypts the layers, which needs --key")
+            .with_hint("give a --key that opens the encrypted layers")
+            .into());
+    }
+    if let Some(both) = args.remove_recipient.iter().find(|r| args.recipients.contains(r)) {
+        return Err(Failure::new(
+            ExitStatus::Usage,
+            format!("{both:?} is both a --recipient and a --remove-recipient"),
+        )
+        .into());
+    }
+    Ok(())
 }

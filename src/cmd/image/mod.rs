@@ -6,9 +6,11 @@ pub mod encrypt;
 
 use super::printer::Printer;
 use crate::exit::{ExitStatus, Failure};
+use crate::interact::Interaction;
 use crate::oci::{self, ImageDestination, ImageReference, ImageSource, Platform};
 use crate::ocicrypt::image::Selection;
 use crate::ocicrypt::keyprovider::KeyProviderConfig;
+use crate::ocicrypt::recipients::{DecryptionKeys, KeySource};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -75,8 +77,10 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
 pub struct KeyArgs {
     /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]
     ///
-    /// Repeatable; every key is tried on every layer. ocicrypt's FILE:PASSWORD form is refused: a password on
-    /// the command line is visible to every user; give it with --passphrase-file or CRYPTADM_PASSPHRASE.
+    /// Repeatable; every key is tried on every layer. A password-protected key takes its password from
+    /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's
+    /// FILE:PASSWORD, FILE:file=PWFILE and FILE:fd=N forms work too (a password on the command line draws a
+    /// warning: other users can read it).
     #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
@@ -87,35 +91,60 @@ pub struct KeyArgs {
 }
 
 impl KeyArgs {
-    /// Reads every key (and the password for encrypted ones) before any image is touched.
+    /// Reads every key (and the passwords of encrypted ones) before any image is touched.
     pub fn resolve(
         &self,
         provider_config: Option<Arc<KeyProviderConfig>>,
-    ) -> anyhow::Result<crate::ocicrypt::recipients::DecryptionKeys> {
-        for key in &self.keys {
-            if !key.starts_with("provider:") && key.contains(':') && !std::path::Path::new(key).exists() {
-                return Err(Failure::new(
-                    ExitStatus::Usage,
-                    format!(
-                        "--key `{}:…`: passwords are not taken from the command line",
-                        key.split(':').next().unwrap_or_default()
-                    ),
-                )
-                .with_hint(
-                    "give the key file alone, and its password with --passphrase-file FILE or CRYPTADM_PASSPHRASE",
-                )
-                .into());
-            }
-        }
+        printer: &Printer,
+    ) -> anyhow::Result<DecryptionKeys> {
         let mut stdin = super::secrets::StdinClaim::default();
         let password = self.password.read(&mut stdin)?;
-        Ok(crate::ocicrypt::recipients::DecryptionKeys::resolve(
-            &self.keys,
-            &self.certs,
-            password.as_ref(),
-            provider_config,
-        )?)
+        let sources = self.keys.iter().map(|key| key_source(key, printer)).collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, printer)?)
     }
+}
+
+/// Parses one `--key`: a file; `provider:NAME[:OPTS]`; or, for compatibility with skopeo and ctr-enc, ocicrypt's
+/// `FILE:PASSWORD`, `FILE:pass=PASSWORD`, `FILE:file=PASSWORD_FILE` and `FILE:fd=N`. As in ocicrypt, a password
+/// part is recognised only when the value has exactly one `:` and is not itself an existing file.
+fn key_source(key: &str, printer: &Printer) -> anyhow::Result<KeySource> {
+    use anyhow::Context;
+    if let Some(provider) = key.strip_prefix("provider:") {
+        let (name, options) = match provider.split_once(':') {
+            Some((name, options)) => (name.to_owned(), Some(options.to_owned())),
+            None => (provider.to_owned(), None),
+        };
+        return Ok(KeySource::Provider { name, options });
+    }
+    let parts: Vec<&str> = key.split(':').collect();
+    if std::path::Path::new(key).exists() || parts.len() != 2 {
+        return Ok(KeySource::File { path: key.into(), password: None });
+    }
+    let (path, secret) = (parts[0], parts[1]);
+    let password = if let Some(file) = secret.strip_prefix("file=") {
+        crate::crypto::secret::read_secret(
+            std::fs::File::open(file).with_context(|| format!("reading the password file `{file}`"))?,
+            4096,
+        )
+        .with_context(|| format!("reading the password file `{file}`"))?
+    } else if let Some(fd) = secret.strip_prefix("fd=") {
+        let fd: u32 = fd.parse().map_err(|_| {
+            Failure::new(ExitStatus::Usage, format!("--key `{path}:fd=…`: not a file descriptor number"))
+        })?;
+        // /dev/fd/N opens the inherited descriptor without unsafe code; ocicrypt reads at most 64 bytes.
+        crate::crypto::secret::read_secret(
+            std::fs::File::open(format!("/dev/fd/{fd}"))
+                .with_context(|| format!("reading the password from descriptor {fd}"))?,
+            64,
+        )
+        .with_context(|| format!("reading the password from descriptor {fd}"))?
+    } else {
+        printer.warn(&format!(
+            "the password of `{path}` was given on the command line, where other users can read it; use --passphrase-file or CRYPTADM_PASSPHRASE"
+        ));
+        secret.strip_prefix("pass=").unwrap_or(secret).as_bytes().to_vec()
+    };
+    Ok(KeySource::File { path: path.into(), password: Some(crate::crypto::Passphrase::new(password)) })
 }
 
 /// The key-provider configuration named by OCICRYPT_KEYPROVIDER_CONFIG, if any (ocicrypt's convention; a
