@@ -8,6 +8,7 @@ pub mod aead;
 pub mod encoding;
 pub mod kdf;
 pub mod keys;
+pub mod parallel_hash;
 pub mod random;
 pub mod secret;
 

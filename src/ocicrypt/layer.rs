@@ -10,11 +10,12 @@
 
 use super::Error;
 use crate::crypto::encoding::{b64_decode_lenient, b64_encode};
+use crate::crypto::parallel_hash::ParallelSha256;
 use crate::crypto::random;
 use aes::cipher::{KeyIvInit, StreamCipher};
 use hmac::{Hmac, Mac};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 use std::io::{self, Write};
 use zeroize::Zeroizing;
 
@@ -176,7 +177,7 @@ pub struct LayerEncryptor<W: Write> {
     sink: W,
     cipher: Aes256Ctr,
     mac: HmacSha256,
-    ciphertext_hash: Sha256,
+    ciphertext_hash: ParallelSha256,
     size: u64,
     buffer: Vec<u8>,
 }
@@ -184,7 +185,14 @@ pub struct LayerEncryptor<W: Write> {
 impl<W: Write> LayerEncryptor<W> {
     /// Starts encrypting with `key` into `sink`.
     pub fn new(key: &LayerKey, sink: W) -> Self {
-        Self { sink, cipher: key.cipher(), mac: key.mac(), ciphertext_hash: Sha256::new(), size: 0, buffer: Vec::new() }
+        Self {
+            sink,
+            cipher: key.cipher(),
+            mac: key.mac(),
+            ciphertext_hash: ParallelSha256::new(),
+            size: 0,
+            buffer: Vec::new(),
+        }
     }
 
     /// Ends the stream and returns the sink and what is needed for the descriptor and options.
@@ -231,7 +239,7 @@ pub struct LayerDecryptor<W: Write> {
     sink: W,
     cipher: Aes256Ctr,
     mac: HmacSha256,
-    plaintext_hash: Sha256,
+    plaintext_hash: ParallelSha256,
     size: u64,
     buffer: Zeroizing<Vec<u8>>,
 }
@@ -243,7 +251,7 @@ impl<W: Write> LayerDecryptor<W> {
             sink,
             cipher: key.cipher(),
             mac: key.mac(),
-            plaintext_hash: Sha256::new(),
+            plaintext_hash: ParallelSha256::new(),
             size: 0,
             buffer: Zeroizing::new(Vec::new()),
         }
