@@ -442,7 +442,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --platform --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --platform --output-format --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -465,6 +465,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpg-homedir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -488,7 +492,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --layer --platform --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --layer --platform --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -514,6 +518,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --layer)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -534,7 +542,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --gpg-homedir --decryption-key --key --dec-recipient --cert --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -564,10 +572,6 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --gpg-homedir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -585,6 +589,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpg-homedir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

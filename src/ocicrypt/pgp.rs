@@ -319,36 +319,54 @@ fn malformed(problem: String) -> Error {
 }
 
 fn export_public_keyring(gpg_homedir: Option<&Path>) -> Result<SecretBytes, Error> {
+    export_keyring(gpg_homedir, &["--export"], None)
+}
+
+/// The secret keys of a gpg keyring (what ctr-enc's --gpg-homedir offers), for decryption. gpg asks for the
+/// passphrase of a protected key to export it; `passphrase` answers through loopback pinentry on stdin, never on
+/// the command line. The exported keys stay protected by that passphrase.
+pub fn secret_keys_from_gpg(gpg_homedir: Option<&Path>, passphrase: Option<&Passphrase>) -> Result<Vec<Cert>, Error> {
+    let mut answer = SecretBytes::new(passphrase.map(|p| p.expose().to_vec()).unwrap_or_default());
+    answer.push(b'\n');
+    let exported = export_keyring(
+        gpg_homedir,
+        &["--pinentry-mode", "loopback", "--passphrase-fd", "0", "--export-secret-keys"],
+        Some(&answer),
+    )?;
+    let certs: Vec<Cert> = CertParser::from_bytes(&exported[..]).map(|p| p.flatten().collect()).unwrap_or_default();
+    Ok(certs.into_iter().filter(Cert::is_tsk).collect())
+}
+
+fn export_keyring(gpg_homedir: Option<&Path>, export: &[&str], stdin: Option<&[u8]>) -> Result<SecretBytes, Error> {
+    let what = export.last().copied().unwrap_or("--export");
     let failed = |problem: String| Error::Wrap { scheme: SCHEME.into(), problem };
     let mut args: Vec<&std::ffi::OsStr> = vec!["--batch".as_ref()];
     if let Some(dir) = gpg_homedir {
         args.extend(["--homedir".as_ref(), dir.as_os_str()]);
     }
-    args.push("--export".as_ref());
+    args.extend(export.iter().map(std::ffi::OsStr::new));
     let limits = process::Limits { timeout: GPG_TIMEOUT, max_stdout: MAX_KEYRING_EXPORT, max_stderr: 4096 };
     // ocicrypt runs gpg2 where it exists because gpg was 1.x on older systems; today gpg is GnuPG 2 and gpg2 is
     // at most a compatibility name, so gpg comes first.
-    let mut result = process::run("gpg", &args, None, limits);
+    let mut result = process::run("gpg", &args, stdin, limits);
     if matches!(&result, Err(process::RunError::Spawn(e)) if e.kind() == std::io::ErrorKind::NotFound) {
-        result = process::run("gpg2", &args, None, limits);
+        result = process::run("gpg2", &args, stdin, limits);
     }
     let done = result.map_err(|e| {
         failed(match e {
-            process::RunError::Spawn(e) => {
-                format!("cannot run gpg to find the recipients' keys: {e} (install GnuPG: apt-get install gnupg)")
-            }
+            process::RunError::Spawn(e) => format!("cannot run gpg: {e} (install GnuPG: apt-get install gnupg)"),
             process::RunError::TimedOut => {
-                format!("`gpg --export` did not finish within {}", process::humanize(GPG_TIMEOUT))
+                format!("`gpg {what}` did not finish within {}", process::humanize(GPG_TIMEOUT))
             }
-            process::RunError::StdoutHeld => "a process started by `gpg --export` kept its output open".into(),
+            process::RunError::StdoutHeld => format!("a process started by `gpg {what}` kept its output open"),
         })
     })?;
     if done.stdout_truncated {
-        return Err(failed(format!("`gpg --export` printed more than {MAX_KEYRING_EXPORT} bytes")));
+        return Err(failed(format!("`gpg {what}` printed more than {MAX_KEYRING_EXPORT} bytes")));
     }
     if !done.status.success() {
         let reason = process::last_line(&done.stderr).map(|l| format!(": {l}")).unwrap_or_default();
-        return Err(failed(format!("`gpg --export` {}{reason}", process::describe_status(done.status))));
+        return Err(failed(format!("`gpg {what}` {}{reason}", process::describe_status(done.status))));
     }
     Ok(done.stdout)
 }

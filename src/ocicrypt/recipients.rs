@@ -181,13 +181,15 @@ pub struct DecryptionKeys {
 
 impl DecryptionKeys {
     /// Reads key files (`--key`, each with the password that unlocks it, if any), certificates (`--cert`) and
-    /// provider names (`--key provider:NAME[:OPTS]`). `password` is the default for keys given without one.
+    /// provider names (`--key provider:NAME[:OPTS]`), and the secret keys of the gpg keyring in `gpg_homedir`.
+    /// `password` is the default for keys given without one.
     /// An encrypted key with no password is asked for on the terminal, through `ui`.
     pub fn resolve(
         keys: &[KeySource],
         certificates: &[PathBuf],
         password: Option<&Passphrase>,
         provider_config: Option<Arc<KeyProviderConfig>>,
+        gpg_homedir: Option<&Path>,
         ui: &dyn crate::interact::Interaction,
     ) -> Result<Self, Error> {
         let mut resolved = Self {
@@ -214,6 +216,9 @@ impl DecryptionKeys {
                     resolved.add_key_file_or_ask(path, password, ui)?;
                 }
             }
+        }
+        if let Some(home) = gpg_homedir {
+            resolved.pgp.extend(pgp::secret_keys_from_gpg(Some(home), password)?);
         }
         Ok(resolved)
     }

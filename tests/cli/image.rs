@@ -516,6 +516,14 @@ impl GnupgHome {
         home
     }
 
+    /// A home directory with no keys at all.
+    fn empty() -> Self {
+        let home = Self { dir: Scratch::new() };
+        std::fs::create_dir(home.path()).unwrap();
+        std::fs::set_permissions(home.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        home
+    }
+
     fn path(&self) -> std::path::PathBuf {
         self.dir.path("gnupg")
     }
@@ -579,6 +587,25 @@ fn openpgp_both_ways_with_skopeo() {
     let dec2 = work.path("dec2");
     skopeo_copy(&["--decryption-key", &secret], &enc, &dec2);
     assert_eq!(layer_digests(&dec2), layer_digests(&src));
+
+    // Straight from the keyring, as ctr-enc's --gpg-homedir does.
+    let dec3 = work.path("dec3");
+    cryptadm()
+        .args(["image", "decrypt", "--gpg-homedir"])
+        .arg(home.path())
+        .arg(oci(&skopeo_enc))
+        .arg(oci(&dec3))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec3), layer_digests(&src));
+    let empty_home = GnupgHome::empty();
+    cryptadm()
+        .args(["image", "decrypt", "--gpg-homedir"])
+        .arg(empty_home.path())
+        .arg(oci(&skopeo_enc))
+        .arg(oci(&work.path("none")))
+        .assert()
+        .code(16);
 
     // A name that is in no keyring: exit 3, nothing written.
     let nobody = work.path("nobody");

@@ -53,9 +53,6 @@ pub struct EncryptArgs {
     remove_recipient: Vec<RecipientSpec>,
     #[command(flatten)]
     selection: SelectionArgs,
-    /// GnuPG home directory where pgp: recipients are looked up (default: GNUPGHOME, then ~/.gnupg)
-    #[arg(long, value_name = "DIR")]
-    gpg_homedir: Option<std::path::PathBuf>,
     #[command(flatten)]
     keys: KeyArgs,
     /// The image to encrypt: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
@@ -70,7 +67,8 @@ pub struct EncryptArgs {
 pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     check_removals(&args)?;
     let provider_config = super::provider_config()?;
-    let recipients = Recipients::resolve(&args.recipients, args.gpg_homedir.as_deref(), provider_config.clone())?;
+    let recipients =
+        Recipients::resolve(&args.recipients, args.keys.key_gpg_homedir.as_deref(), provider_config.clone())?;
     let keys = args.keys.resolve(provider_config, printer)?;
     let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source)?;

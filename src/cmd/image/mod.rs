@@ -88,6 +88,9 @@ pub struct KeyArgs {
     pub certs: Vec<PathBuf>,
     #[command(flatten)]
     password: super::secrets::PassphraseArgs,
+    /// Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)
+    #[arg(long = "gpg-homedir", value_name = "DIR")]
+    pub key_gpg_homedir: Option<PathBuf>,
 }
 
 impl KeyArgs {
@@ -100,7 +103,8 @@ impl KeyArgs {
         let mut stdin = super::secrets::StdinClaim::default();
         let password = self.password.read(&mut stdin)?;
         let sources = self.keys.iter().map(|key| key_source(key, printer)).collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, printer)?)
+        let gpg_homedir = self.key_gpg_homedir.as_deref();
+        Ok(DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?)
     }
 }
 
