@@ -110,6 +110,7 @@ fn cryptadm_encrypts_skopeo_decrypts_every_jwe_key_kind() {
     fixture(&src, TWO_LAYERS);
     let kinds = [
         keys.rsa("rsa2048", 2048),
+        keys.rsa("rsa4096", 4096),
         keys.ec("p256", "prime256v1"),
         keys.ec("p384", "secp384r1"),
         keys.ec("p521", "secp521r1"),
@@ -774,4 +775,28 @@ fn removed_recipients_can_no_longer_decrypt() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("needs --key"));
+}
+
+#[test]
+fn skopeo_encrypted_two_platform_index_decrypts() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_PLATFORMS);
+    let (private, public) = keys.ec("ec", "secp384r1");
+    let enc = work.path("enc");
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--all", "--encryption-key", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(oci(&enc)));
+    assert_eq!(layers(&enc).len(), 2, "both platforms encrypted");
+    let dec = work.path("dec");
+    cryptadm().args(["image", "decrypt", "--key", &private]).arg(oci(&enc)).arg(oci(&dec)).assert().success();
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    cryptadm()
+        .args(["image", "authorize", "--key", &private, "--platform", "linux/arm64"])
+        .arg(oci(&enc))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("linux/arm64").count(2));
 }
