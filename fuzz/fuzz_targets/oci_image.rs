@@ -2,7 +2,7 @@
 //! how the rest is stored in a fresh OCI layout: bit 0 as the root manifest (0) or the root index (1), bit 1 whether
 //! the walk selects the platform `linux/amd64` or every platform. `index.json` points at the blob with the right
 //! digest and size. Beside it the layout always holds a few fixed blobs (a config, a plain and an "encrypted" layer,
-//! and a manifest naming them; see `FIXED_BLOBS`) so that a manifest or index that names them by digest gets past
+//! and a manifest naming them; see `fixed_blobs`) so that a manifest or index that names them by digest gets past
 //! the first missing blob.
 //!
 //! Then `authorize_image` and `decrypt_image` run with no keys: they return `Ok` or `Err`, never panic, never
