@@ -37,12 +37,15 @@ impl ParallelSha256 {
             }
             hash.finalize().into()
         });
-        Self { pending: Zeroizing::new(Vec::with_capacity(CHUNK)), sender: Some(sender), worker: Some(worker) }
+        Self { pending: Zeroizing::new(Vec::new()), sender: Some(sender), worker: Some(worker) }
     }
 
     /// Adds bytes.
     pub fn update(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
+            if self.pending.capacity() == 0 {
+                self.pending.reserve_exact(CHUNK);
+            }
             let take = (CHUNK - self.pending.len()).min(data.len());
             self.pending.extend_from_slice(&data[..take]);
             data = &data[take..];
@@ -53,7 +56,10 @@ impl ParallelSha256 {
     }
 
     fn send(&mut self) {
-        let chunk = std::mem::replace(&mut self.pending, Zeroizing::new(Vec::with_capacity(CHUNK)));
+        if self.pending.is_empty() {
+            return;
+        }
+        let chunk = std::mem::replace(&mut self.pending, Zeroizing::new(Vec::new()));
         if let Some(sender) = &self.sender {
             // The worker only stops when the sender is dropped, so a send cannot fail while both live.
             let _ = sender.send(chunk);
@@ -78,9 +84,50 @@ impl Drop for ParallelSha256 {
     }
 }
 
-/// Copies with 1 MiB buffers (`std::io::copy` uses 8 KiB, which costs a few percent in calls and copies).
-pub fn copy_large(reader: &mut dyn std::io::Read, writer: &mut dyn std::io::Write) -> std::io::Result<u64> {
-    let mut buffer = Zeroizing::new(vec![0u8; CHUNK]);
+/// SHA-256 inline for small inputs (a thread costs more than hashing a manifest), on a thread for large ones.
+pub enum Sha256ForSize {
+    /// Hashed as it comes.
+    Inline(Sha256),
+    /// Hashed on a second thread.
+    Threaded(ParallelSha256),
+}
+
+impl Sha256ForSize {
+    /// Picks by the expected input size.
+    pub fn new(expected_size: u64) -> Self {
+        if expected_size < 4 * CHUNK as u64 {
+            Self::Inline(Sha256::new())
+        } else {
+            Self::Threaded(ParallelSha256::new())
+        }
+    }
+
+    /// Adds bytes.
+    pub fn update(&mut self, data: &[u8]) {
+        match self {
+            Self::Inline(hash) => hash.update(data),
+            Self::Threaded(hash) => hash.update(data),
+        }
+    }
+
+    /// The digest of everything added.
+    pub fn finalize(self) -> [u8; 32] {
+        match self {
+            Self::Inline(hash) => hash.finalize().into(),
+            Self::Threaded(hash) => hash.finalize(),
+        }
+    }
+}
+
+/// Copies with buffers of up to 1 MiB (`std::io::copy` uses 8 KiB, which costs a few percent in calls and copies
+/// on layers); `size_hint` keeps the buffer small for small blobs.
+pub fn copy_large(
+    reader: &mut dyn std::io::Read,
+    writer: &mut dyn std::io::Write,
+    size_hint: u64,
+) -> std::io::Result<u64> {
+    let length = size_hint.clamp(4096, CHUNK as u64) as usize;
+    let mut buffer = Zeroizing::new(vec![0u8; length]);
     let mut total = 0;
     loop {
         let n = match reader.read(&mut buffer[..]) {

@@ -7,7 +7,7 @@
 use super::descriptor::{Descriptor, digest_hex};
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES};
 use crate::atomic;
-use crate::crypto::parallel_hash::ParallelSha256;
+use crate::crypto::parallel_hash::Sha256ForSize;
 use crate::ocicrypt::Error;
 use serde_json::{Value, json};
 use std::fs;
@@ -126,7 +126,7 @@ pub fn open_archive_source(archive: &Path, tag: Option<&str>) -> Result<LayoutSo
 /// Checks a blob's size and sha256 digest while it streams; a mismatch is an `InvalidData` error at the end.
 struct VerifyingReader<R: Read> {
     inner: R,
-    hash: Option<ParallelSha256>,
+    hash: Option<Sha256ForSize>,
     expected_digest: String,
     expected_size: u64,
     seen: u64,
@@ -136,7 +136,7 @@ impl<R: Read> VerifyingReader<R> {
     fn new(inner: R, descriptor: &Descriptor) -> Result<Self, Error> {
         Ok(Self {
             inner,
-            hash: Some(ParallelSha256::new()),
+            hash: Some(Sha256ForSize::new(descriptor.size()?)),
             expected_digest: descriptor.digest()?.to_owned(),
             expected_size: descriptor.size()?,
             seen: 0,

@@ -81,7 +81,8 @@ pub fn copy_blob(
     }
     let mut reader = source.open_blob(descriptor)?;
     let mut writer = destination.blob_writer()?;
-    crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer).map_err(|e| io_error(descriptor, e))?;
+    crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
+        .map_err(|e| io_error(descriptor, e))?;
     writer.commit(&digest)
 }
 

@@ -346,7 +346,7 @@ fn encrypt_layer(
     let progress = ui.transfer(&format!("encrypting layer {index}"), layer.size()?);
     let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
     let mut encryptor = LayerEncryptor::new(&key, destination.blob_writer()?);
-    copy_large(&mut reader, &mut encryptor).map_err(|e| oci::io_error(layer, e))?;
+    copy_large(&mut reader, &mut encryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
     let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
     writer.commit(&encrypted.ciphertext_digest)?;
@@ -382,7 +382,7 @@ fn reencrypt_layer(
     let progress = ui.transfer(&format!("re-encrypting layer {index}"), layer.size()?);
     let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
     let mut decryptor = LayerDecryptor::new(&old.key, LayerEncryptor::new(&key, destination.blob_writer()?));
-    copy_large(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
+    copy_large(&mut reader, &mut decryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
     let (encryptor, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
     let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
@@ -509,7 +509,7 @@ fn decrypt_layer(
     let progress = ui.transfer(&format!("decrypting layer {index}"), layer.size()?);
     let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
     let mut decryptor = LayerDecryptor::new(&private.key, destination.blob_writer()?);
-    copy_large(&mut reader, &mut decryptor).map_err(|e| oci::io_error(layer, e))?;
+    copy_large(&mut reader, &mut decryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
     drop(reader);
     // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
     let (writer, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
