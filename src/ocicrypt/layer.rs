@@ -83,8 +83,7 @@ impl PrivateOptions {
     /// taken from the public options first, then the private ones (Go's order).
     pub fn from_json(bytes: &[u8], public: &PublicOptions) -> Result<Self, Error> {
         let malformed = |what: &str| Error::Malformed(format!("layer private options: {what}"));
-        let value: Zeroizing<Vec<u8>> = Zeroizing::new(bytes.to_vec());
-        let parsed: Value = serde_json::from_slice(&value).map_err(|_| malformed("not a JSON object"))?;
+        let parsed: Value = serde_json::from_slice(bytes).map_err(|_| malformed("not a JSON object"))?;
         let object = parsed.as_object().ok_or_else(|| malformed("not a JSON object"))?;
         let symkey_text = get_ci(object, "symkey").and_then(Value::as_str).ok_or_else(|| malformed("no symkey"))?;
         let symkey = Zeroizing::new(b64_decode_lenient(symkey_text).map_err(|_| malformed("symkey is not base64"))?);

@@ -47,6 +47,17 @@ struct Keys {
 }
 
 impl Keys {
+    /// One key pair of every kind JWE recipients come in: RSA-2048, RSA-4096, EC P-256, P-384, P-521.
+    fn every_jwe_kind(&self) -> [(String, String); 5] {
+        [
+            self.rsa("rsa2048", 2048),
+            self.rsa("rsa4096", 4096),
+            self.ec("p256", "prime256v1"),
+            self.ec("p384", "secp384r1"),
+            self.ec("p521", "secp521r1"),
+        ]
+    }
+
     fn new() -> Self {
         tools();
         Self { scratch: Scratch::new() }
@@ -86,13 +97,7 @@ fn skopeo_encrypts_cryptadm_decrypts_every_jwe_key_kind() {
     let work = Scratch::new();
     let src = work.path("src");
     fixture(&src, TWO_LAYERS);
-    let kinds = [
-        keys.rsa("rsa2048", 2048),
-        keys.rsa("rsa4096", 4096),
-        keys.ec("p256", "prime256v1"),
-        keys.ec("p384", "secp384r1"),
-        keys.ec("p521", "secp521r1"),
-    ];
+    let kinds = keys.every_jwe_kind();
     for (i, (private, public)) in kinds.iter().enumerate() {
         let enc = work.path(&format!("enc{i}"));
         let dec = work.path(&format!("dec{i}"));
@@ -108,13 +113,7 @@ fn cryptadm_encrypts_skopeo_decrypts_every_jwe_key_kind() {
     let work = Scratch::new();
     let src = work.path("src");
     fixture(&src, TWO_LAYERS);
-    let kinds = [
-        keys.rsa("rsa2048", 2048),
-        keys.rsa("rsa4096", 4096),
-        keys.ec("p256", "prime256v1"),
-        keys.ec("p384", "secp384r1"),
-        keys.ec("p521", "secp521r1"),
-    ];
+    let kinds = keys.every_jwe_kind();
     for (i, (private, public)) in kinds.iter().enumerate() {
         let enc = work.path(&format!("enc{i}"));
         let dec = work.path(&format!("dec{i}"));
@@ -702,6 +701,16 @@ fn encrypted_private_keys_take_their_password_from_a_file_a_variable_or_ocicrypt
         .stderr(predicate::str::contains("warning").not());
     decrypt("env").args(["--key", &locked]).env("CRYPTADM_PASSPHRASE", "hunter2").assert().success();
     decrypt("pwfile").args(["--key", &format!("{locked}:file={}", password_file.display())]).assert().success();
+    decrypt("fd").args(["--key", &format!("{locked}:fd=0")]).write_stdin("hunter2").assert().success();
+    // On a terminal, an encrypted key without a password is asked for.
+    let (code, screen) = crate::terminal::on_terminal(
+        &["hunter2"],
+        &["image", "authorize", "--key", &locked, &oci(&enc)],
+        work.dir.path(),
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("Password for"), "{screen}");
+    assert!(screen.contains("authorized") && !screen.contains("hunter2"), "{screen}");
     // ocicrypt's FILE:PASSWORD works, with a warning that never repeats the password.
     decrypt("argv")
         .args(["--key", &format!("{locked}:hunter2")])

@@ -3,7 +3,7 @@
 
 use crate::support::{Scratch, VECTOR_PASSPHRASE, VECTOR_PLAINTEXT, require_tool, seal_file_provider};
 
-fn on_terminal(answers: &[&str], args: &[&str], dir: &std::path::Path) -> (i32, String) {
+pub(crate) fn on_terminal(answers: &[&str], args: &[&str], dir: &std::path::Path) -> (i32, String) {
     require_tool("python3", "apt-get install -y python3");
     let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/pty_drive.py");
     let output = std::process::Command::new("python3")
