@@ -8,6 +8,7 @@ pub mod bootstrap;
 pub mod env_vars;
 pub mod image;
 pub mod printer;
+pub mod secret;
 pub mod secrets;
 
 use crate::exit::{self, ExitStatus};
@@ -85,6 +86,8 @@ pub enum Commands {
     Bootstrap(bootstrap::BootstrapNamespace),
     #[allow(missing_docs)]
     Image(image::ImageNamespace),
+    #[allow(missing_docs)]
+    Secret(secret::SecretNamespace),
 }
 
 /// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
@@ -97,6 +100,8 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image encrypt" => Some(image::encrypt::EXAMPLES),
         "cryptadm image decrypt" => Some(image::decrypt::EXAMPLES),
         "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
+        "cryptadm secret" => Some(secret::EXAMPLES),
+        "cryptadm secret generate-k8s" => Some(secret::generate_k8s::EXAMPLES),
         _ => None,
     }
 }
@@ -148,6 +153,7 @@ fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
     match command {
         Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
         Commands::Image(namespace) => image::run(namespace, printer),
+        Commands::Secret(namespace) => secret::run(namespace, printer),
     }
 }
 

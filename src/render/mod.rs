@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+pub mod kubectl;
+pub mod kubernetes;
+
 /// How documents are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OutputFormat {
