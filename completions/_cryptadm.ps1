@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
             [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
+            [CompletionResult]::new('secret', 'secret', [CompletionResultType]::ParameterValue, 'Generate Kubernetes objects that carry image decryption keys')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -217,9 +218,58 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;image;help;help' {
             break
         }
+        'cryptadm;secret' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('generate-k8s', 'generate-k8s', [CompletionResultType]::ParameterValue, 'Print Kubernetes objects that carry image decryption keys')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;secret;generate-k8s' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A key file, as [NAME=]FILE; NAME is the data entry (the file name on the node), by default FILE''s name')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace of every object (enc-key-sync: default `enc-key-sync`)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace of every object (enc-key-sync: default `enc-key-sync`)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The Secret''s shape')
+            [CompletionResult]::new('--runtime', '--runtime', [CompletionResultType]::ParameterName, 'The container runtime whose keys directory the DaemonSet writes')
+            [CompletionResult]::new('--service-account', '--service-account', [CompletionResultType]::ParameterName, 'Add a patch giving this ServiceAccount the Secret, and a Pod using it (--format kep)')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'How the objects are printed: a YAML stream or JSON (several objects as a v1 List)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--with-daemonset', '--with-daemonset', [CompletionResultType]::ParameterName, 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;secret;help' {
+            [CompletionResult]::new('generate-k8s', 'generate-k8s', [CompletionResultType]::ParameterValue, 'Print Kubernetes objects that carry image decryption keys')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;secret;help;generate-k8s' {
+            break
+        }
+        'cryptadm;secret;help;help' {
+            break
+        }
         'cryptadm;help' {
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
             [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
+            [CompletionResult]::new('secret', 'secret', [CompletionResultType]::ParameterValue, 'Generate Kubernetes objects that carry image decryption keys')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -247,6 +297,13 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;image;authorize' {
+            break
+        }
+        'cryptadm;help;secret' {
+            [CompletionResult]::new('generate-k8s', 'generate-k8s', [CompletionResultType]::ParameterValue, 'Print Kubernetes objects that carry image decryption keys')
+            break
+        }
+        'cryptadm;help;secret;generate-k8s' {
             break
         }
         'cryptadm;help;help' {

@@ -25,6 +25,9 @@ _cryptadm() {
             cryptadm,image)
                 cmd="cryptadm__subcmd__image"
                 ;;
+            cryptadm,secret)
+                cmd="cryptadm__subcmd__secret"
+                ;;
             cryptadm__subcmd__bootstrap,help)
                 cmd="cryptadm__subcmd__bootstrap__subcmd__help"
                 ;;
@@ -52,6 +55,9 @@ _cryptadm() {
             cryptadm__subcmd__help,image)
                 cmd="cryptadm__subcmd__help__subcmd__image"
                 ;;
+            cryptadm__subcmd__help,secret)
+                cmd="cryptadm__subcmd__help__subcmd__secret"
+                ;;
             cryptadm__subcmd__help__subcmd__bootstrap,open)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap__subcmd__open"
                 ;;
@@ -66,6 +72,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__help__subcmd__image,encrypt)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__encrypt"
+                ;;
+            cryptadm__subcmd__help__subcmd__secret,generate-k8s)
+                cmd="cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s"
                 ;;
             cryptadm__subcmd__image,authorize)
                 cmd="cryptadm__subcmd__image__subcmd__authorize"
@@ -91,6 +100,18 @@ _cryptadm() {
             cryptadm__subcmd__image__subcmd__help,help)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__help"
                 ;;
+            cryptadm__subcmd__secret,generate-k8s)
+                cmd="cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s"
+                ;;
+            cryptadm__subcmd__secret,help)
+                cmd="cryptadm__subcmd__secret__subcmd__help"
+                ;;
+            cryptadm__subcmd__secret__subcmd__help,generate-k8s)
+                cmd="cryptadm__subcmd__secret__subcmd__help__subcmd__generate__subcmd__k8s"
+                ;;
+            cryptadm__subcmd__secret__subcmd__help,help)
+                cmd="cryptadm__subcmd__secret__subcmd__help__subcmd__help"
+                ;;
             *)
                 ;;
         esac
@@ -98,7 +119,7 @@ _cryptadm() {
 
     case "${cmd}" in
         cryptadm)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,7 +319,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help)
-            opts="bootstrap image help"
+            opts="bootstrap image secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -410,6 +431,34 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image__subcmd__encrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__secret)
+            opts="generate-k8s"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -664,6 +713,116 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__secret)
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version generate-k8s help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s)
+            opts="-n -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "node kep enc-key-sync" -- "${cur}"))
+                    return 0
+                    ;;
+                --runtime)
+                    COMPREPLY=($(compgen -W "containerd crio" -- "${cur}"))
+                    return 0
+                    ;;
+                --service-account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__secret__subcmd__help)
+            opts="generate-k8s help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__secret__subcmd__help__subcmd__generate__subcmd__k8s)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__secret__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

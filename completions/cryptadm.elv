@@ -30,6 +30,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
             cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
+            cand secret 'Generate Kubernetes objects that carry image decryption keys'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;bootstrap'= {
@@ -197,9 +198,53 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;image;help;help'= {
         }
+        &'cryptadm;secret'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;secret;generate-k8s'= {
+            cand --key 'A key file, as [NAME=]FILE; NAME is the data entry (the file name on the node), by default FILE''s name'
+            cand -n 'The namespace of every object (enc-key-sync: default `enc-key-sync`)'
+            cand --namespace 'The namespace of every object (enc-key-sync: default `enc-key-sync`)'
+            cand --format 'The Secret''s shape'
+            cand --runtime 'The container runtime whose keys directory the DaemonSet writes'
+            cand --service-account 'Add a patch giving this ServiceAccount the Secret, and a Pod using it (--format kep)'
+            cand --output-format 'How the objects are printed: a YAML stream or JSON (several objects as a v1 List)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --color 'When to colour messages'
+            cand --with-daemonset 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;secret;help'= {
+            cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;secret;help;generate-k8s'= {
+        }
+        &'cryptadm;secret;help;help'= {
+        }
         &'cryptadm;help'= {
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
             cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
+            cand secret 'Generate Kubernetes objects that carry image decryption keys'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;help;bootstrap'= {
@@ -220,6 +265,11 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;image;decrypt'= {
         }
         &'cryptadm;help;image;authorize'= {
+        }
+        &'cryptadm;help;secret'= {
+            cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'
+        }
+        &'cryptadm;help;secret;generate-k8s'= {
         }
         &'cryptadm;help;help'= {
         }

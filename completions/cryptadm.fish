@@ -34,6 +34,7 @@ complete -c cryptadm -n "__fish_cryptadm_needs_command" -s h -l help -d 'Print h
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "secret" -d 'Generate Kubernetes objects that carry image decryption keys'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
@@ -148,11 +149,45 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -f -a "generate-k8s" -d 'Print Kubernetes objects that carry image decryption keys'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l key -d 'A key file, as [NAME=]FILE; NAME is the data entry (the file name on the node), by default FILE\'s name' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s n -l namespace -d 'The namespace of every object (enc-key-sync: default `enc-key-sync`)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l format -d 'The Secret\'s shape' -r -f -a "node\t'An Opaque Secret, one entry per key file, for containerd\'s and CRI-O\'s node key model'
+kep\t'The encrypted-images KEP\'s kubernetes.io/decryptionkeys Secret (never merged: for experiments)'
+enc-key-sync\t'A `key`-type Secret for the enc-key-sync operator (IBM/k8s-enc-image-operator)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l runtime -d 'The container runtime whose keys directory the DaemonSet writes' -r -f -a "containerd\t'containerd with imgcrypt: /etc/containerd/ocicrypt/keys'
+crio\t'CRI-O: /etc/crio/keys'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l service-account -d 'Add a patch giving this ServiceAccount the Secret, and a Pod using it (--format kep)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l output-format -d 'How the objects are printed: a YAML stream or JSON (several objects as a v1 List)' -r -f -a "yaml\t'A YAML stream'
+json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l with-daemonset -d 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from help" -f -a "generate-k8s" -d 'Print Kubernetes objects that carry image decryption keys'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret help" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret help" -f -a "secret" -d 'Generate Kubernetes objects that carry image decryption keys'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from bootstrap" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from secret" -f -a "generate-k8s" -d 'Print Kubernetes objects that carry image decryption keys'

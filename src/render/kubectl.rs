@@ -68,9 +68,7 @@ fn unsupported(what: &str) -> RenderError {
 /// Writes a block mapping whose keys start at column `indent`; the first key is written where the output
 /// currently stands when `first_inline` (after a sequence's `- `).
 fn mapping(out: &mut String, map: &Map<String, Value>, indent: usize, first_inline: bool) -> Result<(), RenderError> {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_by(|a, b| natural_order(a, b));
-    for (i, key) in keys.into_iter().enumerate() {
+    for (i, key) in go_yaml_key_order(map.keys()).into_iter().enumerate() {
         if i > 0 || !first_inline {
             pad(out, indent);
         }
@@ -453,6 +451,22 @@ fn is_base60_float(s: &str) -> bool {
             [t, d] => (b'0'..=b'5').contains(t) && d.is_ascii_digit(),
             _ => false,
         })
+}
+
+/// Keys in go-yaml's order ([`natural_order`]).
+///
+/// That order is not transitive on every set of keys (`007` < `0b1` < `1.0` < `007`: a letter, then digit runs
+/// compared as numbers). go-yaml sorts the keys of a Go map, whose iteration order is random, so for such a set
+/// kubectl prints a different order from run to run and no output can match it byte for byte. Wherever the order
+/// is consistent, every sorting algorithm gives the same result; a binary insertion sort is used because it
+/// gives a deterministic result on an inconsistent order too, where the standard library's sorts may panic.
+pub fn go_yaml_key_order<'a>(keys: impl IntoIterator<Item = &'a String>) -> Vec<&'a String> {
+    let mut sorted: Vec<&String> = Vec::new();
+    for key in keys {
+        let at = sorted.partition_point(|placed| natural_order(placed, key) != Ordering::Greater);
+        sorted.insert(at, key);
+    }
+    sorted
 }
 
 /// go-yaml v2's map key order (`keyList.Less` for string keys): runs of digits compare as numbers, letters

@@ -9,19 +9,19 @@ use std::process::Command;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/oci_fixture.py");
 
-fn tools() {
+pub(crate) fn tools() {
     require_tool("skopeo", "apt-get install -y skopeo");
     require_tool("openssl", "apt-get install -y openssl");
     require_tool("python3", "apt-get install -y python3");
 }
 
-fn run(cmd: &mut Command) -> String {
+pub(crate) fn run(cmd: &mut Command) -> String {
     let output = cmd.output().expect("run tool");
     assert!(output.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap()
 }
 
-fn fixture(dir: &Path, spec: &str) {
+pub(crate) fn fixture(dir: &Path, spec: &str) {
     run(Command::new("python3").arg(FIXTURE).arg("make").arg(dir).arg("v1").arg(spec));
 }
 
@@ -30,7 +30,7 @@ fn layers(dir: &Path) -> Vec<Value> {
     serde_json::from_str(&run(Command::new("python3").arg(FIXTURE).arg("layers").arg(dir).arg("v1"))).unwrap()
 }
 
-fn layer_digests(dir: &Path) -> Vec<String> {
+pub(crate) fn layer_digests(dir: &Path) -> Vec<String> {
     layers(dir)
         .iter()
         .flat_map(|m| {
@@ -39,11 +39,11 @@ fn layer_digests(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
+pub(crate) const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
 const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
 
-struct Keys {
-    scratch: Scratch,
+pub(crate) struct Keys {
+    pub(crate) scratch: Scratch,
 }
 
 impl Keys {
@@ -58,12 +58,12 @@ impl Keys {
         ]
     }
 
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         tools();
         Self { scratch: Scratch::new() }
     }
 
-    fn rsa(&self, name: &str, bits: u32) -> (String, String) {
+    pub(crate) fn rsa(&self, name: &str, bits: u32) -> (String, String) {
         let private = self.scratch.path(&format!("{name}.pem"));
         let public = self.scratch.path(&format!("{name}.pub.pem"));
         run(Command::new("openssl").args(["genrsa", "-out"]).arg(&private).arg(bits.to_string()));
@@ -72,7 +72,7 @@ impl Keys {
     }
 
     /// EC keys: ocicrypt reads only PKCS#8 private keys, so convert.
-    fn ec(&self, name: &str, curve: &str) -> (String, String) {
+    pub(crate) fn ec(&self, name: &str, curve: &str) -> (String, String) {
         let sec1 = self.scratch.path(&format!("{name}.sec1.pem"));
         let private = self.scratch.path(&format!("{name}.pem"));
         let public = self.scratch.path(&format!("{name}.pub.pem"));
@@ -83,11 +83,11 @@ impl Keys {
     }
 }
 
-fn oci(dir: &Path) -> String {
+pub(crate) fn oci(dir: &Path) -> String {
     format!("oci:{}:v1", dir.display())
 }
 
-fn skopeo_copy(args: &[&str], from: &Path, to: &Path) {
+pub(crate) fn skopeo_copy(args: &[&str], from: &Path, to: &Path) {
     run(Command::new("skopeo").args(["--insecure-policy", "copy"]).args(args).arg(oci(from)).arg(oci(to)));
 }
 

@@ -46,7 +46,7 @@ pub struct GenerateK8sArgs {
     /// A key file, as [NAME=]FILE; NAME is the data entry (the file name on the node), by default FILE's name
     ///
     /// Repeatable. As kubectl's --from-file=NAME=FILE; a FILE that exists is never split at `=`.
-    #[arg(long = "key", value_name = "[NAME=]FILE", required = true)]
+    #[arg(long = "key", value_name = "FILE", required = true)]
     keys: Vec<String>,
     /// The namespace of every object (enc-key-sync: default `enc-key-sync`)
     #[arg(short = 'n', long, value_name = "NS")]
