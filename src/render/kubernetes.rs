@@ -352,11 +352,7 @@ fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) 
                 "export the secret key with `gpg --export-secret-keys KEYID > key.gpg`",
             ));
         }
-        let locked = certs.iter().flat_map(|c| c.keys().secret()).any(|k| k.key().secret().is_encrypted());
-        if locked && format.keys_on_nodes() {
-            return Err(unusable("the OpenPGP secret key is protected by a passphrase".into(), REMOVE_PASSWORD_HINT));
-        }
-        return Ok(KeyKind::Plain);
+        return openpgp_secret_key(key, &certs, format, password);
     }
     let hint = if problem.contains("public key") {
         "give the private key: the Secret must hold what decrypts the image; the public key is only for \
@@ -370,6 +366,40 @@ fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) 
 
 const NO_PASSWORD_HINT: &str = "give the key's password with --passphrase-file FILE (`-` for standard input), or set \
      CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE";
+
+/// An OpenPGP secret key: usable on nodes only without a passphrase; in the KEP's list with the one given.
+fn openpgp_secret_key(
+    key: &KeyFile,
+    certs: &[sequoia_openpgp::Cert],
+    format: SecretFormat,
+    password: Option<&Passphrase>,
+) -> Result<KeyKind, Error> {
+    let unusable = |problem: &str, hint: &str| Error::UnusableKey {
+        file: key.source.clone(),
+        problem: problem.to_owned(),
+        hint: hint.to_owned(),
+    };
+    let locked: Vec<_> = certs
+        .iter()
+        .flat_map(|c| c.keys().secret())
+        .filter(|k| k.key().secret().is_encrypted())
+        .map(|k| k.key().clone())
+        .collect();
+    if locked.is_empty() {
+        return Ok(KeyKind::Plain);
+    }
+    if format.keys_on_nodes() {
+        return Err(unusable("the OpenPGP secret key is protected by a passphrase", REMOVE_PASSWORD_HINT));
+    }
+    let Some(password) = password else {
+        return Err(unusable("the OpenPGP secret key is protected by a passphrase", NO_PASSWORD_HINT));
+    };
+    let password = sequoia_openpgp::crypto::Password::from(password.expose());
+    if locked.into_iter().any(|k| k.decrypt_secret(&password).is_err()) {
+        return Err(unusable("the passphrase does not unlock the OpenPGP secret key", "give the key's passphrase"));
+    }
+    Ok(KeyKind::Encrypted)
+}
 
 fn encrypted_key(
     key: &KeyFile,

@@ -565,11 +565,32 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     refused(&["k", "--key", &locked.display().to_string()], 3, "protected by a passphrase");
     let secret = scratch.write("secret.gpg", cert.as_tsk().to_vec().unwrap());
     generate(&["k", "--key", &secret.display().to_string()]);
+    // In the KEP's list a protected OpenPGP key goes with its passphrase, which must unlock it.
+    let (locked_arg, pw, wrong) =
+        (locked.display().to_string(), scratch.write("pw", "pw"), scratch.write("wrong", "wrong"));
+    refused(&["k", "--format", "kep", "--key", &locked_arg], 3, "protected by a passphrase");
+    let wrong_arg = wrong.display().to_string();
+    refused(&["k", "--format", "kep", "--key", &locked_arg, "--passphrase-file", &wrong_arg], 3, "does not unlock");
+    let kep = generate(&[
+        "k",
+        "--format",
+        "kep",
+        "--key",
+        &locked_arg,
+        "--passphrase-file",
+        &pw.display().to_string(),
+        "--output-format",
+        "json",
+    ]);
+    let secret: Value = serde_json::from_str(&kep).unwrap();
+    let list: Value =
+        serde_json::from_slice(&BASE64.decode(secret["data"][".imagedecryptionkey"].as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(list[0]["keyPass"], BASE64.encode("pw"));
     // kep: an encrypted key needs its password, the right one.
     refused(&["k", "--format", "kep", "--key", &path("rsa2048.enc.pem")], 3, "encrypted");
-    let wrong = scratch.write("wrong", "wrong");
     refused(
-        &["k", "--format", "kep", "--key", &path("rsa2048.enc.pem"), "--passphrase-file", &wrong.display().to_string()],
+        &["k", "--format", "kep", "--key", &path("rsa2048.enc.pem"), "--passphrase-file", &wrong_arg],
         3,
         "wrong password",
     );

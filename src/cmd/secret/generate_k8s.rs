@@ -96,7 +96,8 @@ pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatu
     let output_format = args.output_format.into();
     let request = resolve(args, printer)?;
     let objects = kubernetes::build(&request)?;
-    let text = kubernetes::render(&objects, output_format).map_err(kubernetes::Error::from)?;
+    // The documents hold private keys (base64): wipe the text once written.
+    let text = Zeroizing::new(kubernetes::render(&objects, output_format).map_err(kubernetes::Error::from)?);
     printer.data(text.as_bytes()).context("writing to standard output")?;
     Ok(ExitStatus::Success)
 }
