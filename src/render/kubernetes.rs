@@ -259,41 +259,42 @@ fn kep_references(secret: &str, namespace: Option<&str>, account: &str) -> [Valu
     [account_patch, pod]
 }
 
-/// Checks every key file and returns the Secret's `data` (values base64-encoded).
+/// Checks every key file and returns the Secret's `data` (values base64-encoded). In the node formats each file
+/// is a data entry, so its name must suit kubectl; in the KEP's the files are entries of one list, names unused.
 fn check_keys(request: &Request) -> Result<Map<String, Value>, Error> {
-    let mut data = Map::new();
-    let mut kinds = Vec::new();
-    for key in &request.keys {
-        check_data_key(&key.name)?;
-        if request.format.keys_on_nodes() && data.contains_key(&key.name) {
-            return Err(Error::DuplicateDataKey(key.name.clone()));
+    let on_nodes = request.format.keys_on_nodes();
+    if on_nodes {
+        let mut names = std::collections::HashSet::new();
+        for key in &request.keys {
+            check_data_key(&key.name)?;
+            if !names.insert(key.name.as_str()) {
+                return Err(Error::DuplicateDataKey(key.name.clone()));
+            }
         }
-        let kind = classify(key, request.format, request.password.as_ref())?;
-        kinds.push(kind);
-        data.insert(key.name.clone(), Value::Null);
+        check_size(request.keys.iter().map(|key| key.bytes.len()).sum())?;
     }
-    if !kinds.iter().any(|k| *k != KeyKind::Certificate) {
+    let kinds = request
+        .keys
+        .iter()
+        .map(|key| classify(key, request.format, request.password.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if kinds.iter().all(|kind| *kind == KeyKind::Certificate) {
         return Err(Error::NoPrivateKey("only certificates were given".into()));
     }
-    let mut size = 0;
-    let data = if request.format.keys_on_nodes() {
-        request
-            .keys
-            .iter()
-            .map(|key| {
-                size += key.bytes.len();
-                (key.name.clone(), json!(BASE64.encode(&key.bytes[..])))
-            })
-            .collect()
-    } else {
-        let list = kep_list(request, &kinds);
-        size = list.len();
-        Map::from_iter([(KEP_DATA_KEY.to_owned(), json!(BASE64.encode(&list[..])))])
-    };
+    if on_nodes {
+        return Ok(request.keys.iter().map(|key| (key.name.clone(), json!(BASE64.encode(&key.bytes[..])))).collect());
+    }
+    let list = kep_list(request, &kinds);
+    check_size(list.len())?;
+    Ok(Map::from_iter([(KEP_DATA_KEY.to_owned(), json!(BASE64.encode(&list[..])))]))
+}
+
+/// The API server's limit, on the decoded data.
+fn check_size(size: usize) -> Result<(), Error> {
     if size > MAX_SECRET_SIZE {
         return Err(Error::TooLarge { size });
     }
-    Ok(data)
+    Ok(())
 }
 
 /// The KEP's `DecryptionKeys` as JSON: `[{"keyData": base64, "keyPass": base64}, …]`, `keyPass` only for keys

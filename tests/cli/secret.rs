@@ -286,6 +286,47 @@ fn every_document_passes_kubernetes_validate_strict() {
     }
 }
 
+/// kubectl re-prints each of our documents unchanged (`kubectl label --local` with a label the document already
+/// has): the DaemonSet, ServiceAccount patch and Pod are in kubectl's layout too, YAML and JSON (a List as
+/// `encoding/json` indents it, around kubectl's own printing of each item).
+#[test]
+fn every_document_is_printed_as_kubectl_prints_it() {
+    kubectl();
+    let scratch = Scratch::new();
+    let rsa = key("rsa2048.pkcs8.pem").display().to_string();
+    let cases: &[&[&str]] = &[
+        &["image-keys", "-n", "kube-system", "--key", &rsa, "--with-daemonset"],
+        &["image-keys", "--key", &rsa, "--with-daemonset", "--runtime", "crio"],
+        &["keysecret", "--format", "kep", "--key", &rsa, "--service-account", "default", "-n", "demo"],
+    ];
+    let reprint = |document: &str, format: &str| {
+        let path = scratch.write("doc", document);
+        run(Command::new("kubectl").args(["label", "--local", "--overwrite", "-f"]).arg(&path).args([
+            "app.kubernetes.io/managed-by=cryptadm",
+            "-o",
+            format,
+        ]))
+    };
+    for case in cases {
+        let yaml = generate(case);
+        let documents: Vec<&str> = yaml.split("---\n").collect();
+        assert!(documents.len() >= 2, "{yaml}");
+        for document in &documents {
+            pretty_assertions::assert_eq!(reprint(document, "yaml"), *document, "{case:?}");
+        }
+        let items: Vec<String> = documents
+            .iter()
+            .map(|d| reprint(d, "json").lines().map(|l| format!("        {l}")).collect::<Vec<_>>().join("\n"))
+            .collect();
+        let list = format!(
+            "{{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n{}\n    ],\n    \"kind\": \"List\",\n    \
+             \"metadata\": {{\n        \"resourceVersion\": \"\"\n    }}\n}}\n",
+            items.join(",\n")
+        );
+        pretty_assertions::assert_eq!(generate(&[case, &["--output-format", "json"][..]].concat()), list, "{case:?}");
+    }
+}
+
 /// The KEP's imageDecryptSecrets exists in no Kubernetes schema: strict validation refuses exactly that field on the
 /// ServiceAccount and the Pod, and everything else in them passes.
 #[test]
@@ -605,6 +646,9 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     std::fs::write(&dotted, std::fs::read(&rsa).unwrap()).unwrap();
     refused(&["k", "--key", &dotted.display().to_string()], 3, "must not start with `..`");
     refused(&["k", "--key", &rsa, "--key", &rsa], 3, "two key files are named `rsa2048.pkcs8.pem`");
+    // In the KEP's list file names are not data entries: any name does.
+    let spaced = scratch.write("my key.pem", std::fs::read(&rsa).unwrap());
+    generate(&["k", "--format", "kep", "--key", &spaced.display().to_string(), "--key", &rsa, "--key", &rsa]);
     refused(&["k", "--key", &format!("={rsa}")], 2, "expected NAME=FILE");
     // Size: the data over 1 MiB in total, and one file over it.
     let many: Vec<String> = (0..700).flat_map(|i| ["--key".to_owned(), format!("k{i}={rsa}")]).collect();
