@@ -335,6 +335,9 @@ fn kep_references_fail_strict_validation_only_on_the_kep_field() {
     let rsa = key("rsa2048.pkcs8.pem").display().to_string();
     let args = ["keysecret", "--format", "kep", "--key", &rsa, "--service-account", "default", "-n", "demo"];
     let yaml = generate(&args);
+    // The operator is told, on stderr, that nothing consumes these objects.
+    let warned = cryptadm().args(["secret", "generate-k8s"]).args(args).output().unwrap();
+    assert!(String::from_utf8_lossy(&warned.stderr).contains("warning: the encrypted-images KEP was never merged"));
     let (ok, text) = kubernetes_validate(&scratch.write("kep.yaml", &yaml));
     assert!(!ok);
     assert!(text.contains("passed for resource secret/keysecret"), "{text}");
