@@ -31,6 +31,8 @@ pub const KEP_TYPE: &str = "kubernetes.io/decryptionkeys";
 pub const ENC_KEY_SYNC_TYPE: &str = "key";
 /// The namespace the enc-key-sync operator watches by default.
 pub const ENC_KEY_SYNC_NAMESPACE: &str = "enc-key-sync";
+/// The example Pod of `--service-account` is named after the Secret, with this suffix.
+const POD_SUFFIX: &str = "-example";
 /// `app.kubernetes.io/component` of every object.
 pub const COMPONENT: &str = "image-decryption-keys";
 /// `app.kubernetes.io/managed-by` of every object.
@@ -150,7 +152,7 @@ impl Classified for Error {
                  and ending with a letter or digit (e.g. `image-keys`)"
             }
             Error::InvalidDataKey { .. } => {
-                "name the entry with --key NAME=FILE, using letters, digits, `-`, `_` and `.` (e.g. `--key node.pem=./keys/node key.pem`)"
+                "name the entry with --key NAME=FILE, using letters, digits, `-`, `_` and `.` (e.g. `--key node.pem=FILE`)"
             }
             Error::DuplicateDataKey(_) => "give one of them another name with --key NAME=FILE",
             Error::UnusableKey { hint, .. } => hint,
@@ -173,9 +175,20 @@ pub fn build(request: &Request) -> Result<Vec<Value>, Error> {
     }
     if let Some(account) = &request.service_account {
         check_subdomain("--service-account", account)?;
+        if request.name.len() + POD_SUFFIX.len() > 253 {
+            return Err(Error::InvalidName {
+                what: "NAME",
+                value: request.name.clone(),
+                problem: format!(
+                    "with --service-account it may have at most {} characters (the example Pod is \
+                                  named NAME{POD_SUFFIX})",
+                    253 - POD_SUFFIX.len()
+                ),
+            });
+        }
     }
     let data = check_keys(request)?;
-    let mut objects = vec![secret(request, &data)?];
+    let mut objects = vec![secret(request, &data)];
     if let Some(runtime) = request.daemonset {
         objects.push(daemonset::daemonset(&request.name, request.namespace.as_deref(), runtime)?);
     }
@@ -220,7 +233,7 @@ fn metadata(name: &str, namespace: Option<&str>, extra_labels: &[(&str, &str)]) 
     meta
 }
 
-fn secret(request: &Request, data: &Map<String, Value>) -> Result<Value, Error> {
+fn secret(request: &Request, data: &Map<String, Value>) -> Value {
     let (secret_type, namespace) = match request.format {
         SecretFormat::Node => ("Opaque", request.namespace.as_deref()),
         SecretFormat::Kep => (KEP_TYPE, request.namespace.as_deref()),
@@ -228,28 +241,34 @@ fn secret(request: &Request, data: &Map<String, Value>) -> Result<Value, Error> 
             (ENC_KEY_SYNC_TYPE, Some(request.namespace.as_deref().unwrap_or(ENC_KEY_SYNC_NAMESPACE)))
         }
     };
-    Ok(json!({
+    json!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": metadata(&request.name, namespace, &[]),
         "data": data,
         "type": secret_type,
-    }))
+    })
 }
 
-/// The KEP's `imageDecryptSecrets` on a ServiceAccount (a patch: only the name and the new field) and on a Pod.
+/// The KEP's `imageDecryptSecrets` on a ServiceAccount and on a Pod. The ServiceAccount document is a patch
+/// (`kubectl patch serviceaccount SA --patch-file …`): only what identifies the account and the new field, no
+/// labels, because cryptadm does not manage the account.
 fn kep_references(secret: &str, namespace: Option<&str>, account: &str) -> [Value; 2] {
     let reference = json!([{"name": secret}]);
+    let mut account_metadata = json!({"name": account});
+    if let Some(namespace) = namespace {
+        account_metadata["namespace"] = json!(namespace);
+    }
     let account_patch = json!({
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": metadata(account, namespace, &[]),
+        "metadata": account_metadata,
         "imageDecryptSecrets": reference,
     });
     let pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": metadata(&format!("{secret}-example"), namespace, &[]),
+        "metadata": metadata(&format!("{secret}{POD_SUFFIX}"), namespace, &[]),
         "spec": {
             "serviceAccountName": account,
             "imageDecryptSecrets": reference,

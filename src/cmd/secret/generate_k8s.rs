@@ -94,8 +94,15 @@ pub enum RuntimeArg {
 /// Runs `cryptadm secret generate-k8s`.
 pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let output_format = args.output_format.into();
-    let request = resolve(args, printer)?;
+    let request = resolve(args)?;
     let objects = kubernetes::build(&request)?;
+    if request.format == SecretFormat::Kep {
+        printer.warn(if request.service_account.is_some() {
+            "the encrypted-images KEP was never merged: API servers reject (or drop) imageDecryptSecrets, and no kubelet reads the Secret"
+        } else {
+            "the encrypted-images KEP was never merged: no kubelet or runtime reads this Secret"
+        });
+    }
     // The documents hold private keys (base64): wipe the text once written.
     let text = Zeroizing::new(kubernetes::render(&objects, output_format).map_err(kubernetes::Error::from)?);
     printer.data(text.as_bytes()).context("writing to standard output")?;
@@ -103,7 +110,7 @@ pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatu
 }
 
 /// Reads the key files and the password, and checks the flags go together, before anything is built.
-fn resolve(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<Request> {
+fn resolve(args: GenerateK8sArgs) -> anyhow::Result<Request> {
     let format = match args.format {
         FormatArg::Node => SecretFormat::Node,
         FormatArg::Kep => SecretFormat::Kep,
@@ -127,13 +134,6 @@ fn resolve(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<Request> 
     }
     let keys = args.keys.iter().map(|spec| read_key(spec)).collect::<anyhow::Result<Vec<_>>>()?;
     let password = if format == SecretFormat::Kep { args.password.read(&mut StdinClaim::default())? } else { None };
-    if format == SecretFormat::Kep {
-        printer.warn(if args.service_account.is_some() {
-            "the encrypted-images KEP was never merged: API servers reject (or drop) imageDecryptSecrets, and no kubelet reads the Secret"
-        } else {
-            "the encrypted-images KEP was never merged: no kubelet or runtime reads this Secret"
-        });
-    }
     Ok(Request {
         name: args.name,
         namespace: args.namespace,
