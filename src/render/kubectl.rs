@@ -622,6 +622,29 @@ mod tests {
     }
 
     #[test]
+    fn inconsistent_key_sets_sort_deterministically() {
+        // 007 < 0b1 < 1.0 < 007: no order satisfies go-yaml's comparison; any fixed answer will do, no panic.
+        let keys: Vec<String> = ["1.0", "0b1", "007"].iter().map(|s| s.to_string()).collect();
+        let first = go_yaml_key_order(&keys);
+        assert_eq!(first.len(), 3);
+        assert_eq!(go_yaml_key_order(&keys), first);
+    }
+
+    proptest::proptest! {
+        /// Every name kubectl accepts as a data key, with any base64 value, is written (never an error) and reads
+        /// back as the same string.
+        #[test]
+        fn every_valid_data_key_renders(key in "[-._a-zA-Z0-9]{1,253}", value in "[A-Za-z0-9+/]{0,12}={0,2}") {
+            proptest::prop_assume!(key != "." && !key.starts_with(".."));
+            let doc = json!({"data": {&key: &value}});
+            let text = yaml(&doc).unwrap();
+            let back: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> =
+                serde_saphyr::from_str(&text).unwrap();
+            proptest::prop_assert_eq!(&back["data"][&key], &value);
+        }
+    }
+
+    #[test]
     fn unsupported_strings_are_errors() {
         assert!(yaml(&json!({"a": "tab\there"})).is_err());
         assert!(yaml(&json!({"a": "trailing \nspace"})).is_err());

@@ -390,6 +390,14 @@ fn decode_secret(json: &str, dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Writes each data entry of the Secret on stdin (YAML) as a file in the directory argv[1].
+const PYTHON_DECODE: &str = "import base64, os, sys, yaml
+secret = yaml.safe_load(sys.stdin)
+for name, value in secret['data'].items():
+    with open(os.path.join(sys.argv[1], name), 'wb') as f:
+        f.write(base64.b64decode(value, validate=True))
+";
+
 #[test]
 fn decoded_secret_decrypts_a_skopeo_encrypted_image() {
     let keys = Keys::new();
@@ -424,6 +432,14 @@ fn decoded_secret_decrypts_a_skopeo_encrypted_image() {
     assert_eq!(decoded.len(), 2);
     assert_eq!(std::fs::read(&decoded[1]).unwrap(), std::fs::read(&rsa).unwrap());
     assert_eq!(std::fs::read(&decoded[0]).unwrap(), std::fs::read(&ec_der).unwrap());
+    // The YAML form decodes to the same files with an independent reader (PyYAML, which kubernetes-validate needs).
+    let yaml = generate(&["image-keys", "--key", &rsa, "--key", &format!("ec.der={}", ec_der.display())]);
+    let from_yaml = work.path("from-yaml");
+    std::fs::create_dir(&from_yaml).unwrap();
+    run_with_stdin(Command::new("python3").arg("-c").arg(PYTHON_DECODE).arg(&from_yaml), yaml.as_bytes());
+    for file in &decoded {
+        assert_eq!(std::fs::read(from_yaml.join(file.file_name().unwrap())).unwrap(), std::fs::read(file).unwrap());
+    }
     for (i, file) in decoded.iter().enumerate() {
         let by_skopeo = work.path(&format!("skopeo{i}"));
         skopeo_copy(&["--decryption-key", &file.display().to_string()], &enc, &by_skopeo);
