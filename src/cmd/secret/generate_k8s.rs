@@ -45,7 +45,8 @@ pub struct GenerateK8sArgs {
     name: String,
     /// A key file, as [NAME=]FILE; NAME is the data entry (the file name on the node), by default FILE's name
     ///
-    /// Repeatable. As kubectl's --from-file=NAME=FILE; a FILE that exists is never split at `=`.
+    /// Repeatable. As kubectl's --from-file=NAME=FILE; a FILE that exists is never split at `=`. Write
+    /// --key=NAME=FILE when NAME starts with `-`.
     #[arg(long = "key", value_name = "FILE", required = true)]
     keys: Vec<String>,
     /// The namespace of every object (enc-key-sync: default `enc-key-sync`)
