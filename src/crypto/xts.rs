@@ -158,31 +158,32 @@ impl<K> BlockSizeUser for XtsClosure<'_, K> {
 impl<K: BlockEncrypt + BlockSizeUser<BlockSize = U16>> BlockClosure for XtsClosure<'_, K> {
     fn call<B: BlockBackend<BlockSize = U16>>(mut self, backend: &mut B) {
         let par = B::ParBlocksSize::USIZE;
+        assert!(par <= MAX_PAR_BLOCKS, "AES backend processes more than {MAX_PAR_BLOCKS} blocks at once");
         let mut batch = ParBlocks::<B>::default();
-        // All tweaks of a unit are computed before its data is touched. Besides keeping the tweak arithmetic (on
-        // 64-bit registers) out of the data loop, this matters for speed: the XORs below are 16-byte vector
-        // loads, and loading 16 bytes just written as two 8-byte halves stalls store-to-load forwarding.
-        let mut table = [[0u8; BLOCK]; MAX_UNIT / BLOCK];
-        let tweaks = &mut table[..self.unit_size / BLOCK];
+        // Two tweak buffers: the next batch's tweaks are computed (on 64-bit registers) right after this batch
+        // enters the AES rounds, so that work overlaps the rounds instead of waiting for them.
+        let (mut buf_a, mut buf_b) = ([[0u8; BLOCK]; MAX_PAR_BLOCKS], [[0u8; BLOCK]; MAX_PAR_BLOCKS]);
+        let (mut current, mut next) = (&mut buf_a[..par], &mut buf_b[..par]);
         for unit in self.data.chunks_exact_mut(self.unit_size) {
-            fill_tweaks(self.unit_tweaks.next(), tweaks);
+            let mut tweak = fill_tweaks(self.unit_tweaks.next(), current);
             let mut chunks = unit.chunks_exact_mut(par * BLOCK);
-            let mut tweak_chunks = tweaks.chunks_exact(par);
-            for (chunk, chunk_tweaks) in (&mut chunks).zip(&mut tweak_chunks) {
-                for ((block, bytes), tweak) in batch.iter_mut().zip(chunk.chunks_exact(BLOCK)).zip(chunk_tweaks) {
-                    xor_block(block, bytes, tweak);
+            for chunk in &mut chunks {
+                for ((block, bytes), t) in batch.iter_mut().zip(chunk.chunks_exact(BLOCK)).zip(current.iter()) {
+                    xor_block(block, bytes, t);
                 }
                 backend.proc_par_blocks_inplace(&mut batch);
-                for ((bytes, block), tweak) in chunk.chunks_exact_mut(BLOCK).zip(batch.iter()).zip(chunk_tweaks) {
-                    xor_block(bytes, block, tweak);
+                tweak = fill_tweaks(tweak, next);
+                for ((bytes, block), t) in chunk.chunks_exact_mut(BLOCK).zip(batch.iter()).zip(current.iter()) {
+                    xor_block(bytes, block, t);
                 }
+                std::mem::swap(&mut current, &mut next);
             }
             // Blocks left when `par` does not divide the unit (never with AES-NI's 8; the software backend).
-            for (bytes, tweak) in chunks.into_remainder().chunks_exact_mut(BLOCK).zip(tweak_chunks.remainder()) {
+            for (bytes, t) in chunks.into_remainder().chunks_exact_mut(BLOCK).zip(current.iter()) {
                 let mut block = Block::default();
-                xor_block(&mut block, bytes, tweak);
+                xor_block(&mut block, bytes, t);
                 backend.proc_block_inplace(&mut block);
-                xor_block(bytes, &block, tweak);
+                xor_block(bytes, &block, t);
             }
         }
     }
@@ -196,27 +197,18 @@ fn xor_block(out: &mut [u8], a: &[u8], b: &[u8; BLOCK]) {
     out[..BLOCK].copy_from_slice(&x);
 }
 
-/// The tweaks of every block of one unit: `first`, then each times α. Computed in rows of 4 independent lanes
-/// (T[j] = T[j-4]·α^4) rather than one chain of doublings, so the CPU runs the lanes side by side; 4 lanes of
-/// 128 bits fill half the general registers, more would spill to the stack.
+/// Writes `tweak`, `tweak·α`, `tweak·α²`, … into `out` and returns the tweak that follows them.
 #[inline(always)]
-fn fill_tweaks(first: u128, tweaks: &mut [[u8; BLOCK]]) {
-    const LANES: usize = 4;
-    let mut lanes = [0u128; LANES];
-    let mut tweak = first;
-    for lane in &mut lanes {
-        *lane = tweak;
+fn fill_tweaks(mut tweak: u128, out: &mut [[u8; BLOCK]]) -> u128 {
+    for t in out {
+        *t = tweak.to_le_bytes();
         tweak = mul_alpha_pow(tweak, 1);
     }
-    // Every unit is a multiple of 512 bytes = 32 blocks, so the rows are always whole.
-    for row in tweaks.chunks_exact_mut(LANES) {
-        let row: &mut [[u8; BLOCK]; LANES] = row.try_into().expect("a whole row");
-        for k in 0..LANES {
-            row[k] = lanes[k].to_le_bytes();
-            lanes[k] = mul_alpha_pow(lanes[k], LANES as u32);
-        }
-    }
+    tweak
 }
+
+/// The most blocks an AES backend processes at once (8 with AES-NI; the software backend uses fewer).
+const MAX_PAR_BLOCKS: usize = 32;
 
 /// The largest unit: 4096 bytes (LUKS2 sector sizes are 512..=4096).
 const MAX_UNIT: usize = 4096;
