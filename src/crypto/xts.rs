@@ -10,6 +10,7 @@ use aes::cipher::{
     generic_array::GenericArray, typenum::Unsigned,
 };
 use aes::{Aes128, Aes256};
+use zeroize::Zeroize;
 
 /// One AES block.
 type Block = GenericArray<u8, U16>;
@@ -97,11 +98,15 @@ impl XtsPlain64 {
         }
         let units_per_thread = units.div_ceil(threads);
         let sectors_per_unit = (unit_size / SECTOR) as u64;
+        let mut chunks = data.chunks_mut(units_per_thread * unit_size);
+        let own = chunks.next().expect("at least one unit");
         std::thread::scope(|scope| {
-            for (n, chunk) in data.chunks_mut(units_per_thread * unit_size).enumerate() {
-                let iv = first_iv.wrapping_add((n * units_per_thread) as u64 * sectors_per_unit);
+            for (n, chunk) in chunks.enumerate() {
+                let iv = first_iv.wrapping_add(((n + 1) * units_per_thread) as u64 * sectors_per_unit);
                 scope.spawn(move || self.process_units(chunk, unit_size, iv, dir));
             }
+            // The calling thread takes the first share rather than only waiting.
+            self.process_units(own, unit_size, first_iv, dir);
         });
     }
 
@@ -184,8 +189,13 @@ impl<K: BlockEncrypt + BlockSizeUser<BlockSize = U16>> BlockClosure for XtsClosu
                 xor_block(&mut block, bytes, t);
                 backend.proc_block_inplace(&mut block);
                 xor_block(bytes, &block, t);
+                block.as_mut_slice().zeroize();
             }
         }
+        // The buffers held data and tweaks derived from the key: leave nothing on the stack.
+        buf_a.zeroize();
+        buf_b.zeroize();
+        batch.iter_mut().for_each(|block| block.as_mut_slice().zeroize());
     }
 }
 
@@ -202,7 +212,7 @@ fn xor_block(out: &mut [u8], a: &[u8], b: &[u8; BLOCK]) {
 fn fill_tweaks(mut tweak: u128, out: &mut [[u8; BLOCK]]) -> u128 {
     for t in out {
         *t = tweak.to_le_bytes();
-        tweak = mul_alpha_pow(tweak, 1);
+        tweak = double(tweak);
     }
     tweak
 }
@@ -256,14 +266,11 @@ impl<'a, K: BlockEncrypt + BlockSizeUser<BlockSize = U16>> UnitTweaks<'a, K> {
     }
 }
 
-/// Multiplication by α^p in GF(2^128) with the XTS (little-endian) bit order, for 1 <= p <= 64, without a
-/// secret-dependent branch or table: the p bits shifted out are reduced with x^128 = x^7 + x^2 + x + 1, a
-/// carry-less product with 0x87 that cannot overflow again while p + 7 <= 128.
+/// Multiplication by α in GF(2^128) with the XTS (little-endian) bit order, without a secret-dependent branch:
+/// the bit shifted out is reduced with x^128 = x^7 + x^2 + x + 1 (0x87).
 #[inline(always)]
-fn mul_alpha_pow(t: u128, p: u32) -> u128 {
-    debug_assert!((1..=64).contains(&p));
-    let carry = t >> (128 - p);
-    (t << p) ^ (carry << 7) ^ (carry << 2) ^ (carry << 1) ^ carry
+fn double(t: u128) -> u128 {
+    (t << 1) ^ (0u128.wrapping_sub(t >> 127) & 0x87)
 }
 
 /// A 16-byte block as the little-endian 128-bit number XTS computes with.
@@ -399,6 +406,24 @@ mod tests {
         for len in [0, 16, 31, 33, 48, 63, 65, 128] {
             assert!(matches!(XtsPlain64::new(&vec![1u8; len]), Err(XtsKeyError::WrongLength(n)) if n == len));
         }
+    }
+
+    /// A compile-time check: the key schedules `XtsPlain64` holds wipe themselves (the `aes` crate's `zeroize`
+    /// feature); this stops compiling if that feature is ever dropped from Cargo.toml.
+    #[test]
+    fn key_schedules_are_wiped_on_drop() {
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        wiped_on_drop::<Aes128>();
+        wiped_on_drop::<Aes256>();
+    }
+
+    /// The GF(2^128) doubling against its definition: a shift, and 0x87 folded in when bit 127 falls out.
+    #[test]
+    fn doubling() {
+        assert_eq!(double(1), 2);
+        assert_eq!(double(1 << 126), 1 << 127);
+        assert_eq!(double(1 << 127), 0x87);
+        assert_eq!(double(u128::MAX), (u128::MAX << 1) ^ 0x87);
     }
 
     #[test]
