@@ -1,5 +1,11 @@
 //! Argon2i / Argon2id (RFC 9106, version 0x13) as LUKS2 keyslots use it: a raw hash of `out.len()` bytes, no
 //! PHC string encoding, no secret or associated data (spec/luks.md §4.4).
+//!
+//! A thin layer over the `argon2` crate 0.6 with its `parallel` feature, which fills the lanes of each slice on
+//! threads (rayon), as libargon2 does for cryptsetup; 0.5 computes the lanes one after another, which with idle
+//! cores costs up to `parallel` times the wall-clock time. Its BLAKE2 comes from the digest 0.11 generation, unlike the
+//! rest of `crypto`; nothing of it crosses this module's API (bytes in, bytes out). `scripts/bench/argon2.sh`
+//! compares this module with cryptsetup.
 
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use zeroize::Zeroize;
