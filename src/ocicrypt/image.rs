@@ -261,12 +261,12 @@ impl Walk<'_> {
             return Ok(original.clone());
         }
         let bytes = serde_json::to_vec(&document).expect("JSON values serialize");
-        let digest = self.destination.put_blob_bytes(&bytes)?;
         let media_type = match (kind, document.get("mediaType").and_then(Value::as_str)) {
             (_, Some(declared)) => declared.to_owned(),
             (MediaKind::Index, None) => oci::OCI_INDEX.to_owned(),
             _ => oci::OCI_MANIFEST.to_owned(),
         };
+        let digest = self.destination.put_manifest(&bytes, &media_type)?;
         let mut updated = original.clone();
         updated.set_content(&media_type, &digest, bytes.len() as u64);
         Ok(updated)
