@@ -9,28 +9,28 @@ use std::process::Command;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/oci_fixture.py");
 
-fn tools() {
+pub(crate) fn tools() {
     require_tool("skopeo", "apt-get install -y skopeo");
     require_tool("openssl", "apt-get install -y openssl");
     require_tool("python3", "apt-get install -y python3");
 }
 
-fn run(cmd: &mut Command) -> String {
+pub(crate) fn run(cmd: &mut Command) -> String {
     let output = cmd.output().expect("run tool");
     assert!(output.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap()
 }
 
-fn fixture(dir: &Path, spec: &str) {
+pub(crate) fn fixture(dir: &Path, spec: &str) {
     run(Command::new("python3").arg(FIXTURE).arg("make").arg(dir).arg("v1").arg(spec));
 }
 
 /// Per manifest: platform and layers (mediaType, digest, annotations).
-fn layers(dir: &Path) -> Vec<Value> {
+pub(crate) fn layers(dir: &Path) -> Vec<Value> {
     serde_json::from_str(&run(Command::new("python3").arg(FIXTURE).arg("layers").arg(dir).arg("v1"))).unwrap()
 }
 
-fn layer_digests(dir: &Path) -> Vec<String> {
+pub(crate) fn layer_digests(dir: &Path) -> Vec<String> {
     layers(dir)
         .iter()
         .flat_map(|m| {
@@ -39,10 +39,10 @@ fn layer_digests(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
-const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
+pub(crate) const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
+pub(crate) const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
 
-struct Keys {
+pub(crate) struct Keys {
     scratch: Scratch,
 }
 
@@ -58,12 +58,12 @@ impl Keys {
         ]
     }
 
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         tools();
         Self { scratch: Scratch::new() }
     }
 
-    fn rsa(&self, name: &str, bits: u32) -> (String, String) {
+    pub(crate) fn rsa(&self, name: &str, bits: u32) -> (String, String) {
         let private = self.scratch.path(&format!("{name}.pem"));
         let public = self.scratch.path(&format!("{name}.pub.pem"));
         run(Command::new("openssl").args(["genrsa", "-out"]).arg(&private).arg(bits.to_string()));
@@ -490,12 +490,12 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
 
 /// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
 /// stopped on drop.
-struct GnupgHome {
+pub(crate) struct GnupgHome {
     dir: Scratch,
 }
 
 impl GnupgHome {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         require_tool("gpg", "apt-get install -y gnupg gpg-agent");
         let dir = Scratch::new();
         let home = Self { dir };
@@ -524,7 +524,7 @@ impl GnupgHome {
         home
     }
 
-    fn path(&self) -> std::path::PathBuf {
+    pub(crate) fn path(&self) -> std::path::PathBuf {
         self.dir.path("gnupg")
     }
 
@@ -537,7 +537,7 @@ impl GnupgHome {
     }
 
     /// The binary secret key export skopeo takes as a decryption key.
-    fn secret_key_file(&self) -> String {
+    pub(crate) fn secret_key_file(&self) -> String {
         let path = self.dir.path("alice.sec.gpg");
         let output = Command::new("gpg")
             .arg("--homedir")

@@ -15,4 +15,5 @@ mod interop_python;
 mod invariants;
 mod plugins;
 mod properties;
+mod registry;
 mod terminal;

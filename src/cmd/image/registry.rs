@@ -163,7 +163,17 @@ impl RegistryFlags<'_> {
                     }
                     None => default_auth_files(),
                 };
-                credentials::from_auth_files(&files, registry)?
+                let found = credentials::from_auth_files(&files, registry)?;
+                match &found {
+                    Some((c, file)) => {
+                        printer.debug(&format!("registry {registry}: user {} from `{}`", c.username, file.display()))
+                    }
+                    None => printer.debug(&format!(
+                        "registry {registry}: no credentials in {}; anonymous",
+                        files.iter().map(|f| format!("`{}`", f.display())).collect::<Vec<_>>().join(", ")
+                    )),
+                }
+                found.map(|(c, _)| c)
             }
         };
         let mut cert_dirs: Vec<PathBuf> = self.cert_dirs.iter().map(|d| d.to_path_buf()).collect();

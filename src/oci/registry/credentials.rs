@@ -21,12 +21,13 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
-/// Looks up the credentials for `registry` (`HOST[:PORT]`) in the first of `files` that has an entry for it.
-/// Missing files are skipped; a file that exists but cannot be read or parsed is an error.
-pub fn from_auth_files(files: &[PathBuf], registry: &str) -> Result<Option<Credentials>, Error> {
+/// Looks up the credentials for `registry` (`HOST[:PORT]`) in the first of `files` that has an entry for it, and
+/// says which file that was. Missing files are skipped; a file that exists but cannot be read or parsed is an
+/// error.
+pub fn from_auth_files<'a>(files: &'a [PathBuf], registry: &str) -> Result<Option<(Credentials, &'a Path)>, Error> {
     for file in files {
         if let Some(found) = from_auth_file(file, registry)? {
-            return Ok(Some(found));
+            return Ok(Some((found, file)));
         }
     }
     Ok(None)
@@ -70,7 +71,8 @@ mod tests {
         // base64("alice:s3cret")
         std::fs::write(&file, r#"{"auths":{"localhost:5000":{"auth":"YWxpY2U6czNjcmV0"}}}"#).unwrap();
         let files = [dir.path().join("missing.json"), file.clone()];
-        let found = from_auth_files(&files, "localhost:5000").unwrap().unwrap();
+        let (found, file_used) = from_auth_files(&files, "localhost:5000").unwrap().unwrap();
+        assert_eq!(file_used, file.as_path());
         assert_eq!((found.username.as_str(), found.password.as_str()), ("alice", "s3cret"));
         assert!(from_auth_files(&files, "other:5000").unwrap().is_none());
         std::fs::write(&file, "not json").unwrap();

@@ -68,6 +68,8 @@ struct Connection {
     runtime: tokio::runtime::Runtime,
     client: Client,
     location: RegistryLocation,
+    /// What the client authenticates with (oci-client keeps the first one it is given per registry).
+    auth: RegistryAuth,
 }
 
 impl Connection {
@@ -94,13 +96,17 @@ impl Connection {
             Client::try_from(config(protocol))
                 .map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
         };
+        let auth = match &options.credentials {
+            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.to_string()),
+            None => RegistryAuth::Anonymous,
+        };
         let mut client = build(ClientProtocol::Https)?;
         if !options.tls_verify {
             // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak it.
             let probe = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
             let https_works = runtime.block_on(async {
                 !matches!(
-                    client.auth(&probe, &RegistryAuth::Anonymous, RegistryOperation::Pull).await,
+                    client.auth(&probe, &auth, RegistryOperation::Pull).await,
                     Err(OciDistributionError::RequestError(_))
                 )
             });
@@ -108,12 +114,8 @@ impl Connection {
                 client = build(ClientProtocol::Http)?;
             }
         }
-        let auth = match &options.credentials {
-            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.to_string()),
-            None => RegistryAuth::Anonymous,
-        };
         runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
-        Ok(Self { runtime, client, location: location.clone() })
+        Ok(Self { runtime, client, location: location.clone(), auth })
     }
 
     fn by_digest(&self, digest: &str) -> Reference {
@@ -129,7 +131,7 @@ impl Connection {
         let what = format!("manifest {}", reference.digest().or(reference.tag()).unwrap_or("latest"));
         let (bytes, _) = self
             .runtime
-            .block_on(retry(|| self.client.pull_manifest_raw(reference, &RegistryAuth::Anonymous, MANIFEST_TYPES)))
+            .block_on(retry(|| self.client.pull_manifest_raw(reference, &self.auth, MANIFEST_TYPES)))
             .map_err(|e| registry_error(&self.location, &what, e))?;
         if bytes.len() as u64 > MAX_MANIFEST_BYTES {
             return Err(Error::Malformed(format!("{what} is larger than {MAX_MANIFEST_BYTES} bytes")));
@@ -317,7 +319,7 @@ impl RegistryDestination {
         connection
             .runtime
             .block_on(retry(|| async {
-                connection.client.auth(&probe, &RegistryAuth::Anonymous, RegistryOperation::Push).await?;
+                connection.client.auth(&probe, &connection.auth, RegistryOperation::Push).await?;
                 connection.client.blob_exists(&probe, &sha256_digest(b"")).await
             }))
             .map_err(|e| registry_error(&location, "checking access", e))?;
