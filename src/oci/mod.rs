@@ -81,6 +81,16 @@ pub fn copy_blob(
     destination: &mut dyn ImageDestination,
     descriptor: &Descriptor,
 ) -> Result<(), Error> {
+    copy_blob_reporting(source, destination, descriptor, &crate::interact::NonInteractive)
+}
+
+/// [`copy_blob`], showing the transfer's progress (a layer copied from or to a registry takes a while).
+pub fn copy_blob_reporting(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    descriptor: &Descriptor,
+    ui: &dyn crate::interact::Interaction,
+) -> Result<(), Error> {
     if matches!(descriptor.kind(), MediaKind::Manifest | MediaKind::Index) {
         destination.put_manifest(&source.read_blob(descriptor)?, descriptor.media_type()?)?;
         return Ok(());
@@ -89,11 +99,17 @@ pub fn copy_blob(
     if destination.has_blob(&digest) {
         return Ok(());
     }
-    let mut reader = source.open_blob(descriptor)?;
+    let progress = ui.transfer(&format!("copying {}", short_digest(&digest)), descriptor.size()?);
+    let mut reader = crate::interact::ProgressReader::new(source.open_blob(descriptor)?, progress);
     let mut writer = destination.blob_writer()?;
     crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
         .map_err(|e| io_error(descriptor, e))?;
     writer.commit(&digest)
+}
+
+/// `sha256:0123456789ab`: enough of a digest to tell blobs apart on a progress bar.
+fn short_digest(digest: &str) -> &str {
+    digest.get(..19).unwrap_or(digest)
 }
 
 /// Maps an I/O error while reading a blob: a digest mismatch (reported by the verifying reader as

@@ -46,6 +46,10 @@ impl RegistryLocation {
         };
         let (registry, rest) = text.split_once('/').ok_or_else(|| bad("no repository"))?;
         let host_like = registry.contains(['.', ':']) || registry == "localhost";
+        let host_chars = registry.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
+        if !host_chars {
+            return Err(bad(&format!("invalid registry host `{registry}`")));
+        }
         if registry.is_empty() || !host_like {
             return Err(bad("the registry host must be named (e.g. registry.example.com or localhost:5000)"));
         }
@@ -207,6 +211,7 @@ mod tests {
             "docker://localhost:5000/app:",
             "docker://localhost:5000/app@sha256:00",
             "docker://localhost:5000/app@md5:00",
+            "docker://local host:5000/app",
         ] {
             assert!(ImageReference::parse(bad).is_err(), "{bad}");
         }

@@ -226,7 +226,7 @@ impl Walk<'_> {
                 report.outcome = "recipients-added";
                 let updated = add_recipients(layer, index, wrappers, unwrappers)?;
                 // Only the annotations change: the ciphertext blob is carried over as it is.
-                oci::copy_blob(self.source, self.destination, layer)?;
+                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
                 Some(updated)
             }
             (Operation::Decrypt { unwrappers }, MediaKind::EncryptedLayer, true) => {
@@ -243,7 +243,7 @@ impl Walk<'_> {
         match result {
             Some(new_layer) => Ok(new_layer),
             None => {
-                oci::copy_blob(self.source, self.destination, layer)?;
+                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
                 Ok(layer.clone())
             }
         }
