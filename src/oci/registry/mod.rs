@@ -211,12 +211,12 @@ async fn open_from(
     layer: &OciDescriptor,
     offset: u64,
 ) -> Result<futures_util::stream::BoxStream<'static, io::Result<Bytes>>, OciDistributionError> {
+    // Always a range request: a partial response is not hashed by oci-client, and the reader checks the digest
+    // anyway (one SHA-256 pass less per byte).
     retry(|| async {
-        if offset == 0 {
-            return Ok(client.pull_blob_stream(reference, layer).await?.stream);
-        }
         match client.pull_blob_stream_partial(reference, layer, offset, None).await? {
             BlobResponse::Partial(stream) => Ok(stream.stream),
+            BlobResponse::Full(stream) if offset == 0 => Ok(stream.stream),
             // The registry ignored the range: resuming is not possible, and starting over would repeat bytes.
             BlobResponse::Full(_) => Err(OciDistributionError::GenericError(Some(
                 "the registry does not support resuming a download".into(),
@@ -640,4 +640,92 @@ fn chain(error: &dyn std::error::Error) -> String {
         cause = inner.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oci_client::errors::{OciEnvelope, OciError};
+
+    fn location() -> RegistryLocation {
+        RegistryLocation { registry: "localhost:5000".into(), repository: "app".into(), tag: None, digest: None }
+    }
+
+    fn server(code: u16) -> OciDistributionError {
+        OciDistributionError::ServerError { code, url: "http://localhost:5000/v2/".into(), message: String::new() }
+    }
+
+    fn envelope(code: OciErrorCode) -> OciDistributionError {
+        OciDistributionError::RegistryError {
+            envelope: OciEnvelope {
+                errors: vec![OciError { code, message: "m".into(), detail: serde_json::Value::Null }],
+            },
+            url: "http://localhost:5000/v2/app/manifests/v1".into(),
+        }
+    }
+
+    #[test]
+    fn failures_are_classified_by_what_the_registry_said() {
+        let classify = |e| registry_error(&location(), "manifest v1", e);
+        assert!(matches!(classify(server(401)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(server(403)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::Denied)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::Unauthorized)), Error::RegistryDenied(_)));
+        assert!(matches!(
+            classify(OciDistributionError::UnauthorizedError { url: String::new() }),
+            Error::RegistryDenied(_)
+        ));
+        assert!(matches!(classify(server(404)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::ManifestUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::NameUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::BlobUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(server(500)), Error::Io(_)));
+        let message = classify(server(503)).to_string();
+        assert!(message.starts_with("localhost:5000/app: manifest v1:"), "{message}");
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        assert!(is_transient(&server(500)));
+        assert!(is_transient(&server(503)));
+        assert!(is_transient(&server(429)));
+        assert!(is_transient(&envelope(OciErrorCode::Toomanyrequests)));
+        assert!(!is_transient(&server(401)));
+        assert!(!is_transient(&server(404)));
+        assert!(!is_transient(&envelope(OciErrorCode::ManifestUnknown)));
+
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let attempts = std::cell::Cell::new(0);
+        let result: Result<(), _> = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            async { Err(server(503)) }
+        }));
+        assert!(result.is_err());
+        assert_eq!(attempts.get(), ATTEMPTS);
+        attempts.set(0);
+        let result = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            let n = attempts.get();
+            async move { if n < 2 { Err(server(502)) } else { Ok(n) } }
+        }));
+        assert_eq!(result.unwrap(), 2);
+        attempts.set(0);
+        let _ = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            async { Err::<(), _>(server(404)) }
+        }));
+        assert_eq!(attempts.get(), 1);
+    }
+
+    #[test]
+    fn manifest_media_types_are_declared_or_implied() {
+        assert_eq!(manifest_media_type(br#"{"schemaVersion":2,"manifests":[]}"#).unwrap(), OCI_INDEX);
+        assert_eq!(manifest_media_type(br#"{"schemaVersion":2,"layers":[]}"#).unwrap(), OCI_MANIFEST);
+        let docker = br#"{"mediaType":"application/vnd.docker.distribution.manifest.v2+json"}"#;
+        assert_eq!(manifest_media_type(docker).unwrap(), "application/vnd.docker.distribution.manifest.v2+json");
+        assert!(
+            manifest_media_type(br#"{"mediaType":"application/vnd.docker.distribution.manifest.v1+json"}"#).is_err()
+        );
+        assert!(manifest_media_type(b"not json").is_err());
+    }
 }
