@@ -480,3 +480,44 @@ fn registry_stopped_mid_push_leaves_the_old_image_under_the_tag() {
     let now = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &destination]));
     assert_eq!(now, old, "the tag still names the old image");
 }
+
+#[test]
+fn a_download_cut_mid_blob_resumes_where_it_stopped() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    run(Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
+        .arg(&src)
+        .arg("v1")
+        .arg((6 << 20).to_string()));
+    run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image("resume/app:v1")]));
+
+    // Every connection goes through a proxy that breaks the first response passing 2 MiB: the layer's.
+    let port = registry.host.rsplit(':').next().unwrap();
+    let mut proxy = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/flaky_proxy.py"))
+        .args([port, &(2 << 20).to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(proxy.stdout.take().unwrap()));
+    let proxy_port = lines.next().unwrap().unwrap();
+    let copied = work.path("copied");
+    let outcome = cryptadm()
+        .args(["image", "decrypt", "--src-tls-verify=false"])
+        .arg(format!("docker://127.0.0.1:{proxy_port}/resume/app:v1"))
+        .arg(oci(&copied))
+        .output()
+        .unwrap();
+    let _ = proxy.kill();
+    let cut = lines.next().map(|l| l.unwrap());
+    let _ = proxy.wait();
+    assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
+    assert_eq!(cut.as_deref(), Some("cut"), "the proxy broke a download");
+    // The reader verified the layer's digest; the copy is the source, byte for byte.
+    assert_eq!(layer_digests(&copied), layer_digests(&src));
+    let digest = layer_digests(&src)[0].clone();
+    let blob = |dir: &Path| std::fs::read(dir.join("blobs/sha256").join(&digest[7..])).unwrap();
+    assert!(blob(&copied) == blob(&src));
+}
