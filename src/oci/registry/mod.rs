@@ -524,9 +524,10 @@ impl BlobWriter for RegistryBlobWriter<'_> {
 
 impl Drop for RegistryBlobWriter<'_> {
     fn drop(&mut self) {
-        // Not committed: fail the stream, so that the registry never stores a truncated blob.
+        // Not committed: cancel the upload before its closing PUT, so that the registry never stores a truncated
+        // blob (the upload session it opened expires on the registry's side).
         if let Some(upload) = self.upload.take() {
-            let _ = upload.sender.try_send(Err(OciDistributionError::GenericError(Some("abandoned".into()))));
+            upload.task.abort();
         }
     }
 }
