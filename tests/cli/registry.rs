@@ -499,6 +499,7 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/flaky_proxy.py"))
         .args([port, &(2 << 20).to_string()])
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(proxy.stdout.take().unwrap()));
