@@ -56,7 +56,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cryptadm-registry-bench.XXXXXX")
 REGISTRY_PID=
 cleanup() {
-    [[ -n $REGISTRY_PID ]] && kill "$REGISTRY_PID" 2>/dev/null && wait "$REGISTRY_PID" 2>/dev/null
+    if [[ -n $REGISTRY_PID ]]; then kill "$REGISTRY_PID" 2>/dev/null; wait "$REGISTRY_PID" 2>/dev/null || true; fi
     if [[ ${BENCH_KEEP:-0} == 1 ]]; then echo "bench: kept $WORK"; else rm -rf -- "$WORK"; fi
 }
 trap cleanup EXIT
