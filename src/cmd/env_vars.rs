@@ -10,6 +10,26 @@ pub const PATH: &str = "PATH";
 pub const OCICRYPT_KEYPROVIDER_CONFIG: &str = "OCICRYPT_KEYPROVIDER_CONFIG";
 /// Where gpg keeps its keyring (pgp: recipients).
 pub const GNUPGHOME: &str = "GNUPGHOME";
+/// Registry passwords of `--src-creds`, `--dest-creds` and `--creds` (files, or the value itself).
+pub const CRYPTADM_SRC_PASSWORD_FILE: &str = "CRYPTADM_SRC_PASSWORD_FILE";
+/// The `--src-creds` password itself.
+pub const CRYPTADM_SRC_PASSWORD: &str = "CRYPTADM_SRC_PASSWORD";
+/// File holding the `--dest-creds` password.
+pub const CRYPTADM_DEST_PASSWORD_FILE: &str = "CRYPTADM_DEST_PASSWORD_FILE";
+/// The `--dest-creds` password itself.
+pub const CRYPTADM_DEST_PASSWORD: &str = "CRYPTADM_DEST_PASSWORD";
+/// File holding the `--creds` password of `image authorize`.
+pub const CRYPTADM_REGISTRY_PASSWORD_FILE: &str = "CRYPTADM_REGISTRY_PASSWORD_FILE";
+/// The `--creds` password itself.
+pub const CRYPTADM_REGISTRY_PASSWORD: &str = "CRYPTADM_REGISTRY_PASSWORD";
+/// podman's auth file (registry credentials).
+pub const REGISTRY_AUTH_FILE: &str = "REGISTRY_AUTH_FILE";
+/// Where podman keeps `containers/auth.json` by default.
+pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
+/// docker's configuration directory (`config.json`: registry credentials).
+pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
+/// The home directory (`~/.docker/config.json`, `~/.config/containers/auth.json`).
+pub const HOME: &str = "HOME";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -32,5 +52,36 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}); a missing file means no providers.",
     ),
     (GNUPGHOME, "GnuPG home directory where pgp: recipients are looked up, unless --gpg-homedir is given."),
+    (
+        CRYPTADM_SRC_PASSWORD_FILE,
+        "Path of a file holding the source registry password of --src-creds (`-`: standard input; one trailing newline is dropped). Same as --src-password-file, which wins over it.",
+    ),
+    (CRYPTADM_SRC_PASSWORD, "The source registry password of --src-creds itself, when no password file is given."),
+    (
+        CRYPTADM_DEST_PASSWORD_FILE,
+        "Path of a file holding the destination registry password of --dest-creds. Same as --dest-password-file, which wins over it.",
+    ),
+    (
+        CRYPTADM_DEST_PASSWORD,
+        "The destination registry password of --dest-creds itself, when no password file is given.",
+    ),
+    (
+        CRYPTADM_REGISTRY_PASSWORD_FILE,
+        "Path of a file holding the registry password of `image authorize --creds`. Same as --password-file, which wins over it.",
+    ),
+    (
+        CRYPTADM_REGISTRY_PASSWORD,
+        "The registry password of `image authorize --creds` itself, when no password file is given.",
+    ),
+    (
+        REGISTRY_AUTH_FILE,
+        "podman's auth file, read for registry credentials when no --creds or --authfile is given (instead of $XDG_RUNTIME_DIR/containers/auth.json and ~/.config/containers/auth.json); then docker's config.json.",
+    ),
+    (XDG_RUNTIME_DIR, "Where podman's containers/auth.json is looked for when REGISTRY_AUTH_FILE is not set."),
+    (
+        DOCKER_CONFIG,
+        "docker's configuration directory: its config.json (auths, credHelpers, credsStore) gives registry credentials (default ~/.docker).",
+    ),
+    (HOME, "Home directory: ~/.config/containers/auth.json and ~/.docker/config.json hold registry credentials."),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
 ];

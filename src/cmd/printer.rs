@@ -64,6 +64,11 @@ impl Printer {
         out.flush()
     }
 
+    /// Whether progress bars are shown (on a terminal, unless quiet or turned off).
+    pub fn shows_progress(&self) -> bool {
+        self.progress && self.verbosity > Verbosity::Quiet
+    }
+
     /// Whether stdout is a terminal (where plaintext and binary output are refused).
     pub fn stdout_is_terminal(&self) -> bool {
         io::stdout().is_terminal()

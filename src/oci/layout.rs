@@ -124,7 +124,7 @@ pub fn open_archive_source(archive: &Path, tag: Option<&str>) -> Result<LayoutSo
 }
 
 /// Checks a blob's size and sha256 digest while it streams; a mismatch is an `InvalidData` error at the end.
-struct VerifyingReader<R: Read> {
+pub(super) struct VerifyingReader<R: Read> {
     inner: R,
     hash: Option<Sha256ForSize>,
     expected_digest: String,
@@ -133,7 +133,7 @@ struct VerifyingReader<R: Read> {
 }
 
 impl<R: Read> VerifyingReader<R> {
-    fn new(inner: R, descriptor: &Descriptor) -> Result<Self, Error> {
+    pub(super) fn new(inner: R, descriptor: &Descriptor) -> Result<Self, Error> {
         Ok(Self {
             inner,
             hash: Some(Sha256ForSize::new(descriptor.size()?)),

@@ -1,5 +1,5 @@
 //! OCI image stores: where images are read from and written to, behind one pair of traits so that the image
-//! commands do not care whether an image is a layout directory, an archive or (later) a registry.
+//! commands do not care whether an image is a layout directory, an archive or a registry.
 //!
 //! Manifests, indexes and descriptors are kept as JSON objects rather than typed structs: a tool that rewrites
 //! a manifest must carry every field and annotation it does not know through unchanged.
@@ -7,13 +7,14 @@
 mod descriptor;
 mod layout;
 mod reference;
+pub mod registry;
 
 pub use descriptor::{
     Descriptor, MediaKind, OCI_INDEX, OCI_MANIFEST, Platform, decrypted_media_type, digest_hex, encrypted_media_type,
     kind_of, sha256_digest,
 };
 pub use layout::{ArchiveDestination, LayoutDestination, LayoutSource, open_archive_source};
-pub use reference::ImageReference;
+pub use reference::{ImageReference, RegistryLocation};
 
 use crate::ocicrypt::Error;
 use std::io::{Read, Write};
@@ -65,6 +66,11 @@ pub trait ImageDestination {
         }
         Ok(digest)
     }
+    /// Stores a manifest or an index and returns its digest. Registries keep manifests apart from blobs; a
+    /// layout stores them as blobs.
+    fn put_manifest(&mut self, bytes: &[u8], _media_type: &str) -> Result<String, Error> {
+        self.put_blob_bytes(bytes)
+    }
     /// Makes the image visible under the destination reference, pointing at `root`.
     fn commit(self: Box<Self>, root: &Descriptor) -> Result<(), Error>;
 }
@@ -75,21 +81,46 @@ pub fn copy_blob(
     destination: &mut dyn ImageDestination,
     descriptor: &Descriptor,
 ) -> Result<(), Error> {
+    copy_blob_reporting(source, destination, descriptor, &crate::interact::NonInteractive)
+}
+
+/// [`copy_blob`], showing the transfer's progress (a layer copied from or to a registry takes a while).
+pub fn copy_blob_reporting(
+    source: &dyn ImageSource,
+    destination: &mut dyn ImageDestination,
+    descriptor: &Descriptor,
+    ui: &dyn crate::interact::Interaction,
+) -> Result<(), Error> {
+    if matches!(descriptor.kind(), MediaKind::Manifest | MediaKind::Index) {
+        destination.put_manifest(&source.read_blob(descriptor)?, descriptor.media_type()?)?;
+        return Ok(());
+    }
     let digest = descriptor.digest()?.to_owned();
     if destination.has_blob(&digest) {
         return Ok(());
     }
-    let mut reader = source.open_blob(descriptor)?;
+    let progress = ui.transfer(&format!("copying {}", short_digest(&digest)), descriptor.size()?);
+    let mut reader = crate::interact::ProgressReader::new(source.open_blob(descriptor)?, progress);
     let mut writer = destination.blob_writer()?;
     crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
         .map_err(|e| io_error(descriptor, e))?;
     writer.commit(&digest)
 }
 
+/// `sha256:0123456789ab`: enough of a digest to tell blobs apart on a progress bar.
+fn short_digest(digest: &str) -> &str {
+    digest.get(..19).unwrap_or(digest)
+}
+
 /// Maps an I/O error while reading a blob: a digest mismatch (reported by the verifying reader as
 /// `InvalidData`) is an integrity failure, anything else a plain I/O failure.
 pub fn io_error(descriptor: &Descriptor, error: std::io::Error) -> Error {
     let digest = descriptor.digest().unwrap_or("(no digest)");
+    // A store's own error carried through `Read`/`Write` (a registry refusing the credentials) keeps its class.
+    if error.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+        let inner = error.into_inner().expect("checked above").downcast::<Error>().expect("checked above");
+        return inner.in_blob(digest);
+    }
     match error.kind() {
         std::io::ErrorKind::InvalidData => Error::Integrity(format!("blob {digest}: {error}")),
         std::io::ErrorKind::NotFound => Error::NotFound(format!("blob {digest} is missing")),

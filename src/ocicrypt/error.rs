@@ -59,9 +59,27 @@ pub enum Error {
     /// A blob, manifest or tag does not exist.
     #[error("{0}")]
     NotFound(String),
-    /// Reading or writing an image failed (disk full, permissions).
+    /// Reading or writing an image failed (disk full, permissions, an unreachable registry).
     #[error("{0}")]
     Io(String),
+    /// A registry refused the credentials (HTTP 401/403).
+    #[error("{0}")]
+    RegistryDenied(String),
+}
+
+impl Error {
+    /// The same error, its message prefixed with the blob it happened in.
+    pub fn in_blob(self, digest: &str) -> Self {
+        let prefix = |m: String| format!("blob {digest}: {m}");
+        match self {
+            Error::Malformed(m) => Error::Malformed(prefix(m)),
+            Error::Integrity(m) => Error::Integrity(prefix(m)),
+            Error::NotFound(m) => Error::NotFound(prefix(m)),
+            Error::Io(m) => Error::Io(prefix(m)),
+            Error::RegistryDenied(m) => Error::RegistryDenied(prefix(m)),
+            other => other,
+        }
+    }
 }
 
 impl Classified for Error {
@@ -72,7 +90,7 @@ impl Classified for Error {
             }
             Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) => ExitStatus::Failure,
             Error::KeyLocked { .. } => ExitStatus::Unauthenticated,
-            Error::Unauthenticated(_) => ExitStatus::Unauthenticated,
+            Error::Unauthenticated(_) | Error::RegistryDenied(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
         }
@@ -84,6 +102,10 @@ impl Classified for Error {
                 Some(Cow::Borrowed("give a private key (--key) that belongs to one of the layer's recipients"))
             }
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
+            Error::RegistryDenied(_) => Some(Cow::Borrowed(
+                "check the registry credentials: --src-creds/--dest-creds/--creds USER, --*authfile, or log in with \
+                 podman login / docker login",
+            )),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

@@ -226,7 +226,7 @@ impl Walk<'_> {
                 report.outcome = "recipients-added";
                 let updated = add_recipients(layer, index, wrappers, unwrappers)?;
                 // Only the annotations change: the ciphertext blob is carried over as it is.
-                oci::copy_blob(self.source, self.destination, layer)?;
+                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
                 Some(updated)
             }
             (Operation::Decrypt { unwrappers }, MediaKind::EncryptedLayer, true) => {
@@ -243,7 +243,7 @@ impl Walk<'_> {
         match result {
             Some(new_layer) => Ok(new_layer),
             None => {
-                oci::copy_blob(self.source, self.destination, layer)?;
+                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
                 Ok(layer.clone())
             }
         }
@@ -261,12 +261,12 @@ impl Walk<'_> {
             return Ok(original.clone());
         }
         let bytes = serde_json::to_vec(&document).expect("JSON values serialize");
-        let digest = self.destination.put_blob_bytes(&bytes)?;
         let media_type = match (kind, document.get("mediaType").and_then(Value::as_str)) {
             (_, Some(declared)) => declared.to_owned(),
             (MediaKind::Index, None) => oci::OCI_INDEX.to_owned(),
             _ => oci::OCI_MANIFEST.to_owned(),
         };
+        let digest = self.destination.put_manifest(&bytes, &media_type)?;
         let mut updated = original.clone();
         updated.set_content(&media_type, &digest, bytes.len() as u64);
         Ok(updated)

@@ -26,7 +26,7 @@ pub(crate) fn fixture(dir: &Path, spec: &str) {
 }
 
 /// Per manifest: platform and layers (mediaType, digest, annotations).
-fn layers(dir: &Path) -> Vec<Value> {
+pub(crate) fn layers(dir: &Path) -> Vec<Value> {
     serde_json::from_str(&run(Command::new("python3").arg(FIXTURE).arg("layers").arg(dir).arg("v1"))).unwrap()
 }
 
@@ -40,7 +40,7 @@ pub(crate) fn layer_digests(dir: &Path) -> Vec<String> {
 }
 
 pub(crate) const TWO_LAYERS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"etc/a":"alpha"}},{"media":"tar+gzip","files":{"etc/b":"bravo"}}]}]}"#;
-const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
+pub(crate) const TWO_PLATFORMS: &str = r#"{"platforms":[{"os":"linux","architecture":"amd64","layers":[{"media":"tar+gzip","files":{"a":"amd"}}]},{"os":"linux","architecture":"arm64","layers":[{"media":"tar+gzip","files":{"a":"arm"}},{"media":"tar+gzip","files":{"b":"arm2"}}]}]}"#;
 
 pub(crate) struct Keys {
     pub(crate) scratch: Scratch,
@@ -490,12 +490,12 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
 
 /// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
 /// stopped on drop.
-struct GnupgHome {
+pub(crate) struct GnupgHome {
     dir: Scratch,
 }
 
 impl GnupgHome {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         require_tool("gpg", "apt-get install -y gnupg gpg-agent");
         let dir = Scratch::new();
         let home = Self { dir };
@@ -524,7 +524,7 @@ impl GnupgHome {
         home
     }
 
-    fn path(&self) -> std::path::PathBuf {
+    pub(crate) fn path(&self) -> std::path::PathBuf {
         self.dir.path("gnupg")
     }
 
@@ -537,7 +537,7 @@ impl GnupgHome {
     }
 
     /// The binary secret key export skopeo takes as a decryption key.
-    fn secret_key_file(&self) -> String {
+    pub(crate) fn secret_key_file(&self) -> String {
         let path = self.dir.path("alice.sec.gpg");
         let output = Command::new("gpg")
             .arg("--homedir")

@@ -15,5 +15,6 @@ mod interop_python;
 mod invariants;
 mod plugins;
 mod properties;
+mod registry;
 mod secret;
 mod terminal;

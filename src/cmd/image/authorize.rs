@@ -15,7 +15,10 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image authorize --key /etc/containerd/ocicrypt/keys/node.pem oci:app-enc:v1
 
   # Per-layer report for the host platform only
-  cryptadm image authorize --key node.pem --platform linux/amd64 --output-format json oci:app-enc:v1";
+  cryptadm image authorize --key node.pem --platform linux/amd64 --output-format json oci:app-enc:v1
+
+  # Straight from a registry: reads manifests and configs, never a layer
+  cryptadm image authorize --key node.pem --authfile /run/containers/0/auth.json docker://registry.example.com/app-enc:v1";
 
 /// Prove that the given keys may use an encrypted image, without decrypting it
 ///
@@ -28,10 +31,12 @@ pub struct AuthorizeArgs {
     keys: KeyArgs,
     #[command(flatten)]
     selection: SelectionArgs,
+    #[command(flatten)]
+    registry: super::registry::ImageRegistryArgs,
     /// Print the per-layer report as a document
     #[arg(long, value_enum, value_name = "FORMAT")]
     output_format: Option<OutputFormatArg>,
-    /// The image: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
+    /// The image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "IMAGE", value_parser = super::parse_reference)]
     image: ImageReference,
 }
@@ -39,7 +44,8 @@ pub struct AuthorizeArgs {
 /// Runs `cryptadm image authorize`.
 pub fn run(args: AuthorizeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let keys = args.keys.resolve(super::provider_config()?, printer)?;
-    let source = super::open_source(&args.image).with_context(|| format!("opening `{}`", args.image))?;
+    let source = super::open_source(&args.image, &args.registry.flags(), printer)
+        .with_context(|| format!("opening `{}`", args.image))?;
     let selection = super::selection(&args.selection, &[]);
     let reports = image::authorize_image(source.as_ref(), &selection, &keys.unwrappers())?;
     let output = match args.output_format {

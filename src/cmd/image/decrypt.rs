@@ -26,15 +26,19 @@ pub const EXAMPLES: &str = "Examples:
 pub struct DecryptArgs {
     #[command(flatten)]
     keys: KeyArgs,
+    #[command(flatten)]
+    src_registry: super::registry::SourceRegistryArgs,
+    #[command(flatten)]
+    dest_registry: super::registry::DestinationRegistryArgs,
     /// Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)
     #[arg(long = "layer", value_name = "N", allow_negative_numbers = true, help_heading = "Selection")]
     layers: Vec<i64>,
     #[command(flatten)]
     selection: SelectionArgs,
-    /// The encrypted image: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
+    /// The encrypted image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "SRC", value_parser = super::parse_reference)]
     source: ImageReference,
-    /// Where to write the decrypted image: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
+    /// Where to write the decrypted image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "DST", value_parser = super::parse_reference)]
     destination: ImageReference,
 }
@@ -42,8 +46,11 @@ pub struct DecryptArgs {
 /// Runs `cryptadm image decrypt`.
 pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let keys = args.keys.resolve(super::provider_config()?, printer)?;
-    let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
-    let destination = super::open_destination(&args.destination, &args.source)?;
+    let source_access = args.src_registry.flags(&args.dest_registry);
+    let source = super::open_source(&args.source, &source_access, printer)
+        .with_context(|| format!("opening `{}`", args.source))?;
+    let destination = super::open_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
+        .with_context(|| format!("opening `{}`", args.destination))?;
     let selection = super::selection(&args.selection, &args.layers);
     let reports = image::decrypt_image(source.as_ref(), destination, &selection, &keys.unwrappers(), printer)
         .with_context(|| format!("decrypting `{}`", args.source))?;

@@ -55,10 +55,14 @@ pub struct EncryptArgs {
     selection: SelectionArgs,
     #[command(flatten)]
     keys: KeyArgs,
-    /// The image to encrypt: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
+    #[command(flatten)]
+    src_registry: super::registry::SourceRegistryArgs,
+    #[command(flatten)]
+    dest_registry: super::registry::DestinationRegistryArgs,
+    /// The image to encrypt: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "SRC", value_parser = super::parse_reference)]
     source: ImageReference,
-    /// Where to write it: oci:DIR[:TAG] or oci-archive:FILE[:TAG]
+    /// Where to write it: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "DST", value_parser = super::parse_reference)]
     destination: ImageReference,
 }
@@ -70,8 +74,11 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let recipients =
         Recipients::resolve(&args.recipients, args.keys.key_gpg_homedir.as_deref(), provider_config.clone())?;
     let keys = args.keys.resolve(provider_config, printer)?;
-    let source = super::open_source(&args.source).with_context(|| format!("opening `{}`", args.source))?;
-    let destination = super::open_destination(&args.destination, &args.source)?;
+    let source_access = args.src_registry.flags(&args.dest_registry);
+    let source = super::open_source(&args.source, &source_access, printer)
+        .with_context(|| format!("opening `{}`", args.source))?;
+    let destination = super::open_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
+        .with_context(|| format!("opening `{}`", args.destination))?;
     let selection = super::selection(&args.selection, &args.layers);
     let mode =
         if args.remove_recipient.is_empty() { EncryptedLayers::AddRecipients } else { EncryptedLayers::Reencrypt };

@@ -3,6 +3,7 @@
 pub mod authorize;
 pub mod decrypt;
 pub mod encrypt;
+pub mod registry;
 
 use super::printer::Printer;
 use crate::exit::{ExitStatus, Failure};
@@ -24,13 +25,18 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image decrypt --key priv.pem oci:app-enc:v1 oci:app:v1
 
   # May this node run the image? Unwraps the layer keys only; exit 16 when it may not
-  cryptadm image authorize --key /etc/containerd/ocicrypt/keys/priv.pem oci:app-enc:v1";
+  cryptadm image authorize --key /etc/containerd/ocicrypt/keys/priv.pem oci:app-enc:v1
+
+  # Registry to registry (credentials from podman login / docker login, or --src-creds/--dest-creds USER)
+  cryptadm image encrypt --recipient jwe:pub.pem docker://registry.example.com/app:v1 \\
+      docker://registry.example.com/app-enc:v1";
 
 /// Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)
 ///
 /// Layers are encrypted with AES-256-CTR and HMAC-SHA-256; each layer's key is wrapped for its recipients with
 /// JWE, PKCS#7, OpenPGP or an external key provider, in the annotations skopeo, podman, buildah and containerd
-/// imgcrypt read. Images are OCI layouts (oci:DIR[:TAG]) or archives of them (oci-archive:FILE[:TAG]).
+/// imgcrypt read. Images are OCI layouts (oci:DIR[:TAG]), archives of them (oci-archive:FILE[:TAG]) or in registries
+/// (docker://HOST[:PORT]/REPO[:TAG|@DIGEST]).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct ImageNamespace {
@@ -38,13 +44,15 @@ pub struct ImageNamespace {
     command: ImageCommand,
 }
 
-/// The image verbs.
+/// The image verbs. Encrypt and decrypt carry two registries' flags and are boxed; the size difference left
+/// does not matter for a value parsed once per process.
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum ImageCommand {
     #[allow(missing_docs)]
-    Encrypt(encrypt::EncryptArgs),
+    Encrypt(Box<encrypt::EncryptArgs>),
     #[allow(missing_docs)]
-    Decrypt(decrypt::DecryptArgs),
+    Decrypt(Box<decrypt::DecryptArgs>),
     #[allow(missing_docs)]
     Authorize(authorize::AuthorizeArgs),
 }
@@ -52,8 +60,8 @@ pub enum ImageCommand {
 /// Runs an image verb.
 pub fn run(namespace: ImageNamespace, printer: &Printer) -> anyhow::Result<ExitStatus> {
     match namespace.command {
-        ImageCommand::Encrypt(args) => encrypt::run(args, printer),
-        ImageCommand::Decrypt(args) => decrypt::run(args, printer),
+        ImageCommand::Encrypt(args) => encrypt::run(*args, printer),
+        ImageCommand::Decrypt(args) => decrypt::run(*args, printer),
         ImageCommand::Authorize(args) => authorize::run(args, printer),
     }
 }
@@ -158,11 +166,19 @@ pub fn provider_config() -> anyhow::Result<Option<Arc<KeyProviderConfig>>> {
     Ok(KeyProviderConfig::load(std::path::Path::new(&path))?.map(Arc::new))
 }
 
-/// Opens a source image.
-pub fn open_source(reference: &ImageReference) -> anyhow::Result<Box<dyn ImageSource>> {
+/// Opens a source image; `registry` gives access when it is in a registry.
+pub fn open_source(
+    reference: &ImageReference,
+    registry: &registry::RegistryFlags<'_>,
+    printer: &Printer,
+) -> anyhow::Result<Box<dyn ImageSource>> {
     Ok(match reference {
         ImageReference::Layout { path, tag } => Box::new(oci::LayoutSource::open(path, tag.as_deref())?),
         ImageReference::Archive { path, tag } => Box::new(oci::open_archive_source(path, tag.as_deref())?),
+        ImageReference::Registry(location) => {
+            let options = registry.options(&location.registry, printer)?;
+            Box::new(oci::registry::RegistrySource::open(location, &options)?)
+        }
     })
 }
 
@@ -170,11 +186,29 @@ pub fn open_source(reference: &ImageReference) -> anyhow::Result<Box<dyn ImageSo
 pub fn open_destination(
     reference: &ImageReference,
     source: &ImageReference,
+    registry: &registry::RegistryFlags<'_>,
+    printer: &Printer,
 ) -> anyhow::Result<Box<dyn ImageDestination>> {
     let tag = reference.tag().or(source.tag());
     Ok(match reference {
         ImageReference::Layout { path, .. } => Box::new(oci::LayoutDestination::create(path, tag)?),
         ImageReference::Archive { path, .. } => Box::new(oci::ArchiveDestination::create(path, tag)?),
+        ImageReference::Registry(location) => {
+            let options = registry.options(&location.registry, printer)?;
+            let mount_from = match source {
+                ImageReference::Registry(source) => Some(source),
+                _ => None,
+            };
+            // One line per blob in logs; on a terminal the progress bars say it.
+            let log: oci::registry::Log = if printer.shows_progress() {
+                let printer = printer.clone();
+                Box::new(move |line: &str| printer.debug(line))
+            } else {
+                let printer = printer.clone();
+                Box::new(move |line: &str| printer.info(line))
+            };
+            Box::new(oci::registry::RegistryDestination::open(location, tag, &options, mount_from, log)?)
+        }
     })
 }
 

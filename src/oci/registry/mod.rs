@@ -1,0 +1,732 @@
+//! Images in OCI distribution registries (`docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`), on oci-client's
+//! streaming blob calls (never its whole-image pull/push, which hold layers in memory).
+//!
+//! The rest of cryptadm is synchronous, so each registry connection owns a small tokio runtime. Blob bytes cross
+//! between the synchronous cipher and the network through bounded channels: downloading, encrypting and uploading
+//! overlap, and memory stays at a few chunks per blob whatever the layer size.
+//!
+//! A blob written to a registry is streamed with the distribution spec's chunked upload (POST, PATCH…, PUT
+//! `?digest=`), whose digest is given only at the end, which is what an encrypted layer needs: oci-client's
+//! `push_blob_stream_chunked` does exactly that. Blobs smaller than one chunk are sent whole, so they can be
+//! retried. Manifests are pushed by digest as they are written and the tag last, on commit.
+
+pub mod credentials;
+pub mod tls;
+
+pub use credentials::Credentials;
+
+use super::descriptor::{Descriptor, MediaKind, kind_of, sha256_digest};
+use super::layout::VerifyingReader;
+use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES, OCI_INDEX, OCI_MANIFEST, RegistryLocation};
+use crate::ocicrypt::Error;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol, PushBlobStreamChunkedResponse};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::OciDescriptor;
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference, RegistryOperation};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Size of one upload PATCH (oci-client's chunk size) and of the pieces handed between the cipher and the network.
+const CHUNK: usize = 4 * 1024 * 1024;
+/// Chunks in flight per blob, each way: bounds memory to about (IN_FLIGHT + 2) × CHUNK per transfer.
+const IN_FLIGHT: usize = 4;
+/// Attempts for a request that failed transiently (connection reset, 5xx, 429).
+const ATTEMPTS: u32 = 4;
+/// The first pause between attempts; it doubles each time.
+const FIRST_BACKOFF: Duration = Duration::from_millis(300);
+
+const MANIFEST_TYPES: &[&str] = &[
+    OCI_MANIFEST,
+    OCI_INDEX,
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+];
+
+/// How to reach one registry.
+#[derive(Debug, Default)]
+pub struct RegistryOptions {
+    /// Verify TLS; when false, plain HTTP or unverified TLS is allowed (as skopeo's `--tls-verify=false`).
+    pub tls_verify: bool,
+    /// Directories of extra CA certificates (`*.crt`), trusted besides the system roots.
+    pub cert_dirs: Vec<PathBuf>,
+    /// Credentials; none: anonymous.
+    pub credentials: Option<Credentials>,
+}
+
+/// Reports what a registry store does (one line per blob); the command line turns it into log lines.
+pub type Log = Box<dyn Fn(&str)>;
+
+/// A client for one repository, with the runtime that drives it.
+struct Connection {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+    location: RegistryLocation,
+    /// What the client authenticates with (oci-client keeps the first one it is given per registry).
+    auth: RegistryAuth,
+}
+
+impl Connection {
+    fn open(location: &RegistryLocation, options: &RegistryOptions) -> Result<Self, Error> {
+        tls::install_crypto_provider();
+        // Two workers: one streams the download, one the upload, while the calling thread runs the cipher.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("cryptadm-registry")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Io(format!("starting the registry client: {e}")))?;
+        let roots = tls::ca_certificates(&options.cert_dirs)?;
+        let config = |protocol: ClientProtocol| ClientConfig {
+            protocol,
+            accept_invalid_certificates: !options.tls_verify,
+            extra_root_certificates: roots.clone(),
+            connect_timeout: Some(Duration::from_secs(30)),
+            read_timeout: Some(Duration::from_secs(300)),
+            platform_resolver: None,
+            ..ClientConfig::default()
+        };
+        let build = |protocol| {
+            Client::try_from(config(protocol))
+                .map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
+        };
+        let auth = match &options.credentials {
+            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.to_string()),
+            None => RegistryAuth::Anonymous,
+        };
+        let mut client = build(ClientProtocol::Https)?;
+        if !options.tls_verify {
+            // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak it.
+            let probe = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
+            let https_works = runtime.block_on(async {
+                !matches!(
+                    client.auth(&probe, &auth, RegistryOperation::Pull).await,
+                    Err(OciDistributionError::RequestError(_))
+                )
+            });
+            if !https_works {
+                client = build(ClientProtocol::Http)?;
+            }
+        }
+        runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
+        Ok(Self { runtime, client, location: location.clone(), auth })
+    }
+
+    fn by_digest(&self, digest: &str) -> Reference {
+        Reference::with_digest(self.location.registry.clone(), self.location.repository.clone(), digest.to_owned())
+    }
+
+    fn by_tag(&self, tag: &str) -> Reference {
+        Reference::with_tag(self.location.registry.clone(), self.location.repository.clone(), tag.to_owned())
+    }
+
+    /// Fetches a manifest or index by tag or digest, bounded in size.
+    fn manifest(&self, reference: &Reference) -> Result<Vec<u8>, Error> {
+        let what = format!("manifest {}", reference.digest().or(reference.tag()).unwrap_or("latest"));
+        let (bytes, _) = self
+            .runtime
+            .block_on(retry(|| self.client.pull_manifest_raw(reference, &self.auth, MANIFEST_TYPES)))
+            .map_err(|e| registry_error(&self.location, &what, e))?;
+        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(Error::Malformed(format!("{what} is larger than {MAX_MANIFEST_BYTES} bytes")));
+        }
+        Ok(bytes.to_vec())
+    }
+}
+
+/// An image read from a registry.
+pub struct RegistrySource {
+    connection: Connection,
+    root: Descriptor,
+}
+
+impl RegistrySource {
+    /// Connects and fetches the manifest or index that `location` names (tag `latest` when it names neither).
+    pub fn open(location: &RegistryLocation, options: &RegistryOptions) -> Result<Self, Error> {
+        let connection = Connection::open(location, options)?;
+        let reference = match (&location.digest, &location.tag) {
+            (Some(digest), _) => connection.by_digest(digest),
+            (None, tag) => connection.by_tag(tag.as_deref().unwrap_or("latest")),
+        };
+        let bytes = connection.manifest(&reference)?;
+        let digest = sha256_digest(&bytes);
+        if let Some(expected) = &location.digest
+            && *expected != digest
+        {
+            return Err(Error::Integrity(format!("{location}: the registry sent a manifest with digest {digest}")));
+        }
+        let root = Descriptor::new(&manifest_media_type(&bytes)?, &digest, bytes.len() as u64);
+        Ok(Self { connection, root })
+    }
+
+    fn blob_reader(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        let digest = descriptor.digest()?.to_owned();
+        let layer = OciDescriptor {
+            media_type: descriptor.media_type()?.to_owned(),
+            digest: digest.clone(),
+            size: i64::try_from(descriptor.size()?).unwrap_or(i64::MAX),
+            ..OciDescriptor::default()
+        };
+        let reference = self.connection.by_digest(&digest);
+        let client = self.connection.client.clone();
+        // The first response is awaited here, so that a missing blob or refused access is reported as such.
+        let first = self
+            .connection
+            .runtime
+            .block_on(open_from(&client, &reference, &layer, 0))
+            .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
+        let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+        self.connection.runtime.spawn(download(client, reference, layer, first, sender));
+        Ok(Box::new(VerifyingReader::new(ChannelReader { receiver, current: Bytes::new() }, descriptor)?))
+    }
+}
+
+impl ImageSource for RegistrySource {
+    fn root(&self) -> &Descriptor {
+        &self.root
+    }
+
+    fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        match descriptor.kind() {
+            // Registries serve manifests and indexes under /manifests/, not /blobs/.
+            MediaKind::Manifest | MediaKind::Index => {
+                let bytes = self.connection.manifest(&self.connection.by_digest(descriptor.digest()?))?;
+                Ok(Box::new(VerifyingReader::new(io::Cursor::new(bytes), descriptor)?))
+            }
+            _ => self.blob_reader(descriptor),
+        }
+    }
+}
+
+/// Opens a blob download at `offset` (a resumed download asks for the rest with a range request).
+async fn open_from(
+    client: &Client,
+    reference: &Reference,
+    layer: &OciDescriptor,
+    offset: u64,
+) -> Result<futures_util::stream::BoxStream<'static, io::Result<Bytes>>, OciDistributionError> {
+    // Always a range request: a partial response is not hashed by oci-client, and the reader checks the digest
+    // anyway (one SHA-256 pass less per byte).
+    retry(|| async {
+        match client.pull_blob_stream_partial(reference, layer, offset, None).await? {
+            BlobResponse::Partial(stream) => Ok(stream.stream),
+            BlobResponse::Full(stream) if offset == 0 => Ok(stream.stream),
+            // The registry ignored the range: resuming is not possible, and starting over would repeat bytes.
+            BlobResponse::Full(_) => Err(OciDistributionError::GenericError(Some(
+                "the registry does not support resuming a download".into(),
+            ))),
+        }
+    })
+    .await
+}
+
+/// Streams a blob into `sender`, resuming after transient network failures where it stopped.
+async fn download(
+    client: Client,
+    reference: Reference,
+    layer: OciDescriptor,
+    mut stream: futures_util::stream::BoxStream<'static, io::Result<Bytes>>,
+    sender: mpsc::Sender<io::Result<Bytes>>,
+) {
+    let mut offset = 0u64;
+    let mut failures = 0;
+    loop {
+        match stream.next().await {
+            Some(Ok(bytes)) => {
+                offset += bytes.len() as u64;
+                if sender.send(Ok(bytes)).await.is_err() {
+                    return; // the reader went away
+                }
+            }
+            None => return,
+            Some(Err(error)) if error.kind() != io::ErrorKind::InvalidData && failures + 1 < ATTEMPTS => {
+                failures += 1;
+                tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures)).await;
+                match open_from(&client, &reference, &layer, offset).await {
+                    Ok(resumed) => stream = resumed,
+                    Err(e) => {
+                        let _ =
+                            sender.send(Err(io::Error::other(format!("resuming the download: {}", chain(&e))))).await;
+                        return;
+                    }
+                }
+            }
+            Some(Err(error)) => {
+                let _ = sender.send(Err(io::Error::new(error.kind(), format!("downloading: {}", chain(&error))))).await;
+                return;
+            }
+        }
+    }
+}
+
+/// The synchronous end of a download.
+struct ChannelReader {
+    receiver: mpsc::Receiver<io::Result<Bytes>>,
+    current: Bytes,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.receiver.blocking_recv() {
+                Some(Ok(bytes)) => self.current = bytes,
+                Some(Err(e)) => return Err(e),
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}
+
+/// An image written to a registry. Blobs are pushed as they are written, manifests by digest, and the tag last.
+pub struct RegistryDestination {
+    connection: Connection,
+    /// The source repository on the same registry, from which blobs are mounted rather than uploaded.
+    mount_from: Option<Reference>,
+    /// Blobs known to exist at the destination.
+    present: RefCell<HashSet<String>>,
+    /// Manifests pushed in this run (by digest): the root is pushed again under the tag on commit.
+    manifests: HashMap<String, (Vec<u8>, String)>,
+    log: Log,
+}
+
+impl RegistryDestination {
+    /// Connects to `location`; its tag (or `default_tag`, else `latest`) will name the image once committed.
+    /// `mount_from` is the source's location: blobs it has are mounted when it is on the same registry.
+    pub fn open(
+        location: &RegistryLocation,
+        default_tag: Option<&str>,
+        options: &RegistryOptions,
+        mount_from: Option<&RegistryLocation>,
+        log: Log,
+    ) -> Result<Self, Error> {
+        let mut location = location.clone();
+        if location.tag.is_none() && location.digest.is_none() {
+            location.tag = Some(default_tag.unwrap_or("latest").to_owned());
+        }
+        let connection = Connection::open(&location, options)?;
+        // One request up front, so that a wrong password or an unreachable registry is reported as such before
+        // any layer is read (later failures surface through the blob writers as I/O errors).
+        let probe = connection.by_tag(location.tag.as_deref().unwrap_or("latest"));
+        connection
+            .runtime
+            .block_on(retry(|| async {
+                connection.client.auth(&probe, &connection.auth, RegistryOperation::Push).await?;
+                connection.client.blob_exists(&probe, &sha256_digest(b"")).await
+            }))
+            .map_err(|e| registry_error(&location, "checking access", e))?;
+        let mount_from = mount_from
+            .filter(|source| source.registry == location.registry && source.repository != location.repository)
+            .map(|source| Reference::with_tag(source.registry.clone(), source.repository.clone(), "latest".into()));
+        Ok(Self { connection, mount_from, present: RefCell::default(), manifests: HashMap::new(), log })
+    }
+
+    fn exists(&self, digest: &str) -> Result<bool, OciDistributionError> {
+        let reference = self.connection.by_digest(digest);
+        self.connection.runtime.block_on(retry(|| self.connection.client.blob_exists(&reference, digest)))
+    }
+
+    fn try_mount(&self, digest: &str) -> bool {
+        let Some(source) = &self.mount_from else { return false };
+        let target = self.connection.by_digest(digest);
+        self.connection.runtime.block_on(self.connection.client.mount_blob(&target, source, digest)).is_ok()
+    }
+}
+
+impl ImageDestination for RegistryDestination {
+    fn has_blob(&self, digest: &str) -> bool {
+        if self.present.borrow().contains(digest) {
+            return true;
+        }
+        let found = match self.exists(digest) {
+            Ok(true) => {
+                (self.log)(&format!("blob {digest} is already at the destination"));
+                true
+            }
+            Ok(false) if self.try_mount(digest) => {
+                (self.log)(&format!("blob {digest} mounted from the source repository"));
+                true
+            }
+            // Not there, or the registry would not say: upload it (an upload failure is reported there).
+            _ => false,
+        };
+        if found {
+            self.present.borrow_mut().insert(digest.to_owned());
+        }
+        found
+    }
+
+    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        Ok(Box::new(RegistryBlobWriter {
+            destination: self,
+            buffer: BytesMut::with_capacity(CHUNK),
+            upload: None,
+            written: 0,
+        }))
+    }
+
+    fn put_manifest(&mut self, bytes: &[u8], media_type: &str) -> Result<String, Error> {
+        let digest = sha256_digest(bytes);
+        if !self.manifests.contains_key(&digest) {
+            self.push_manifest(&self.connection.by_digest(&digest), bytes, media_type)?;
+            (self.log)(&format!("pushed manifest {digest}"));
+            self.manifests.insert(digest.clone(), (bytes.to_vec(), media_type.to_owned()));
+        }
+        Ok(digest)
+    }
+
+    fn commit(self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
+        let digest = root.digest()?;
+        let location = &self.connection.location;
+        if let Some(named) = &location.digest
+            && named != digest
+        {
+            return Err(Error::Malformed(format!(
+                "{location} names digest {named}, but the written image has digest {digest}"
+            )));
+        }
+        let Some(tag) = &location.tag else { return Ok(()) };
+        let (bytes, media_type) = self
+            .manifests
+            .get(digest)
+            .ok_or_else(|| Error::Malformed(format!("the root manifest {digest} was never written")))?;
+        self.push_manifest(&self.connection.by_tag(tag), bytes, media_type)?;
+        (self.log)(&format!("tagged {digest} as {location}"));
+        Ok(())
+    }
+}
+
+impl RegistryDestination {
+    fn push_manifest(&self, reference: &Reference, bytes: &[u8], media_type: &str) -> Result<(), Error> {
+        let content_type: http::HeaderValue = media_type
+            .parse()
+            .map_err(|_| Error::Malformed(format!("media type `{media_type}` is not a valid header value")))?;
+        let body = Bytes::copy_from_slice(bytes);
+        self.connection
+            .runtime
+            .block_on(retry(|| self.connection.client.push_manifest_raw(reference, body.clone(), content_type.clone())))
+            .map_err(|e| registry_error(&self.connection.location, &format!("pushing manifest {reference}"), e))?;
+        Ok(())
+    }
+}
+
+/// One upload in progress: the chunks go through `sender` to oci-client's chunked push.
+struct Upload {
+    sender: mpsc::Sender<oci_client::errors::Result<Bytes>>,
+    task: tokio::task::JoinHandle<oci_client::errors::Result<PushBlobStreamChunkedResponse>>,
+}
+
+struct RegistryBlobWriter<'a> {
+    destination: &'a RegistryDestination,
+    buffer: BytesMut,
+    upload: Option<Upload>,
+    written: u64,
+}
+
+impl RegistryBlobWriter<'_> {
+    fn send_chunk(&mut self) -> io::Result<()> {
+        let chunk = self.buffer.split().freeze();
+        self.buffer.reserve(CHUNK);
+        let connection = &self.destination.connection;
+        let upload = self.upload.get_or_insert_with(|| {
+            let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+            let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+                receiver.recv().await.map(|item| (item, receiver))
+            });
+            let client = connection.client.clone();
+            let reference = connection.by_tag("latest");
+            let task =
+                connection.runtime.spawn(async move { client.push_blob_stream_chunked(&reference, stream).await });
+            Upload { sender, task }
+        });
+        if upload.sender.blocking_send(Ok(chunk)).is_ok() {
+            return Ok(());
+        }
+        // The upload ended early: it failed, and its task says why.
+        let upload = self.upload.take().expect("set above");
+        Err(io::Error::other(self.finish_error(upload)))
+    }
+
+    fn finish_error(&self, upload: Upload) -> Error {
+        let connection = &self.destination.connection;
+        match connection.runtime.block_on(upload.task) {
+            Ok(Err(e)) => registry_error(&connection.location, "uploading", e),
+            Ok(Ok(_)) => Error::Io("uploading: the upload ended early".into()),
+            Err(e) => Error::Io(format!("uploading: {e}")),
+        }
+    }
+}
+
+impl Write for RegistryBlobWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = buf.len().min(CHUNK - self.buffer.len());
+        self.buffer.extend_from_slice(&buf[..n]);
+        self.written += n as u64;
+        if self.buffer.len() == CHUNK {
+            self.send_chunk()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl BlobWriter for RegistryBlobWriter<'_> {
+    fn commit(mut self: Box<Self>, digest: &str) -> Result<(), Error> {
+        let connection = &self.destination.connection;
+        let what = format!("pushing blob {digest}");
+        match self.upload.take() {
+            // Smaller than a chunk: sent whole, so that it can be retried.
+            None => {
+                let bytes = self.buffer.split().freeze();
+                let reference = connection.by_digest(digest);
+                connection
+                    .runtime
+                    .block_on(retry(|| connection.client.push_blob(&reference, bytes.clone(), digest)))
+                    .map_err(|e| registry_error(&connection.location, &what, e))?;
+            }
+            Some(upload) => {
+                if !self.buffer.is_empty() {
+                    let chunk = self.buffer.split().freeze();
+                    if upload.sender.blocking_send(Ok(chunk)).is_err() {
+                        return Err(self.finish_error(upload).in_blob(digest));
+                    }
+                }
+                drop(upload.sender); // the end of the stream: oci-client sends the closing PUT ?digest=
+                let pushed = connection
+                    .runtime
+                    .block_on(upload.task)
+                    .map_err(|e| Error::Io(format!("{what}: {e}")))?
+                    .map_err(|e| registry_error(&connection.location, &what, e))?;
+                if pushed.blob_digest != digest {
+                    return Err(Error::Integrity(format!(
+                        "{what}: the uploaded bytes have digest {}",
+                        pushed.blob_digest
+                    )));
+                }
+            }
+        }
+        (self.destination.log)(&format!("pushed blob {digest} ({} bytes)", self.written));
+        self.destination.present.borrow_mut().insert(digest.to_owned());
+        Ok(())
+    }
+}
+
+impl Drop for RegistryBlobWriter<'_> {
+    fn drop(&mut self) {
+        // Not committed: cancel the upload before its closing PUT, so that the registry never stores a truncated
+        // blob (the upload session it opened expires on the registry's side).
+        if let Some(upload) = self.upload.take() {
+            upload.task.abort();
+        }
+    }
+}
+
+/// The media type a manifest or index declares (or implies: an index has `manifests`).
+fn manifest_media_type(bytes: &[u8]) -> Result<String, Error> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::Malformed(format!("the manifest is not valid JSON: {e}")))?;
+    let declared = value.get("mediaType").and_then(serde_json::Value::as_str);
+    let media_type = match declared {
+        Some(t) => t.to_owned(),
+        None if value.get("manifests").is_some() => OCI_INDEX.to_owned(),
+        None => OCI_MANIFEST.to_owned(),
+    };
+    if !matches!(kind_of(&media_type), MediaKind::Manifest | MediaKind::Index) {
+        return Err(Error::Malformed(format!(
+            "unsupported manifest type `{media_type}` (OCI or Docker schema 2 only)"
+        )));
+    }
+    Ok(media_type)
+}
+
+/// Runs a request, again after a pause when it failed transiently.
+async fn retry<T, F, Fut>(mut request: F) -> Result<T, OciDistributionError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, OciDistributionError>>,
+{
+    let mut pause = FIRST_BACKOFF;
+    let mut attempt = 1;
+    loop {
+        match request().await {
+            Err(e) if attempt < ATTEMPTS && is_transient(&e) => {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+fn is_transient(error: &OciDistributionError) -> bool {
+    match error {
+        OciDistributionError::RequestError(e) => {
+            e.status().is_some_and(|s| s.is_server_error() || s.as_u16() == 429)
+                || (e.status().is_none() && (e.is_connect() || e.is_timeout() || e.is_request() || e.is_body()))
+        }
+        OciDistributionError::ServerError { code, .. } => *code >= 500 || *code == 429,
+        OciDistributionError::RegistryError { envelope, .. } => {
+            envelope.errors.iter().any(|e| matches!(e.code, OciErrorCode::Toomanyrequests))
+        }
+        OciDistributionError::IoError(_) => true,
+        _ => false,
+    }
+}
+
+/// Classifies a registry failure: refused credentials → 16, unknown repository/tag/digest → 5, unreachable
+/// and anything else → 1.
+fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributionError) -> Error {
+    use OciDistributionError as E;
+    let host = &location.registry;
+    let message = format!("{host}/{}: {what}: {}", location.repository, chain(&error));
+    let status = match &error {
+        E::RequestError(e) => e.status().map(|s| s.as_u16()),
+        E::ServerError { code, .. } => Some(*code),
+        _ => None,
+    };
+    match &error {
+        E::UnauthorizedError { .. } | E::AuthenticationFailure(_) => Error::RegistryDenied(message),
+        _ if matches!(status, Some(401 | 403)) => Error::RegistryDenied(message),
+        _ if status == Some(404) => Error::NotFound(message),
+        E::ImageManifestNotFoundError(_) => Error::NotFound(message),
+        E::RegistryError { envelope, .. } => {
+            let codes: Vec<&OciErrorCode> = envelope.errors.iter().map(|e| &e.code).collect();
+            if codes.iter().any(|c| matches!(c, OciErrorCode::Unauthorized | OciErrorCode::Denied)) {
+                Error::RegistryDenied(message)
+            } else if codes.iter().any(|c| {
+                matches!(
+                    c,
+                    OciErrorCode::BlobUnknown
+                        | OciErrorCode::ManifestUnknown
+                        | OciErrorCode::NameUnknown
+                        | OciErrorCode::NotFound
+                        | OciErrorCode::ManifestBlobUnknown
+                )
+            }) {
+                Error::NotFound(message)
+            } else {
+                Error::Io(message)
+            }
+        }
+        E::DigestError(_) => Error::Integrity(message),
+        E::RequestError(e) if e.is_connect() || e.is_timeout() => {
+            Error::Io(format!("{host}: the registry is unreachable ({what}): {}", chain(&error)))
+        }
+        _ => Error::Io(message),
+    }
+}
+
+/// An error and its causes on one line (reqwest's top-level message alone rarely says what went wrong).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let next = inner.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oci_client::errors::{OciEnvelope, OciError};
+
+    fn location() -> RegistryLocation {
+        RegistryLocation { registry: "localhost:5000".into(), repository: "app".into(), tag: None, digest: None }
+    }
+
+    fn server(code: u16) -> OciDistributionError {
+        OciDistributionError::ServerError { code, url: "http://localhost:5000/v2/".into(), message: String::new() }
+    }
+
+    fn envelope(code: OciErrorCode) -> OciDistributionError {
+        OciDistributionError::RegistryError {
+            envelope: OciEnvelope {
+                errors: vec![OciError { code, message: "m".into(), detail: serde_json::Value::Null }],
+            },
+            url: "http://localhost:5000/v2/app/manifests/v1".into(),
+        }
+    }
+
+    #[test]
+    fn failures_are_classified_by_what_the_registry_said() {
+        let classify = |e| registry_error(&location(), "manifest v1", e);
+        assert!(matches!(classify(server(401)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(server(403)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::Denied)), Error::RegistryDenied(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::Unauthorized)), Error::RegistryDenied(_)));
+        assert!(matches!(
+            classify(OciDistributionError::UnauthorizedError { url: String::new() }),
+            Error::RegistryDenied(_)
+        ));
+        assert!(matches!(classify(server(404)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::ManifestUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::NameUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(envelope(OciErrorCode::BlobUnknown)), Error::NotFound(_)));
+        assert!(matches!(classify(server(500)), Error::Io(_)));
+        let message = classify(server(503)).to_string();
+        assert!(message.starts_with("localhost:5000/app: manifest v1:"), "{message}");
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        assert!(is_transient(&server(500)));
+        assert!(is_transient(&server(503)));
+        assert!(is_transient(&server(429)));
+        assert!(is_transient(&envelope(OciErrorCode::Toomanyrequests)));
+        assert!(!is_transient(&server(401)));
+        assert!(!is_transient(&server(404)));
+        assert!(!is_transient(&envelope(OciErrorCode::ManifestUnknown)));
+
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let attempts = std::cell::Cell::new(0);
+        let result: Result<(), _> = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            async { Err(server(503)) }
+        }));
+        assert!(result.is_err());
+        assert_eq!(attempts.get(), ATTEMPTS);
+        attempts.set(0);
+        let result = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            let n = attempts.get();
+            async move { if n < 2 { Err(server(502)) } else { Ok(n) } }
+        }));
+        assert_eq!(result.unwrap(), 2);
+        attempts.set(0);
+        let _ = runtime.block_on(retry(|| {
+            attempts.set(attempts.get() + 1);
+            async { Err::<(), _>(server(404)) }
+        }));
+        assert_eq!(attempts.get(), 1);
+    }
+
+    #[test]
+    fn manifest_media_types_are_declared_or_implied() {
+        assert_eq!(manifest_media_type(br#"{"schemaVersion":2,"manifests":[]}"#).unwrap(), OCI_INDEX);
+        assert_eq!(manifest_media_type(br#"{"schemaVersion":2,"layers":[]}"#).unwrap(), OCI_MANIFEST);
+        let docker = br#"{"mediaType":"application/vnd.docker.distribution.manifest.v2+json"}"#;
+        assert_eq!(manifest_media_type(docker).unwrap(), "application/vnd.docker.distribution.manifest.v2+json");
+        assert!(
+            manifest_media_type(br#"{"mediaType":"application/vnd.docker.distribution.manifest.v1+json"}"#).is_err()
+        );
+        assert!(manifest_media_type(b"not json").is_err());
+    }
+}
