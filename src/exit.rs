@@ -151,6 +151,9 @@ fn as_classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a
     if let Some(e) = cause.downcast_ref::<crate::ocicrypt::Error>() {
         return Some(e);
     }
+    if let Some(e) = cause.downcast_ref::<crate::luks::Error>() {
+        return Some(e);
+    }
     None
 }
 

@@ -12,6 +12,7 @@ pub mod cmd;
 pub mod crypto;
 pub mod exit;
 pub mod interact;
+pub mod luks;
 pub mod machineadm;
 pub mod oci;
 pub mod ocicrypt;

@@ -5,6 +5,7 @@
 //! other.
 
 pub mod bootstrap;
+pub mod disk;
 pub mod env_vars;
 pub mod image;
 pub mod printer;
@@ -85,6 +86,8 @@ pub enum Commands {
     Bootstrap(bootstrap::BootstrapNamespace),
     #[allow(missing_docs)]
     Image(image::ImageNamespace),
+    #[allow(missing_docs)]
+    Disk(disk::DiskNamespace),
 }
 
 /// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
@@ -97,6 +100,10 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image encrypt" => Some(image::encrypt::EXAMPLES),
         "cryptadm image decrypt" => Some(image::decrypt::EXAMPLES),
         "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
+        "cryptadm disk" => Some(disk::EXAMPLES),
+        "cryptadm disk luks-format" => Some(disk::luks_format::EXAMPLES),
+        "cryptadm disk inspect" => Some(disk::inspect::EXAMPLES),
+        "cryptadm disk decrypt" => Some(disk::decrypt::EXAMPLES),
         _ => None,
     }
 }
@@ -148,6 +155,7 @@ fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
     match command {
         Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
         Commands::Image(namespace) => image::run(namespace, printer),
+        Commands::Disk(namespace) => disk::run(namespace, printer),
     }
 }
 
