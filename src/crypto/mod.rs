@@ -5,11 +5,13 @@
 //! the generation `rsa`, `cms` and `sequoia-openpgp` use), so key-handling code never mixes the two.
 
 pub mod aead;
+pub mod argon2;
 pub mod encoding;
 pub mod kdf;
 pub mod keys;
 pub mod parallel_hash;
 pub mod random;
 pub mod secret;
+pub mod xts;
 
 pub use secret::{Passphrase, SecretBytes};
