@@ -70,7 +70,7 @@ pub fn decrypt_to(
 ) -> Result<u64> {
     let cipher = SectorCipher::new(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as u64;
-    if info.len % unit != 0 {
+    if !info.len.is_multiple_of(unit) {
         return Err(Error::Truncated(format!(
             "the payload ({} bytes) is not a whole number of {unit}-byte sectors",
             info.len

@@ -4,8 +4,9 @@
 //! every cryptsetup command here runs through [`cryptsetup`], which fails the test if the header bytes changed.
 
 use crate::support::{Scratch, cryptadm, require_tool};
+use predicates::prelude::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn tools() {
@@ -362,7 +363,7 @@ fn damaged_headers_and_unsupported_volumes_fail_with_documented_codes() {
     bytes[4096 + 20] ^= 0x55;
     let primary_bad = work.write("primary-bad.img", &bytes);
     decrypt(&primary_bad, &key, &out).success().stderr(predicates::str::contains("primary LUKS2 header is unusable"));
-    assert_eq!(inspect(&primary_bad)["header_copies"]["primary"].as_str().unwrap().starts_with("invalid"), true);
+    assert!(inspect(&primary_bad)["header_copies"]["primary"].as_str().unwrap().starts_with("invalid"));
 
     // Both corrupt: 3, nothing written.
     std::fs::remove_file(&out).unwrap();
@@ -476,7 +477,3 @@ fn the_kdf_benchmark_path_produces_a_volume_cryptsetup_opens() {
     assert!(pbkdf["memory_kib"].as_u64().unwrap() <= 1 << 20);
     assert!(doc["digests"][0]["iterations"].as_u64().unwrap() >= 1000);
 }
-
-/// The paths a test wants to remember (keeps clippy quiet about unused imports in some cfgs).
-#[allow(dead_code)]
-fn _paths(_: PathBuf) {}

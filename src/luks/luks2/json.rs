@@ -362,7 +362,7 @@ impl Metadata {
             return fail(format!("config.json_size {} does not match hdr_size {hdr_size}", self.config.json_size.0));
         }
         let keyslots_size = self.config.keyslots_size.0;
-        if keyslots_size % 4096 != 0 || keyslots_size > MAX_KEYSLOTS_SIZE {
+        if !keyslots_size.is_multiple_of(4096) || keyslots_size > MAX_KEYSLOTS_SIZE {
             return fail(format!("config.keyslots_size {keyslots_size} is not 4096-aligned or exceeds 128 MiB"));
         }
         let requirements = self.config.mandatory_requirements();
@@ -417,17 +417,19 @@ impl Metadata {
             return Err(Error::corrupt("no segments"));
         }
         for (id, seg) in &self.segments {
-            if seg.offset.0 % 512 != 0 {
+            if !seg.offset.0.is_multiple_of(512) {
                 return Err(Error::corrupt(format!("segment {} offset is not 512-aligned", id.0)));
             }
             let sector = seg.sector_size.unwrap_or(512);
-            if seg.kind == "crypt" && (sector == 0 || sector % 512 != 0 || sector > 4096 || !sector.is_power_of_two()) {
+            if seg.kind == "crypt"
+                && (sector == 0 || !sector.is_multiple_of(512) || sector > 4096 || !sector.is_power_of_two())
+            {
                 return Err(Error::corrupt(format!("segment {} sector_size {sector} is invalid", id.0)));
             }
-            if let SegmentSize::Bytes(n) = seg.size {
-                if n % 512 != 0 || n % u64::from(sector) != 0 {
-                    return Err(Error::corrupt(format!("segment {} size is not a multiple of its sector size", id.0)));
-                }
+            if let SegmentSize::Bytes(n) = seg.size
+                && (!n.is_multiple_of(512) || !n.is_multiple_of(u64::from(sector)))
+            {
+                return Err(Error::corrupt(format!("segment {} size is not a multiple of its sector size", id.0)));
             }
             if seg.kind == "crypt" && !self.digests.values().any(|d| d.segments.contains(id)) {
                 return Err(Error::corrupt(format!("crypt segment {} has no digest", id.0)));
