@@ -5,7 +5,10 @@
 //! time (about a fifth of OpenSSL's speed), while LUKS volumes are gigabytes. Units here are always whole
 //! multiples of the AES block, so XTS ciphertext stealing never applies.
 
-use aes::cipher::{BlockDecrypt, BlockEncrypt, BlockSizeUser, KeyInit, consts::U16, generic_array::GenericArray};
+use aes::cipher::{
+    BlockBackend, BlockClosure, BlockDecrypt, BlockEncrypt, BlockSizeUser, KeyInit, ParBlocks, consts::U16,
+    generic_array::GenericArray, typenum::Unsigned,
+};
 use aes::{Aes128, Aes256};
 
 /// One AES block.
@@ -104,13 +107,9 @@ impl XtsPlain64 {
 
     fn process_units(&self, data: &mut [u8], unit_size: usize, first_iv: u64, dir: Direction) {
         check_layout(data.len(), unit_size);
-        let sectors_per_unit = (unit_size / SECTOR) as u64;
-        for (i, unit) in data.chunks_exact_mut(unit_size).enumerate() {
-            let iv = first_iv.wrapping_add(i as u64 * sectors_per_unit);
-            match &self.keys {
-                Keys::Aes128 { data, tweak } => process_unit(data, tweak, unit, iv, dir),
-                Keys::Aes256 { data, tweak } => process_unit(data, tweak, unit, iv, dir),
-            }
+        match &self.keys {
+            Keys::Aes128 { data: data_key, tweak } => process_span(data_key, tweak, data, unit_size, first_iv, dir),
+            Keys::Aes256 { data: data_key, tweak } => process_span(data_key, tweak, data, unit_size, first_iv, dir),
         }
     }
 }
@@ -123,44 +122,164 @@ enum Direction {
 
 fn check_layout(len: usize, unit_size: usize) {
     assert!(
-        unit_size.is_power_of_two() && (SECTOR..=4096).contains(&unit_size),
+        unit_size.is_power_of_two() && (SECTOR..=MAX_UNIT).contains(&unit_size),
         "XTS unit size {unit_size} is not a power of two in 512..=4096"
     );
     assert!(len.is_multiple_of(unit_size), "XTS data of {len} bytes is not a whole number of {unit_size}-byte units");
 }
 
-/// One unit, one block at a time (the first, simple version).
-fn process_unit<C: BlockEncrypt + BlockDecrypt + BlockSizeUser<BlockSize = U16>>(
-    data_key: &C,
-    tweak_key: &C,
-    unit: &mut [u8],
-    iv: u64,
-    dir: Direction,
-) {
-    let mut tweak_block = Block::default();
-    tweak_block[..8].copy_from_slice(&iv.to_le_bytes());
-    tweak_key.encrypt_block(&mut tweak_block);
-    let mut tweak = u128::from_le_bytes(tweak_block.into());
-    for chunk in unit.chunks_exact_mut(BLOCK) {
-        let mut block = Block::default();
-        let t = tweak.to_le_bytes();
-        for k in 0..BLOCK {
-            block[k] = chunk[k] ^ t[k];
-        }
-        match dir {
-            Direction::Encrypt => data_key.encrypt_block(&mut block),
-            Direction::Decrypt => data_key.decrypt_block(&mut block),
-        }
-        for k in 0..BLOCK {
-            chunk[k] = block[k] ^ t[k];
-        }
-        tweak = double(tweak);
+/// Encrypts or decrypts consecutive units in place, the first with tweak IV `first_iv`.
+///
+/// The work runs inside the cipher's backend closure (`encrypt_with_backend`), and the blocks go through the
+/// backend's block-parallel call (`proc_par_blocks`: 8 blocks at once with AES-NI) instead of one at a time.
+fn process_span<C>(data_key: &C, tweak_key: &C, data: &mut [u8], unit_size: usize, first_iv: u64, dir: Direction)
+where
+    C: BlockEncrypt + BlockDecrypt + BlockSizeUser<BlockSize = U16>,
+{
+    let units = data.len() / unit_size;
+    let closure = XtsClosure { data, unit_size, unit_tweaks: UnitTweaks::new(tweak_key, unit_size, first_iv, units) };
+    match dir {
+        Direction::Encrypt => data_key.encrypt_with_backend(closure),
+        Direction::Decrypt => data_key.decrypt_with_backend(closure),
     }
 }
 
-/// Multiplication by α in GF(2^128) with the XTS (little-endian) bit order, without a secret-dependent branch.
-fn double(t: u128) -> u128 {
-    (t << 1) ^ (0u128.wrapping_sub(t >> 127) & 0x87)
+/// The XTS mode around one run of the data-key cipher: `C = E(P ⊕ T) ⊕ T` (or `D`), block by block.
+struct XtsClosure<'a, K> {
+    data: &'a mut [u8],
+    unit_size: usize,
+    unit_tweaks: UnitTweaks<'a, K>,
+}
+
+impl<K> BlockSizeUser for XtsClosure<'_, K> {
+    type BlockSize = U16;
+}
+
+impl<K: BlockEncrypt + BlockSizeUser<BlockSize = U16>> BlockClosure for XtsClosure<'_, K> {
+    fn call<B: BlockBackend<BlockSize = U16>>(mut self, backend: &mut B) {
+        let par = B::ParBlocksSize::USIZE;
+        let mut batch = ParBlocks::<B>::default();
+        // All tweaks of a unit are computed before its data is touched. Besides keeping the tweak arithmetic (on
+        // 64-bit registers) out of the data loop, this matters for speed: the XORs below are 16-byte vector
+        // loads, and loading 16 bytes just written as two 8-byte halves stalls store-to-load forwarding.
+        let mut table = [[0u8; BLOCK]; MAX_UNIT / BLOCK];
+        let tweaks = &mut table[..self.unit_size / BLOCK];
+        for unit in self.data.chunks_exact_mut(self.unit_size) {
+            fill_tweaks(self.unit_tweaks.next(), tweaks);
+            let mut chunks = unit.chunks_exact_mut(par * BLOCK);
+            let mut tweak_chunks = tweaks.chunks_exact(par);
+            for (chunk, chunk_tweaks) in (&mut chunks).zip(&mut tweak_chunks) {
+                for ((block, bytes), tweak) in batch.iter_mut().zip(chunk.chunks_exact(BLOCK)).zip(chunk_tweaks) {
+                    xor_block(block, bytes, tweak);
+                }
+                backend.proc_par_blocks_inplace(&mut batch);
+                for ((bytes, block), tweak) in chunk.chunks_exact_mut(BLOCK).zip(batch.iter()).zip(chunk_tweaks) {
+                    xor_block(bytes, block, tweak);
+                }
+            }
+            // Blocks left when `par` does not divide the unit (never with AES-NI's 8; the software backend).
+            for (bytes, tweak) in chunks.into_remainder().chunks_exact_mut(BLOCK).zip(tweak_chunks.remainder()) {
+                let mut block = Block::default();
+                xor_block(&mut block, bytes, tweak);
+                backend.proc_block_inplace(&mut block);
+                xor_block(bytes, &block, tweak);
+            }
+        }
+    }
+}
+
+/// `out = a ^ b` on one block, written so that it compiles to one 16-byte vector XOR.
+#[inline(always)]
+fn xor_block(out: &mut [u8], a: &[u8], b: &[u8; BLOCK]) {
+    let a: [u8; BLOCK] = a[..BLOCK].try_into().expect("a whole block");
+    let x: [u8; BLOCK] = std::array::from_fn(|i| a[i] ^ b[i]);
+    out[..BLOCK].copy_from_slice(&x);
+}
+
+/// The tweaks of every block of one unit: `first`, then each times α. Computed in rows of 4 independent lanes
+/// (T[j] = T[j-4]·α^4) rather than one chain of doublings, so the CPU runs the lanes side by side; 4 lanes of
+/// 128 bits fill half the general registers, more would spill to the stack.
+#[inline(always)]
+fn fill_tweaks(first: u128, tweaks: &mut [[u8; BLOCK]]) {
+    const LANES: usize = 4;
+    let mut lanes = [0u128; LANES];
+    let mut tweak = first;
+    for lane in &mut lanes {
+        *lane = tweak;
+        tweak = mul_alpha_pow(tweak, 1);
+    }
+    // Every unit is a multiple of 512 bytes = 32 blocks, so the rows are always whole.
+    for row in tweaks.chunks_exact_mut(LANES) {
+        let row: &mut [[u8; BLOCK]; LANES] = row.try_into().expect("a whole row");
+        for k in 0..LANES {
+            row[k] = lanes[k].to_le_bytes();
+            lanes[k] = mul_alpha_pow(lanes[k], LANES as u32);
+        }
+    }
+}
+
+/// The largest unit: 4096 bytes (LUKS2 sector sizes are 512..=4096).
+const MAX_UNIT: usize = 4096;
+
+/// How many units' initial tweaks are encrypted in one call (so the tweak key also uses the parallel path).
+const UNIT_TWEAK_BATCH: usize = 16;
+
+/// The initial tweak of each of consecutive units, `E_K2(le64(iv) || 0^8)`, encrypted ahead in batches.
+struct UnitTweaks<'a, K> {
+    tweak_key: &'a K,
+    next_iv: u64,
+    iv_step: u64,
+    units_left: usize,
+    ahead: [Block; UNIT_TWEAK_BATCH],
+    used: usize,
+}
+
+impl<'a, K: BlockEncrypt + BlockSizeUser<BlockSize = U16>> UnitTweaks<'a, K> {
+    fn new(tweak_key: &'a K, unit_size: usize, first_iv: u64, units: usize) -> Self {
+        let iv_step = (unit_size / SECTOR) as u64;
+        Self {
+            tweak_key,
+            next_iv: first_iv,
+            iv_step,
+            units_left: units,
+            ahead: Default::default(),
+            used: UNIT_TWEAK_BATCH,
+        }
+    }
+
+    fn next(&mut self) -> u128 {
+        if self.used == UNIT_TWEAK_BATCH {
+            let batch = self.units_left.clamp(1, UNIT_TWEAK_BATCH);
+            for block in &mut self.ahead[..batch] {
+                block[..8].copy_from_slice(&self.next_iv.to_le_bytes());
+                block[8..].fill(0);
+                self.next_iv = self.next_iv.wrapping_add(self.iv_step);
+            }
+            self.tweak_key.encrypt_blocks(&mut self.ahead[..batch]);
+            self.units_left = self.units_left.saturating_sub(batch);
+            self.used = 0;
+        }
+        self.used += 1;
+        load(&self.ahead[self.used - 1])
+    }
+}
+
+/// Multiplication by α^p in GF(2^128) with the XTS (little-endian) bit order, for 1 <= p <= 64, without a
+/// secret-dependent branch or table: the p bits shifted out are reduced with x^128 = x^7 + x^2 + x + 1, a
+/// carry-less product with 0x87 that cannot overflow again while p + 7 <= 128.
+#[inline(always)]
+fn mul_alpha_pow(t: u128, p: u32) -> u128 {
+    debug_assert!((1..=64).contains(&p));
+    let carry = t >> (128 - p);
+    (t << p) ^ (carry << 7) ^ (carry << 2) ^ (carry << 1) ^ carry
+}
+
+/// A 16-byte block as the little-endian 128-bit number XTS computes with.
+#[inline(always)]
+fn load(bytes: &[u8]) -> u128 {
+    let mut le = [0u8; BLOCK];
+    le.copy_from_slice(&bytes[..BLOCK]);
+    u128::from_le_bytes(le)
 }
 
 #[cfg(test)]
