@@ -18,3 +18,4 @@ pub mod oci;
 pub mod ocicrypt;
 pub mod process;
 pub mod render;
+pub mod volume;

@@ -10,6 +10,10 @@ pub const PATH: &str = "PATH";
 pub const OCICRYPT_KEYPROVIDER_CONFIG: &str = "OCICRYPT_KEYPROVIDER_CONFIG";
 /// Where gpg keeps its keyring (pgp: recipients).
 pub const GNUPGHOME: &str = "GNUPGHOME";
+/// Run-time directory of `volume rotate`/`volume serve`: lock files per volume id go to `<dir>/volume-locks`.
+pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
+/// Test builds with the `fault-injection` feature only: the rotation step after which the process aborts.
+pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -25,12 +29,16 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ),
     (
         PATH,
-        "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm.",
+        "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm, and for key-store plugins (cryptadm-plugin-kms-NAME).",
     ),
     (
         OCICRYPT_KEYPROVIDER_CONFIG,
         "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}); a missing file means no providers.",
     ),
     (GNUPGHOME, "GnuPG home directory where pgp: recipients are looked up, unless --gpg-homedir is given."),
+    (
+        CRYPTADM_RUN_DIR,
+        "Run-time directory of the volume commands (default /run/cryptadm); the lock file of each volume id is <dir>/volume-locks/<volume-id>.lock.",
+    ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
 ];

@@ -10,6 +10,7 @@ pub mod env_vars;
 pub mod image;
 pub mod printer;
 pub mod secrets;
+pub mod volume;
 
 use crate::exit::{self, ExitStatus};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -88,6 +89,8 @@ pub enum Commands {
     Image(image::ImageNamespace),
     #[allow(missing_docs)]
     Disk(disk::DiskNamespace),
+    #[allow(missing_docs)]
+    Volume(volume::VolumeNamespace),
 }
 
 /// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
@@ -104,6 +107,9 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm disk luks-format" => Some(disk::luks_format::EXAMPLES),
         "cryptadm disk inspect" => Some(disk::inspect::EXAMPLES),
         "cryptadm disk decrypt" => Some(disk::decrypt::EXAMPLES),
+        "cryptadm volume" => Some(volume::EXAMPLES),
+        "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
+        "cryptadm volume serve" => Some(volume::serve::EXAMPLES),
         _ => None,
     }
 }
@@ -156,6 +162,7 @@ fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
         Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
         Commands::Image(namespace) => image::run(namespace, printer),
         Commands::Disk(namespace) => disk::run(namespace, printer),
+        Commands::Volume(namespace) => volume::run(namespace, printer),
     }
 }
 

@@ -17,3 +17,4 @@ mod invariants;
 mod plugins;
 mod properties;
 mod terminal;
+mod volume;
