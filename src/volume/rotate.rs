@@ -174,13 +174,13 @@ impl<V: Keyslots> Run<'_, V> {
                     self.add_and_verify(old_slot, &volume_key, pending)?
                 }
             };
-            let removed = self.commit_and_retire(pending, &keys.current)?;
+            let removed = self.commit_and_retire(pending, &keys.current, keyslot)?;
             return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }));
         }
         let Some(previous) = &keys.previous else { return Ok(None) };
         let (keyslot, _) = self.volume.unlock(keys.current.expose())?.ok_or(Error::NoKeyslotOpens)?;
         // Crashed after the commit: the previous key's keyslots (maybe already gone) are all that is left.
-        let removed = self.retire(previous, &keys.current)?;
+        let removed = self.retire(previous, &keys.current, keyslot)?;
         self.store.forget_previous()?;
         self.step(Step::PreviousForgotten)?;
         Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }))
@@ -192,7 +192,7 @@ impl<V: Keyslots> Run<'_, V> {
         self.store.put_pending(new)?;
         self.step(Step::PendingStored)?;
         let keyslot = self.add_and_verify(old_slot, &volume_key, new)?;
-        let removed = self.commit_and_retire(new, current)?;
+        let removed = self.commit_and_retire(new, current, keyslot)?;
         Ok(Outcome { resumed: false, unchanged: false, keyslot, removed })
     }
 
@@ -218,28 +218,27 @@ impl<V: Keyslots> Run<'_, V> {
     }
 
     /// Steps 5 and 6: commit the new key, then remove the keyslots of the old one.
-    fn commit_and_retire(&mut self, new: &Passphrase, old: &Passphrase) -> Result<Vec<u32>, Error> {
+    fn commit_and_retire(&mut self, new: &Passphrase, old: &Passphrase, new_slot: u32) -> Result<Vec<u32>, Error> {
         self.store.commit(new)?;
         self.step(Step::Committed)?;
-        let removed = self.retire(old, new)?;
+        let removed = self.retire(old, new, new_slot)?;
         self.store.forget_previous()?;
         self.step(Step::PreviousForgotten)?;
         Ok(removed)
     }
 
-    /// Removes every keyslot `old` opens that `keep` does not: never the last slot of the store's key, and never
-    /// a slot someone else owns (those open with neither key).
-    fn retire(&mut self, old: &Passphrase, keep: &Passphrase) -> Result<Vec<u32>, Error> {
+    /// Removes every keyslot `old` opens. `keep_slot` opens with `keep` (the store's current key) and is never
+    /// tried; no other slot can open with both keys, since they differ. Slots someone else owns (recovery keys)
+    /// open with neither and stay. One KDF run per other active slot.
+    fn retire(&mut self, old: &Passphrase, keep: &Passphrase, keep_slot: u32) -> Result<Vec<u32>, Error> {
         if same(old, keep) {
             return Ok(Vec::new());
         }
         let mut removed = Vec::new();
-        let ids: Vec<u32> = self.volume.keyslots().into_iter().map(|(id, _)| id).collect();
+        let ids: Vec<u32> =
+            self.volume.keyslots().into_iter().map(|(id, _)| id).filter(|id| *id != keep_slot).collect();
         for id in ids {
             if self.volume.unlock_keyslot(id, old.expose())?.is_none() {
-                continue;
-            }
-            if self.volume.unlock_keyslot(id, keep.expose())?.is_some() {
                 continue;
             }
             self.volume.remove_keyslot(id)?;
