@@ -295,6 +295,19 @@ fn a_missing_volume_exits_5_and_a_missing_stored_key_exits_5() {
     assert_eq!(output.status.code(), Some(5), "{}", stderr_of(&output));
     assert!(stderr_of(&output).contains("the key store has no key for volume `pvc-unknown`"), "{}", stderr_of(&output));
     assert!(before == volume.bytes());
+
+    // Not a LUKS volume at all: invalid input, and the file is left as it was.
+    let plain = volume.scratch.write("plain.img", vec![0u8; 1 << 20]);
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-missing", "--volume-path"])
+        .arg(&plain)
+        .args(["--key-store", &volume.store_uri()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("not a LUKS device"), "{}", stderr_of(&output));
+    assert!(std::fs::read(&plain).unwrap() == vec![0u8; 1 << 20]);
 }
 
 #[test]
