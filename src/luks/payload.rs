@@ -7,6 +7,7 @@ use crate::interact::Progress;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
+use std::sync::mpsc;
 use zeroize::Zeroizing;
 
 /// Bytes handled per step: large enough to keep both cores busy, small enough to keep memory flat.
@@ -28,8 +29,11 @@ fn read_full(src: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// Encrypts everything `src` yields into the payload of `dst` described by `info`, zero-padding the last unit.
 /// Returns the plaintext bytes written (a multiple of the sector size).
+///
+/// A reader thread fills the next chunk while this one is encrypted and written, so reading overlaps the cipher;
+/// two chunk buffers circulate between them, which keeps memory flat.
 pub fn encrypt_into(
-    src: &mut impl Read,
+    src: &mut (impl Read + Send),
     dst: &File,
     info: &PayloadInfo,
     key: &VolumeKey,
@@ -38,25 +42,39 @@ pub fn encrypt_into(
 ) -> Result<u64> {
     let cipher = SectorCipher::new(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as usize;
-    let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
-    let mut done: u64 = 0;
-    loop {
-        let n = read_full(src, &mut buf).map_err(Error::io("reading the raw image"))?;
-        if n == 0 {
-            break;
+    std::thread::scope(|scope| {
+        let (filled_tx, filled_rx) = mpsc::sync_channel::<std::io::Result<(Zeroizing<Vec<u8>>, usize)>>(1);
+        let (empty_tx, empty_rx) = mpsc::sync_channel::<Zeroizing<Vec<u8>>>(2);
+        for _ in 0..2 {
+            empty_tx.send(Zeroizing::new(vec![0u8; CHUNK])).expect("the channel has room");
         }
-        let padded = n.div_ceil(unit) * unit;
-        buf[n..padded].fill(0);
-        let chunk = &mut buf[..padded];
-        cipher.encrypt_parallel(chunk, unit, info.iv_tweak + done / 512, threads);
-        dst.write_all_at(chunk, info.offset + done).map_err(Error::io("writing the encrypted payload"))?;
-        done += padded as u64;
-        progress.advance(n as u64);
-        if n < CHUNK {
-            break;
+        scope.spawn(move || {
+            for mut buf in empty_rx {
+                let read = read_full(src, &mut buf);
+                let last = !matches!(read, Ok(n) if n == CHUNK);
+                if filled_tx.send(read.map(|n| (buf, n))).is_err() || last {
+                    return;
+                }
+            }
+        });
+        let mut done: u64 = 0;
+        for message in filled_rx {
+            let (mut buf, n) = message.map_err(Error::io("reading the raw image"))?;
+            if n == 0 {
+                break;
+            }
+            let padded = n.div_ceil(unit) * unit;
+            buf[n..padded].fill(0);
+            let chunk = &mut buf[..padded];
+            cipher.encrypt_parallel(chunk, unit, info.iv_tweak + done / 512, threads);
+            dst.write_all_at(chunk, info.offset + done).map_err(Error::io("writing the encrypted payload"))?;
+            done += padded as u64;
+            progress.advance(n as u64);
+            // The reader may have stopped after the last chunk: a closed channel is not an error.
+            let _ = empty_tx.send(buf);
         }
-    }
-    Ok(done)
+        Ok(done)
+    })
 }
 
 /// Decrypts the payload of `src` described by `info` into `dst`. Returns the bytes written.
