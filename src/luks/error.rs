@@ -47,7 +47,7 @@ pub enum Error {
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),
     /// Another writer changed the header between our read and our write (the on-disk seqid moved).
-    #[error("the LUKS2 header changed on disk while it was being updated (seqid {expected} expected, {found} found)")]
+    #[error("the LUKS header changed on disk while it was being updated (seqid {expected} expected, {found} found)")]
     ConcurrentUpdate {
         /// The seqid we read.
         expected: u64,

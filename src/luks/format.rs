@@ -217,21 +217,39 @@ fn write_luks1(file: &File, o: &FormatOptions, key: &VolumeKey, passphrase: &[u8
     Ok(id)
 }
 
-/// PBKDF2 iterations that take `iter_time_ms` for a `key_len`-byte output, measured like cryptsetup: start at
-/// 2^15 iterations and double until one run takes over 500 ms, then scale linearly. At least 1000.
-pub fn benchmark_pbkdf2(hash: Hash, iter_time_ms: u64, key_len: usize) -> u32 {
-    let mut iterations: u32 = 1 << 15;
-    let mut out = vec![0u8; key_len];
-    loop {
-        let start = Instant::now();
-        hash.pbkdf2(b"foobarfo", &[0u8; 32], iterations, &mut out);
-        let elapsed = start.elapsed();
-        if elapsed > Duration::from_millis(500) || iterations >= 1 << 30 {
-            let per_ms = f64::from(iterations) / elapsed.as_secs_f64() / 1000.0;
-            let scaled = per_ms * iter_time_ms as f64;
-            return scaled.clamp(f64::from(super::PBKDF2_MIN_ITERATIONS), f64::from(u32::MAX)) as u32;
+/// PBKDF2 speed on this machine, measured like cryptsetup: a one-block output (the hash size), starting at 2^15
+/// iterations and doubling until one run takes over 500 ms. Measured once per format and shared by the keyslot
+/// and the digest, as cryptsetup does.
+#[derive(Clone, Copy, Debug)]
+pub struct Pbkdf2Rate {
+    hash: Hash,
+    /// One-block iterations per millisecond.
+    per_ms: f64,
+}
+
+impl Pbkdf2Rate {
+    /// Runs the measurement (about one second).
+    pub fn measure(hash: Hash) -> Pbkdf2Rate {
+        let mut iterations: u32 = 1 << 15;
+        let mut out = vec![0u8; hash.output_len()];
+        loop {
+            let start = Instant::now();
+            hash.pbkdf2(b"foobarfo", &[0u8; 32], iterations, &mut out);
+            let elapsed = start.elapsed();
+            if elapsed > Duration::from_millis(500) || iterations >= 1 << 30 {
+                let per_ms = f64::from(iterations) / elapsed.as_secs_f64().max(1e-6) / 1000.0;
+                return Pbkdf2Rate { hash, per_ms };
+            }
+            iterations = iterations.saturating_mul(2);
         }
-        iterations = iterations.saturating_mul(2);
+    }
+
+    /// Iterations that take `iter_time_ms` for a `key_len`-byte output: PBKDF2 computes one chain per
+    /// hash-sized block, so a 64-byte key from SHA-256 costs two chains per iteration. At least 1000.
+    pub fn iterations(&self, iter_time_ms: u64, key_len: usize) -> u32 {
+        let blocks = key_len.div_ceil(self.hash.output_len()).max(1) as f64;
+        let scaled = self.per_ms * iter_time_ms as f64 / blocks;
+        scaled.clamp(f64::from(super::PBKDF2_MIN_ITERATIONS), f64::from(u32::MAX)) as u32
     }
 }
 
@@ -286,6 +304,14 @@ fn rescale(time: u32, memory: u32, ratio: f64, min_memory: u32, max_memory: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pbkdf2_iterations_account_for_the_output_blocks() {
+        let rate = Pbkdf2Rate { hash: Hash::Sha256, per_ms: 1000.0 };
+        assert_eq!(rate.iterations(2000, 32), 2_000_000);
+        assert_eq!(rate.iterations(2000, 64), 1_000_000);
+        assert_eq!(rate.iterations(0, 64), 1000);
+    }
 
     #[test]
     fn uuids_are_v4_and_checked() {

@@ -285,3 +285,28 @@ fn not_luks_and_truncated_images_are_refused() {
     file.set_len(1 << 20).unwrap();
     assert!(matches!(Volume::open(&image, false), Err(Error::Truncated(_))));
 }
+
+#[test]
+fn a_header_changed_by_another_writer_is_not_overwritten() {
+    if !have_cryptsetup() {
+        return;
+    }
+    let fx = Fixture::new();
+    let image =
+        fx.cryptsetup_volume("v.img", &["--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"]);
+    let kdf = Kdf::Pbkdf2 { hash: "sha256".into(), iterations: 1000 };
+    let mut first = Volume::open(&image, true).unwrap();
+    let mut second = Volume::open(&image, true).unwrap();
+    let (_, key) = first.unlock(b"pass0").unwrap();
+    first.add_keyslot(&key, b"pass1", &kdf).unwrap();
+    let stale = second.seqid();
+    match second.add_keyslot(&key, b"pass2", &kdf) {
+        Err(Error::ConcurrentUpdate { expected, found }) => assert_eq!((expected, found), (stale, stale + 1)),
+        other => panic!("expected ConcurrentUpdate, got {other:?}"),
+    }
+    // After a reload the second writer sees the first one's slot and adds its own next to it.
+    second.reload().unwrap();
+    assert_eq!(second.add_keyslot(&key, b"pass2", &kdf).unwrap(), 2);
+    assert_eq!(test_passphrase(&image, &fx.file("pass1", b"pass1"), Some(1)), 0);
+    assert_eq!(test_passphrase(&image, &fx.file("pass2", b"pass2"), Some(2)), 0);
+}

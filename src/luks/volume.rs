@@ -207,6 +207,7 @@ impl Volume {
         if !self.key_matches(key)? {
             return Err(Error::VolumeKeyMismatch);
         }
+        self.check_unchanged_on_disk()?;
         let mut header = self.header.clone();
         let id = match &mut header {
             Header::V1(h) => add_luks1(&self.file, h, key, passphrase, kdf)?,
@@ -226,6 +227,7 @@ impl Volume {
         if active.len() == 1 {
             return Err(Error::LastKeyslot(id));
         }
+        self.check_unchanged_on_disk()?;
         let mut header = self.header.clone();
         match &mut header {
             Header::V1(h) => {
@@ -258,6 +260,23 @@ impl Volume {
         self.header = header;
         self.copies = copies;
         self.check_length()
+    }
+
+    /// Refuses to touch keyslot areas when another writer changed the header since we read it: its new keyslot
+    /// could live in the area we are about to use. (A caller that holds a `flock` for the whole operation never
+    /// sees this; it guards against writers that do not lock.)
+    fn check_unchanged_on_disk(&self) -> Result<()> {
+        match &self.header {
+            Header::V1(h) => {
+                let mut on_disk = [0u8; luks1::HEADER_SIZE];
+                self.file.read_exact_at(&mut on_disk, 0).map_err(Error::io("re-reading the LUKS1 header"))?;
+                if luks1::Header::parse(&on_disk).ok().as_ref() != Some(h) {
+                    return Err(Error::ConcurrentUpdate { expected: 0, found: 0 });
+                }
+                Ok(())
+            }
+            Header::V2(h) => h.check_unchanged_on_disk(&self.file),
+        }
     }
 
     /// Writes `header` durably and makes it the current one.

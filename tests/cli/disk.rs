@@ -122,6 +122,16 @@ fn cryptsetup_accepts_every_luks2_variant_we_write() {
             .arg(&image));
         assert!(dumped_key.contains("MK dump:"));
     }
+    // cryptsetup can change what we wrote, and we read its change: a keyslot it adds opens the volume for us.
+    let image = work.path("v0.img");
+    let added = work.write("added", b"added by cryptsetup");
+    run(Command::new("cryptsetup")
+        .args(["luksAddKey", "--batch-mode", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000", "--key-file"])
+        .arg(&key)
+        .arg(&image)
+        .arg(&added));
+    decrypt(&image, &added, &work.path("v0.raw")).success();
+    assert_eq!(inspect(&image)["keyslots"][1]["pbkdf"]["type"], "pbkdf2");
 }
 
 #[test]

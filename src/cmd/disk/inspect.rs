@@ -53,7 +53,9 @@ struct Summary {
     flags: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     requirements: Vec<String>,
-    data: Data,
+    /// Absent when the data segment is in a state cryptadm does not decrypt (reencryption, integrity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<Data>,
     keyslots: Vec<Keyslot>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tokens: Vec<Token>,
@@ -162,8 +164,8 @@ fn copy_text(problem: &Option<String>, stale: bool) -> String {
 }
 
 fn summarize(path: String, volume: &Volume) -> anyhow::Result<Summary> {
-    let payload = volume.payload()?;
-    let mut data = Data {
+    // A header cryptadm cannot decrypt (reencryption in progress, integrity) is still shown, without `data`.
+    let mut data = volume.payload().ok().map(|payload| Data {
         offset: payload.offset,
         length: payload.len,
         dynamic: None,
@@ -171,11 +173,13 @@ fn summarize(path: String, volume: &Volume) -> anyhow::Result<Summary> {
         key_bits: 0,
         sector_size: payload.sector_size,
         iv_tweak: payload.iv_tweak,
-    };
+    });
     let kdfs: std::collections::BTreeMap<u32, luks::Kdf> =
         volume.keyslots().into_iter().map(|k| (k.id, k.kdf)).collect();
     if let Some(h) = volume.luks1_header() {
-        data.key_bits = h.key_bytes * 8;
+        if let Some(data) = data.as_mut() {
+            data.key_bits = h.key_bytes * 8;
+        }
         let keyslots = h
             .keyslots
             .iter()
@@ -224,13 +228,16 @@ fn summarize(path: String, volume: &Volume) -> anyhow::Result<Summary> {
     let h = volume.luks2_header().expect("LUKS1 or LUKS2");
     let meta = &h.meta;
     let segment = meta.segments.values().next();
-    data.dynamic = segment.map(|s| s.size == luks::luks2::json::SegmentSize::Dynamic);
-    data.key_bits = meta
+    let key_bits = meta
         .segment_digest()
         .and_then(|(id, _)| {
             meta.keyslots.iter().find(|(k, _)| meta.digests[&id].keyslots.contains(k)).map(|(_, s)| s.key_size * 8)
         })
         .unwrap_or(0);
+    if let Some(data) = data.as_mut() {
+        data.dynamic = segment.map(|s| s.size == luks::luks2::json::SegmentSize::Dynamic);
+        data.key_bits = key_bits;
+    }
     let keyslots = meta
         .keyslots
         .iter()

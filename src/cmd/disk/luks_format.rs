@@ -226,16 +226,25 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
     luks::format::is_uuid(args.uuid.as_deref().unwrap_or("00000000-0000-0000-0000-000000000000"))
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
+    if args.key_id.as_deref().is_some_and(|id| !luks::format::is_uuid(id)) {
+        return Err(invalid("--key-id is not a UUID (Barbican secret ids are 8-4-4-4-12 hex digits)").into());
+    }
     let passphrase = args.passphrase.resolve(printer, true)?;
     if args.glance {
         check_text_passphrase(&passphrase)?;
     }
-    let kdf = resolve_kdf(args, version, hash, key_bytes, printer)?;
-    let digest_iterations = match args.pbkdf_force_iterations {
-        // cryptsetup: with a forced PBKDF the digest takes the minimum
-        Some(_) => luks::PBKDF2_MIN_ITERATIONS,
-        None => format::benchmark_pbkdf2(hash, format::DIGEST_ITER_TIME_MS, hash.output_len()),
+    // One PBKDF2 measurement serves the keyslot and the digest; a forced PBKDF skips it and the digest takes
+    // the minimum, as in cryptsetup.
+    let rate = match args.pbkdf_force_iterations {
+        Some(_) => None,
+        None => {
+            let _busy = printer.busy("benchmarking PBKDF2");
+            Some(format::Pbkdf2Rate::measure(hash))
+        }
     };
+    let kdf = resolve_kdf(args, version, hash, key_bytes, rate, printer)?;
+    let digest_iterations =
+        rate.map_or(luks::PBKDF2_MIN_ITERATIONS, |r| r.iterations(format::DIGEST_ITER_TIME_MS, hash.output_len()));
     let options = FormatOptions {
         version,
         cipher: args.cipher.clone(),
@@ -348,6 +357,7 @@ fn resolve_kdf(
     version: Version,
     hash: Hash,
     key_bytes: usize,
+    rate: Option<format::Pbkdf2Rate>,
     printer: &Printer,
 ) -> anyhow::Result<Kdf> {
     let pbkdf = match (args.pbkdf, version) {
@@ -360,12 +370,10 @@ fn resolve_kdf(
         if args.pbkdf_memory.is_some() || args.pbkdf_parallel.is_some() {
             return Err(usage("--pbkdf-memory and --pbkdf-parallel apply to argon2 only").into());
         }
-        let iterations = match args.pbkdf_force_iterations {
-            Some(n) => n,
-            None => {
-                let _busy = printer.busy("benchmarking PBKDF2");
-                format::benchmark_pbkdf2(hash, args.iter_time, key_bytes)
-            }
+        let iterations = match (args.pbkdf_force_iterations, rate) {
+            (Some(n), _) => n,
+            (None, Some(rate)) => rate.iterations(args.iter_time, key_bytes),
+            (None, None) => unreachable!("measured unless forced"),
         };
         return Ok(Kdf::Pbkdf2 { hash: hash.name().into(), iterations });
     }

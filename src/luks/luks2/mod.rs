@@ -200,7 +200,7 @@ impl Header {
     }
 
     /// cryptsetup's guard against concurrent updates: the newest valid copy on disk must have our seqid.
-    fn check_unchanged_on_disk(&self, file: &File) -> Result<()> {
+    pub fn check_unchanged_on_disk(&self, file: &File) -> Result<()> {
         let len = device_len(file)?;
         let found = [0, self.hdr_size]
             .iter()
