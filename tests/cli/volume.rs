@@ -221,8 +221,11 @@ fn rotate_luks2_pbkdf2_with_a_chosen_key_then_a_rerun_changes_nothing() {
     let output = volume.rotate().arg("--new-key-file").arg(&chosen).output().unwrap();
     assert!(output.status.success(), "{}", stderr_of(&output));
     assert_eq!(check_rotated(&volume, &volume_key), b"chosen passphrase");
-    let slot0 = volume.dump();
-    assert!(slot0.contains("Iterations: 1000"), "{slot0}");
+    let dump = volume.dump();
+    let slot0 = &dump[dump.find("\n  0: luks2").unwrap()..dump.find("\n  5: luks2").unwrap()];
+    for expected in ["PBKDF:      pbkdf2", "Hash:       sha256", "Iterations: 1000"] {
+        assert!(slot0.contains(expected), "new keyslot lacks `{expected}`:\n{slot0}");
+    }
     let before = volume.bytes();
     let again = volume.rotate().arg("--new-key-file").arg(&chosen).output().unwrap();
     assert!(again.status.success(), "{}", stderr_of(&again));
