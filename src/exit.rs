@@ -154,6 +154,12 @@ fn as_classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a
     if let Some(e) = cause.downcast_ref::<crate::render::kubernetes::Error>() {
         return Some(e);
     }
+    if let Some(e) = cause.downcast_ref::<crate::luks::Error>() {
+        return Some(e);
+    }
+    if let Some(e) = cause.downcast_ref::<crate::volume::Error>() {
+        return Some(e);
+    }
     None
 }
 

@@ -30,6 +30,10 @@ pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
 /// The home directory (`~/.docker/config.json`, `~/.config/containers/auth.json`).
 pub const HOME: &str = "HOME";
+/// Run-time directory of `volume rotate`/`volume serve`: lock files per volume id go to `<dir>/volume-locks`.
+pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
+/// Test builds with the `fault-injection` feature only: the rotation step after which the process aborts.
+pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -45,7 +49,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ),
     (
         PATH,
-        "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm.",
+        "Directories searched for provider plugins (machineadm-plugin-encryption-provider-NAME), before /usr/libexec/machineadm and /usr/local/libexec/machineadm, and for key-store plugins (cryptadm-plugin-kms-NAME).",
     ),
     (
         OCICRYPT_KEYPROVIDER_CONFIG,
@@ -83,5 +87,9 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "docker's configuration directory: its config.json (auths, credHelpers, credsStore) gives registry credentials (default ~/.docker).",
     ),
     (HOME, "Home directory: ~/.config/containers/auth.json and ~/.docker/config.json hold registry credentials."),
+    (
+        CRYPTADM_RUN_DIR,
+        "Run-time directory of the volume commands (default /run/cryptadm); the lock file of each volume id is <dir>/volume-locks/<volume-id>.lock.",
+    ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
 ];

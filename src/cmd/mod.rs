@@ -5,11 +5,13 @@
 //! other.
 
 pub mod bootstrap;
+pub mod disk;
 pub mod env_vars;
 pub mod image;
 pub mod printer;
 pub mod secret;
 pub mod secrets;
+pub mod volume;
 
 use crate::exit::{self, ExitStatus};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -88,6 +90,10 @@ pub enum Commands {
     Image(image::ImageNamespace),
     #[allow(missing_docs)]
     Secret(secret::SecretNamespace),
+    #[allow(missing_docs)]
+    Disk(disk::DiskNamespace),
+    #[allow(missing_docs)]
+    Volume(volume::VolumeNamespace),
 }
 
 /// Examples shown in `--help` and in each man page, by command path (`cryptadm bootstrap seal`).
@@ -102,6 +108,13 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
         "cryptadm secret" => Some(secret::EXAMPLES),
         "cryptadm secret generate-k8s" => Some(secret::generate_k8s::EXAMPLES),
+        "cryptadm disk" => Some(disk::EXAMPLES),
+        "cryptadm disk luks-format" => Some(disk::luks_format::EXAMPLES),
+        "cryptadm disk inspect" => Some(disk::inspect::EXAMPLES),
+        "cryptadm disk decrypt" => Some(disk::decrypt::EXAMPLES),
+        "cryptadm volume" => Some(volume::EXAMPLES),
+        "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
+        "cryptadm volume serve" => Some(volume::serve::EXAMPLES),
         _ => None,
     }
 }
@@ -154,6 +167,8 @@ fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
         Commands::Bootstrap(namespace) => bootstrap::run(namespace, printer),
         Commands::Image(namespace) => image::run(namespace, printer),
         Commands::Secret(namespace) => secret::run(namespace, printer),
+        Commands::Disk(namespace) => disk::run(namespace, printer),
+        Commands::Volume(namespace) => volume::run(namespace, printer),
     }
 }
 

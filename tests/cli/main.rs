@@ -5,6 +5,7 @@ mod support;
 
 mod bootstrap;
 mod cloud_init;
+mod disk;
 mod generated;
 mod image;
 mod interop_jwe;
@@ -18,3 +19,4 @@ mod properties;
 mod registry;
 mod secret;
 mod terminal;
+mod volume;

@@ -1,0 +1,83 @@
+//! `cryptadm volume`: CSI-Addons EncryptionKeyRotation on LUKS volumes.
+
+pub mod rotate;
+pub mod serve;
+
+use super::env_vars;
+use super::printer::Printer;
+use crate::exit::ExitStatus;
+use crate::interact::Interaction;
+use crate::volume::Step;
+use crate::volume::operation::Settings;
+use clap::{Args, Subcommand};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+/// Examples for the group.
+pub const EXAMPLES: &str = "Examples:
+  # Rotate the passphrase of a LUKS volume; the current one is in /var/lib/cryptadm/volume-keys/pvc-1/current
+  cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb
+
+  # Serve the CSI-Addons EncryptionKeyRotation RPC on a unix socket (the csi-addons sidecar connects to it)
+  cryptadm volume serve --endpoint unix:///run/csi-addons/cryptadm.sock";
+
+/// The key store used when --key-store is not given.
+pub const DEFAULT_KEY_STORE: &str = "file:///var/lib/cryptadm/volume-keys";
+/// Where the per-volume-id lock files go unless CRYPTADM_RUN_DIR says otherwise (`<dir>/volume-locks`).
+pub const DEFAULT_RUN_DIR: &str = "/run/cryptadm";
+
+/// Rotate the passphrases of LUKS volumes (CSI-Addons EncryptionKeyRotation)
+///
+/// `rotate` replaces the passphrase (the key-encryption key) of a LUKS1 or LUKS2 volume with a new one from a key
+/// store, in an order where a crash at any point leaves a volume the stored key opens and a rerun finishes the
+/// job; `serve` offers the same as the CSI-Addons gRPC service for a CSI driver's node plugin.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
+pub struct VolumeNamespace {
+    #[command(subcommand)]
+    command: VolumeCommand,
+}
+
+/// The volume verbs.
+#[derive(Subcommand, Debug)]
+pub enum VolumeCommand {
+    #[allow(missing_docs)]
+    Rotate(rotate::RotateArgs),
+    #[allow(missing_docs)]
+    Serve(serve::ServeArgs),
+}
+
+/// Runs a volume verb.
+pub fn run(namespace: VolumeNamespace, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    match namespace.command {
+        VolumeCommand::Rotate(args) => rotate::run(args, printer),
+        VolumeCommand::Serve(args) => serve::run(args, printer),
+    }
+}
+
+/// Resolves where the key store, the locks and the plugins are.
+fn settings(key_store: &str) -> Settings {
+    let run_dir =
+        std::env::var_os(env_vars::CRYPTADM_RUN_DIR).map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
+    let search_dirs = std::env::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    Settings {
+        key_store: key_store.to_owned(),
+        lock_dir: run_dir.join("volume-locks"),
+        plugins: crate::volume::keystore::PluginSettings { search_dirs },
+    }
+}
+
+/// Logs each durable step (with -v) and, in builds with the `fault-injection` feature, aborts the process at the
+/// step CRYPTADM_FAULT_POINT names, as a crash there would.
+fn step_observer(printer: &Printer) -> impl FnMut(Step) -> ControlFlow<()> + '_ {
+    #[cfg(feature = "fault-injection")]
+    let crash_at = std::env::var(env_vars::CRYPTADM_FAULT_POINT).ok();
+    move |step| {
+        printer.debug(&format!("step done: {step}"));
+        #[cfg(feature = "fault-injection")]
+        if crash_at.as_deref() == Some(step.name()) {
+            std::process::abort();
+        }
+        ControlFlow::Continue(())
+    }
+}

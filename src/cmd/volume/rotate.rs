@@ -1,0 +1,150 @@
+//! `cryptadm volume rotate`: rotate the passphrase of one LUKS volume.
+
+use super::{DEFAULT_KEY_STORE, settings, step_observer};
+use crate::cmd::printer::Printer;
+use crate::cmd::secrets::{StdinClaim, is_stdin};
+use crate::exit::{ExitStatus, Failure};
+use crate::interact::Interaction;
+use crate::volume::request::{MAX_REQUEST_BYTES, Secrets};
+use crate::volume::{Outcome, RotateRequest, operation};
+use anyhow::Context;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+/// Examples for `cryptadm volume rotate`.
+pub const EXAMPLES: &str = "Examples:
+  # Rotate with the built-in file store: DIR/pvc-1/current holds the passphrase that opens the volume
+  cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb --key-store file:///etc/cryptadm/keys
+
+  # Set a chosen passphrase (a rerun with the same file changes nothing and exits 0)
+  cryptadm volume rotate --volume-id pvc-1 --volume-path disk.img --key-store file:///etc/cryptadm/keys \\
+      --new-key-file new-passphrase
+
+  # As a CSI driver would call it, with the RPC's request as JSON on standard input
+  echo '{\"volume_id\":\"pvc-1\",\"volume_path\":\"/dev/vdb\",\"secrets\":{\"token\":\"...\"}}' |
+      cryptadm volume rotate --request - --key-store vault:kv/volumes";
+
+/// Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume
+///
+/// The current passphrase comes from the key store; a new one is generated (standard base64 of 32 random bytes,
+/// text that QEMU and OpenStack accept) or read from --new-key-file, recorded in the store as pending, added to a
+/// free keyslot with the old keyslot's KDF kind and cost, verified by unlocking it from disk, committed as the
+/// store's current key, and then the old keyslot is wiped and removed. The volume key and the data do not change;
+/// other keyslots and tokens are kept. At every instant the store's current key opens the volume; a rerun after a
+/// crash finishes the interrupted rotation instead of starting another. Another rotation of the same volume (by
+/// path or volume id) makes this one exit 10 at once.
+///
+/// Key stores (--key-store URI):
+///
+/// file://DIR: DIR/<volume-id>/current holds the passphrase that opens the volume, byte for byte; `pending` the
+/// new one while a rotation is under way, `previous` the replaced one until its keyslot is gone. Files are mode
+/// 0600, written atomically; characters of the volume id other than letters, digits, `.`, `_`, `-` become %XX.
+///
+/// NAME:REST: the plugin cryptadm-plugin-kms-NAME from PATH, run as `PLUGIN VERB` with a JSON object on standard
+/// input: {"uri", "volume_id", "parameters", "secrets", "passphrase"} (passphrase, in base64, for put-pending and
+/// commit only; parameters and secrets are the request's). Verbs: `get` prints {"current": B64, "pending": B64 or
+/// null, "previous": B64 or null}; `put-pending` records the passphrase as pending; `commit` makes that pending
+/// passphrase current and keeps the replaced one as previous, and must succeed again when repeated;
+/// `forget-previous` drops the previous key (required: a previous key tells the next run that a rotation was
+/// interrupted after its commit). Exit status 0 success, 3 verb not supported, 5 no key for
+/// this volume id, 16 secrets rejected, else failure (its last stderr line is reported). At most 64 KiB of
+/// output is read; a run is killed after 60 s.
+///
+/// Request (--request FILE|-): the CSI-Addons EncryptionKeyRotateRequest as JSON with the proto's field names:
+/// volume_id and volume_path (both required here), encryption_key (the new passphrase; empty: generate one),
+/// parameters and secrets (handed to a key-store plugin, never logged), volume_capability (ignored).
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
+pub struct RotateArgs {
+    /// The volume's id: its entry in the key store and the name of its lock
+    #[arg(long, value_name = "ID", required_unless_present = "request", conflicts_with = "request")]
+    pub volume_id: Option<String>,
+    /// The LUKS1 or LUKS2 volume: an image file or a block device
+    #[arg(long, value_name = "PATH", required_unless_present = "request", conflicts_with = "request")]
+    pub volume_path: Option<PathBuf>,
+    /// Where the volume's passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME
+    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
+    pub key_store: String,
+    /// Set the passphrase in FILE (byte for byte) instead of generating one
+    #[arg(long, value_name = "FILE")]
+    pub new_key_file: Option<PathBuf>,
+    /// The RPC's request as JSON (`-`: standard input) instead of --volume-id and --volume-path
+    #[arg(long, value_name = "FILE")]
+    pub request: Option<PathBuf>,
+}
+
+/// Runs `cryptadm volume rotate`.
+pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    let mut stdin = StdinClaim::default();
+    let mut request = match &args.request {
+        Some(path) => read_request(path, &mut stdin)?,
+        None => RotateRequest::new(
+            args.volume_id.clone().unwrap_or_default(),
+            args.volume_path.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+            "",
+            Default::default(),
+            Secrets::default(),
+        )?,
+    };
+    if let Some(path) = &args.new_key_file {
+        if request.new_key.is_some() {
+            return Err(Failure::new(
+                ExitStatus::Usage,
+                "--new-key-file and the request's encryption_key both set the new key",
+            )
+            .with_hint("give one of them")
+            .into());
+        }
+        request.new_key = Some(read_new_key(path, &mut stdin)?);
+    }
+    let settings = settings(&args.key_store);
+    let mut observe = step_observer(printer);
+    let outcome = operation::rotate_volume(&request, &settings, &mut observe)
+        .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;
+    printer.info(&describe(&request.volume_id, &outcome));
+    Ok(ExitStatus::Success)
+}
+
+fn read_request(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<RotateRequest> {
+    let (bytes, source) = if is_stdin(path) {
+        stdin.claim("--request")?;
+        (crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_REQUEST_BYTES), "standard input".to_owned())
+    } else {
+        let source = format!("`{}`", path.display());
+        (std::fs::File::open(path).and_then(|f| crate::crypto::secret::read_secret(f, MAX_REQUEST_BYTES)), source)
+    };
+    let bytes = zeroize::Zeroizing::new(bytes.with_context(|| format!("reading the request from {source}"))?);
+    RotateRequest::from_json(&bytes).with_context(|| format!("reading the request from {source}"))
+}
+
+fn read_new_key(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<crate::crypto::Passphrase> {
+    let bytes = if is_stdin(path) {
+        stdin.claim("--new-key-file")?;
+        crate::crypto::secret::read_secret(std::io::stdin().lock(), crate::machineadm::MAX_PLUGIN_OUTPUT)
+    } else {
+        crate::machineadm::read_passphrase_file_bytes(path)
+    }
+    .with_context(|| format!("reading the new key from `{}`", path.display()))?;
+    if bytes.is_empty() {
+        return Err(
+            Failure::new(ExitStatus::InvalidInput, format!("the new key in `{}` is empty", path.display())).into()
+        );
+    }
+    Ok(crate::crypto::Passphrase::new(bytes))
+}
+
+fn describe(volume_id: &str, outcome: &Outcome) -> String {
+    if outcome.unchanged {
+        return format!(
+            "volume `{volume_id}`: the requested key is already current (keyslot {}); nothing to do",
+            outcome.keyslot
+        );
+    }
+    let removed: Vec<String> = outcome.removed.iter().map(u32::to_string).collect();
+    let verb = if outcome.resumed { "finished the interrupted rotation of" } else { "rotated the key of" };
+    format!(
+        "{verb} volume `{volume_id}`: the new key opens keyslot {}; removed keyslot(s) {}",
+        outcome.keyslot,
+        if removed.is_empty() { "none".to_owned() } else { removed.join(", ") }
+    )
+}

@@ -1,0 +1,24 @@
+//! The volume-key digest (spec luks.md §4.5): PBKDF2(hash, volume key, salt, iterations), compared over the
+//! stored digest's length so both 32-byte (LUKS2) and 20-byte (LUKS1, converted LUKS1) digests work.
+
+use super::Result;
+use super::hash::Hash;
+use subtle::ConstantTimeEq;
+
+/// Whether `key` matches `expected`.
+pub fn matches(hash: Hash, iterations: u32, salt: &[u8], expected: &[u8], key: &[u8]) -> bool {
+    if expected.is_empty() {
+        return false;
+    }
+    let mut out = vec![0u8; expected.len()];
+    hash.pbkdf2(key, salt, iterations, &mut out);
+    out.ct_eq(expected).into()
+}
+
+/// Computes a digest of `len` bytes with a fresh 32-byte salt; returns (salt, digest).
+pub fn create(hash: Hash, iterations: u32, key: &[u8], len: usize) -> Result<([u8; 32], Vec<u8>)> {
+    let salt = crate::crypto::random::bytes::<32>();
+    let mut out = vec![0u8; len];
+    hash.pbkdf2(key, &salt, iterations, &mut out);
+    Ok((salt, out))
+}

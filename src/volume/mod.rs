@@ -1,0 +1,168 @@
+//! Key-encryption-key rotation of LUKS1/LUKS2 volumes: the core of `cryptadm volume rotate` and `volume serve`.
+//!
+//! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` store or a
+//! `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
+//! `spec/key-rotation.md` §3: the new key is recorded as *pending* before the header changes, added to a free
+//! keyslot with the old slot's KDF, verified by unlocking from disk, committed as *current*, and only then is
+//! the old keyslot wiped and removed. At every instant the store's current key opens a keyslot, and a rerun after
+//! a crash finishes the interrupted rotation instead of starting another (§3 step 7). [`lock`] makes sure one
+//! operation per volume runs at a time; [`request`] is the CSI-Addons `EncryptionKeyRotateRequest` as JSON.
+//!
+//! Like every core module this one never prints, prompts, exits or reads the environment.
+
+pub mod keystore;
+pub mod lock;
+mod luks_slots;
+pub mod operation;
+pub mod proto;
+pub mod request;
+pub mod rotate;
+
+pub use keystore::{KeyStore, StoredKeys};
+pub use request::RotateRequest;
+pub use rotate::{Keyslots, Outcome, Step};
+
+use crate::exit::{Classified, ExitStatus};
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// Why a rotation failed. Messages never carry key material.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A required request field is missing or empty.
+    #[error("the request has no `{field}`")]
+    MissingField {
+        /// The field's name in the request.
+        field: &'static str,
+    },
+    /// The request is not what the CSI-Addons RPC carries.
+    #[error("malformed request: {0}")]
+    BadRequest(String),
+    /// The volume path does not exist.
+    #[error("volume `{path}` does not exist")]
+    VolumeNotFound {
+        /// The path that was given.
+        path: PathBuf,
+    },
+    /// The key store knows no key for the volume id.
+    #[error("the key store has no key for volume `{volume_id}`")]
+    NoStoredKey {
+        /// The volume id asked for.
+        volume_id: String,
+    },
+    /// Another operation holds the volume's lock.
+    #[error("another operation is in progress on {what}")]
+    Busy {
+        /// The volume path or volume id that is locked.
+        what: String,
+    },
+    /// Neither the stored current key nor the pending one opens any keyslot.
+    #[error("no keyslot of the volume opens with the key from the key store")]
+    NoKeyslotOpens,
+    /// The LUKS header could not be read or changed (the status comes from the LUKS library's classification).
+    #[error("{source}")]
+    Header {
+        /// Exit status of the underlying error.
+        status: ExitStatus,
+        /// What failed.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The key store failed (I/O, a plugin that failed, rejected its secrets or printed nonsense).
+    #[error("key store: {message}")]
+    Store {
+        /// Exit status: [`ExitStatus::Unauthenticated`] when the store rejected the request's secrets.
+        status: ExitStatus,
+        /// What failed (never a secret).
+        message: String,
+    },
+    /// The step observer stopped the rotation (tests of the crash-safe order).
+    #[error("rotation stopped after step `{0}`")]
+    Interrupted(Step),
+    /// An I/O error outside the header (locks, the volume path).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
+        let context = context.into();
+        move |source| Error::Io { context, source }
+    }
+}
+
+impl Classified for Error {
+    fn status(&self) -> ExitStatus {
+        match self {
+            Error::MissingField { .. } | Error::BadRequest(_) => ExitStatus::InvalidInput,
+            Error::VolumeNotFound { .. } | Error::NoStoredKey { .. } => ExitStatus::NotFound,
+            Error::Busy { .. } => ExitStatus::Aborted,
+            Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
+            Error::Header { status, .. } | Error::Store { status, .. } => *status,
+            Error::Interrupted(_) => ExitStatus::Failure,
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ExitStatus::NotFound,
+            Error::Io { .. } => ExitStatus::Failure,
+        }
+    }
+
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        let hint = match self {
+            Error::MissingField { .. } => {
+                "the request needs `volume_id` and `volume_path` (or --volume-id and --volume-path)"
+            }
+            Error::BadRequest(_) => {
+                "the request is a JSON object with volume_id, volume_path, encryption_key, parameters, secrets"
+            }
+            Error::VolumeNotFound { .. } => "check --volume-path (an image file or a block device)",
+            Error::NoStoredKey { .. } => {
+                "check --volume-id and --key-store; DIR/<volume-id>/current must hold the passphrase"
+            }
+            Error::Busy { .. } => "another rotation of this volume is running; retry when it has finished",
+            Error::NoKeyslotOpens => "the key store's key does not open the volume; nothing was changed",
+            _ => return None,
+        };
+        Some(Cow::Borrowed(hint))
+    }
+}
+
+/// A volume id as one safe file name: bytes outside `[A-Za-z0-9._-]`, and a leading `.`, become `%XX`, so ids
+/// with `/` or `..` cannot escape a directory and distinct ids never share a name.
+pub fn file_name_for_id(volume_id: &str) -> String {
+    let mut name = String::with_capacity(volume_id.len());
+    for (index, byte) in volume_id.bytes().enumerate() {
+        let plain = byte.is_ascii_alphanumeric() || b"_-".contains(&byte) || (byte == b'.' && index > 0);
+        if plain {
+            name.push(byte as char);
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_become_safe_distinct_file_names() {
+        assert_eq!(file_name_for_id("pvc-1234_a.b"), "pvc-1234_a.b");
+        assert_eq!(file_name_for_id("../etc"), "%2E.%2Fetc");
+        assert_eq!(file_name_for_id("a/b"), "a%2Fb");
+        assert_ne!(file_name_for_id("a%2Fb"), file_name_for_id("a/b"));
+        assert_eq!(file_name_for_id(".."), "%2E.");
+    }
+
+    #[test]
+    fn statuses_follow_the_exit_table() {
+        assert_eq!(Error::MissingField { field: "volume_id" }.status(), ExitStatus::InvalidInput);
+        assert_eq!(Error::VolumeNotFound { path: "/x".into() }.status(), ExitStatus::NotFound);
+        assert_eq!(Error::Busy { what: "x".into() }.status(), ExitStatus::Aborted);
+        assert_eq!(Error::NoKeyslotOpens.status(), ExitStatus::Unauthenticated);
+    }
+}

@@ -1,0 +1,42 @@
+//! One rotation from request to result: locks, the header, the key store, the engine.
+
+use super::keystore::{self, PluginContext, PluginSettings};
+use super::lock::{IdLock, lock_volume};
+use super::rotate::{self, Observer, Outcome};
+use super::{Error, RotateRequest};
+use crate::exit::Classified;
+use crate::luks;
+use std::path::PathBuf;
+
+/// Where the key store and the locks are.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The key store URI (`file://DIR` or `NAME:...`).
+    pub key_store: String,
+    /// Directory of the per-volume-id lock files.
+    pub lock_dir: PathBuf,
+    /// How key-store plugins are found.
+    pub plugins: PluginSettings,
+}
+
+/// Rotates the key of the request's volume. Fails with [`Error::Busy`] at once when another operation holds the
+/// volume id or the volume.
+pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Observer<'_>) -> Result<Outcome, Error> {
+    let path = &request.volume_path;
+    match std::fs::metadata(path) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::VolumeNotFound { path: path.clone() });
+        }
+        Err(e) => return Err(Error::Io { context: format!("reading `{}`", path.display()), source: e }),
+    }
+    let _id_lock = IdLock::acquire(&settings.lock_dir, &request.volume_id)?;
+    let mut volume = luks::Volume::open(path, true)
+        .map_err(|e| Error::Header { status: e.status(), source: format!("`{}`: {e}", path.display()).into() })?;
+    lock_volume(volume.file(), path)?;
+    // What we read before the lock may be stale: another writer may have finished in between.
+    rotate::Keyslots::reload(&mut volume)?;
+    let context = PluginContext { parameters: request.parameters.clone(), secrets: request.secrets.clone() };
+    let store = keystore::open(&settings.key_store, &request.volume_id, context, &settings.plugins)?;
+    rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe)
+}

@@ -1,0 +1,662 @@
+//! `cryptadm volume rotate` and `volume serve` against cryptsetup as the oracle: volumes made by
+//! `cryptsetup luksFormat` (LUKS1, LUKS2 with pbkdf2 or argon2id, keyslots other than 0, a token), checked after
+//! rotation with `cryptsetup open --test-passphrase` and `luksDump --dump-volume-key`, both header copies, byte
+//! identity where nothing may change, a fault-injection sweep over every crash point, and concurrency.
+
+use crate::support::{Scratch, cryptadm, require_tool};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const OLD_KEY: &str = "old passphrase";
+const RECOVERY_KEY: &str = "recovery passphrase";
+
+#[derive(Clone, Copy, Debug)]
+enum Format {
+    Luks1,
+    Luks2Pbkdf2,
+    Luks2Argon2id,
+}
+
+fn cryptsetup(args: &[&str]) -> std::process::Output {
+    require_tool("cryptsetup", "apt-get install cryptsetup-bin");
+    Command::new("cryptsetup").args(args).output().expect("run cryptsetup")
+}
+
+fn ok(output: std::process::Output, what: &str) -> String {
+    assert!(output.status.success(), "{what} failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn kdf_args(format: Format) -> Vec<&'static str> {
+    match format {
+        Format::Luks1 => vec!["--type", "luks1", "--hash", "sha256", "--pbkdf-force-iterations", "1000"],
+        Format::Luks2Pbkdf2 => {
+            vec!["--type", "luks2", "--pbkdf", "pbkdf2", "--hash", "sha256", "--pbkdf-force-iterations", "1000"]
+        }
+        Format::Luks2Argon2id => vec![
+            "--type",
+            "luks2",
+            "--pbkdf",
+            "argon2id",
+            "--pbkdf-force-iterations",
+            "4",
+            "--pbkdf-memory",
+            "32",
+            "--pbkdf-parallel",
+            "1",
+        ],
+    }
+}
+
+/// A test volume: an image made by cryptsetup, a key store holding its passphrase, and a lock directory.
+struct Volume {
+    scratch: Scratch,
+    image: PathBuf,
+    id: String,
+    format: Format,
+}
+
+impl Volume {
+    /// The old key in keyslot `slot`, a recovery key in keyslot 5, and (LUKS2) a token bound to the recovery slot.
+    fn new(format: Format, id: &str, slot: u32) -> Self {
+        let scratch = Scratch::new();
+        let image = scratch.path("volume.img");
+        let size = if matches!(format, Format::Luks1) { 4 } else { 20 };
+        std::fs::File::create(&image).unwrap().set_len(size << 20).unwrap();
+        let old = scratch.write("old.key", OLD_KEY);
+        let slot_arg = slot.to_string();
+        let mut args = vec!["luksFormat", "--batch-mode", "--key-slot", &slot_arg, "--key-file"];
+        let (old_str, image_str) = (old.to_str().unwrap(), image.to_str().unwrap());
+        args.extend([old_str, image_str]);
+        args.extend(kdf_args(format));
+        ok(cryptsetup(&args), "luksFormat");
+        let recovery = scratch.write("recovery.key", RECOVERY_KEY);
+        let mut add = vec!["luksAddKey", "--batch-mode", "--key-file", old_str, "--key-slot", "5", image_str];
+        add.push(recovery.to_str().unwrap());
+        add.extend(kdf_args(format).into_iter().filter(|a| *a != "luks1" && *a != "luks2" && *a != "--type"));
+        ok(cryptsetup(&add), "luksAddKey");
+        if !matches!(format, Format::Luks1) {
+            let token = r#"{"type":"cryptadm-test","keyslots":["5"],"note":"kept"}"#;
+            let mut child = Command::new("cryptsetup")
+                .args(["token", "import", "--token-id", "2", image_str])
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(token.as_bytes()).unwrap();
+            assert!(child.wait().unwrap().success(), "token import");
+        }
+        let volume = Self { scratch, image, id: id.to_owned(), format };
+        std::fs::create_dir_all(volume.entry("current").parent().unwrap()).unwrap();
+        std::fs::write(volume.entry("current"), OLD_KEY).unwrap();
+        volume
+    }
+
+    fn store_dir(&self) -> PathBuf {
+        self.scratch.path("keys")
+    }
+
+    fn store_uri(&self) -> String {
+        format!("file://{}", self.store_dir().display())
+    }
+
+    fn entry(&self, name: &str) -> PathBuf {
+        // The file store's escaping of ids, for the few characters the tests use.
+        self.store_dir().join(self.id.replace('/', "%2F")).join(name)
+    }
+
+    fn current_key(&self) -> Vec<u8> {
+        std::fs::read(self.entry("current")).expect("the store has a current key")
+    }
+
+    fn rotate(&self) -> assert_cmd::Command {
+        let mut cmd = cryptadm();
+        cmd.env("CRYPTADM_RUN_DIR", self.scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", &self.id, "--volume-path"])
+            .arg(&self.image)
+            .args(["--key-store", &self.store_uri()]);
+        cmd
+    }
+
+    /// Whether `key` opens the volume (cryptsetup's own check).
+    fn opens(&self, key: &[u8]) -> bool {
+        let file = self.scratch.write("probe.key", key);
+        cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), self.image.to_str().unwrap()])
+            .status
+            .success()
+    }
+
+    fn volume_key(&self, key: &[u8]) -> String {
+        let file = self.scratch.write("dump.key", key);
+        let out = ok(
+            cryptsetup(&[
+                "luksDump",
+                "--dump-volume-key",
+                "--batch-mode",
+                "--key-file",
+                file.to_str().unwrap(),
+                self.image.to_str().unwrap(),
+            ]),
+            "luksDump --dump-volume-key",
+        );
+        let at = out.find("MK dump:").expect("a volume key dump");
+        out[at..].split_whitespace().collect()
+    }
+
+    fn dump(&self) -> String {
+        ok(cryptsetup(&["luksDump", self.image.to_str().unwrap()]), "luksDump")
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.image).unwrap()
+    }
+
+    /// cryptsetup reads the header without repairing anything, and (LUKS2) the secondary copy alone is valid.
+    fn assert_headers_valid(&self, key: &[u8]) {
+        let before = self.bytes();
+        self.dump();
+        assert!(self.opens(key));
+        assert!(before == self.bytes(), "cryptsetup changed the image while reading it: a header copy was bad");
+        if !matches!(self.format, Format::Luks1) {
+            let copy = self.scratch.path("secondary-only.img");
+            let mut bytes = before.clone();
+            bytes[..4096].fill(0);
+            std::fs::write(&copy, bytes).unwrap();
+            let file = self.scratch.write("copy.key", key);
+            let out = cryptsetup(&[
+                "open",
+                "--test-passphrase",
+                "--key-file",
+                file.to_str().unwrap(),
+                copy.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "the secondary header alone: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
+fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn check_rotated(volume: &Volume, volume_key_before: &str) -> Vec<u8> {
+    let new = volume.current_key();
+    assert_ne!(new, OLD_KEY.as_bytes());
+    assert!(volume.opens(&new), "the new key does not open the volume");
+    assert!(!volume.opens(OLD_KEY.as_bytes()), "the old key still opens the volume");
+    assert!(volume.opens(RECOVERY_KEY.as_bytes()), "the recovery keyslot was lost");
+    assert_eq!(volume.volume_key(&new), volume_key_before, "the volume key changed");
+    assert!(!volume.entry("pending").exists() && !volume.entry("previous").exists());
+    volume.assert_headers_valid(&new);
+    new
+}
+
+#[test]
+fn rotate_luks2_argon2id_generates_a_text_key_and_keeps_kdf_cost_other_slots_and_token() {
+    let volume = Volume::new(Format::Luks2Argon2id, "pvc-argon", 3);
+    let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+    let output = volume.rotate().output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("removed keyslot(s) 3"), "{}", stderr_of(&output));
+    let new = check_rotated(&volume, &volume_key);
+    assert_eq!(new.len(), 44, "base64 of 32 bytes");
+    assert!(new.iter().all(u8::is_ascii_graphic));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(volume.entry("current")).unwrap().permissions().mode() & 0o777, 0o600);
+    let dump = volume.dump();
+    assert!(dump.contains("cryptadm-test"), "the token is gone:\n{dump}");
+    assert!(!dump.contains("\n  3: luks2"), "keyslot 3 is still there:\n{dump}");
+    assert!(dump.contains("\n  0: luks2"), "the new key is not in keyslot 0:\n{dump}");
+    let slot0 = &dump[dump.find("\n  0: luks2").unwrap()..dump.find("\n  5: luks2").unwrap()];
+    for expected in ["PBKDF:      argon2id", "Time cost:  4", "Memory:     32", "Threads:    1"] {
+        assert!(slot0.contains(expected), "new keyslot lacks `{expected}`:\n{slot0}");
+    }
+}
+
+#[test]
+fn rotate_luks2_pbkdf2_with_a_chosen_key_then_a_rerun_changes_nothing() {
+    let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-pbkdf2", 7);
+    let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+    let chosen = volume.scratch.write("chosen.key", "chosen passphrase");
+    let output = volume.rotate().arg("--new-key-file").arg(&chosen).output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert_eq!(check_rotated(&volume, &volume_key), b"chosen passphrase");
+    let dump = volume.dump();
+    let slot0 = &dump[dump.find("\n  0: luks2").unwrap()..dump.find("\n  5: luks2").unwrap()];
+    for expected in ["PBKDF:      pbkdf2", "Hash:       sha256", "Iterations: 1000"] {
+        assert!(slot0.contains(expected), "new keyslot lacks `{expected}`:\n{slot0}");
+    }
+    let before = volume.bytes();
+    let again = volume.rotate().arg("--new-key-file").arg(&chosen).output().unwrap();
+    assert!(again.status.success(), "{}", stderr_of(&again));
+    assert!(stderr_of(&again).contains("already current"), "{}", stderr_of(&again));
+    assert!(before == volume.bytes(), "a rerun with the current key changed the volume");
+}
+
+#[test]
+fn rotate_luks1_from_a_request_on_standard_input() {
+    let volume = Volume::new(Format::Luks1, "pvc/luks1", 2);
+    let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+    let request = serde_json::json!({
+        "volume_id": volume.id,
+        "volume_path": volume.image,
+        "parameters": {"ignored": "by the file store"},
+        "secrets": {"token": "not-for-logs"},
+        "volume_capability": {"block": {}, "access_mode": {"mode": 1}},
+    });
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--request", "-", "--key-store", &volume.store_uri()])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert!(!stderr_of(&output).contains("not-for-logs"));
+    // The id has a `/`: the file store keeps it as one escaped directory name.
+    let new = std::fs::read(volume.store_dir().join("pvc%2Fluks1/current")).unwrap();
+    assert!(volume.opens(&new) && !volume.opens(OLD_KEY.as_bytes()) && volume.opens(RECOVERY_KEY.as_bytes()));
+    assert_eq!(volume.volume_key(&new), volume_key);
+    volume.assert_headers_valid(&new);
+}
+
+#[test]
+fn a_wrong_stored_key_exits_16_and_leaves_the_volume_byte_identical() {
+    let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-wrong", 1);
+    std::fs::write(volume.entry("current"), "not the passphrase").unwrap();
+    let before = volume.bytes();
+    let output = volume.rotate().output().unwrap();
+    assert_eq!(output.status.code(), Some(16), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("error: rotating the key of volume `pvc-wrong`: no keyslot"), "{stderr}");
+    assert!(stderr.contains("hint:"), "{stderr}");
+    assert!(!stderr.contains("not the passphrase"), "{stderr}");
+    assert!(before == volume.bytes(), "the volume changed");
+    assert!(!volume.entry("pending").exists(), "a pending key was recorded for a volume the key does not open");
+}
+
+#[test]
+fn a_missing_volume_exits_5_and_a_missing_stored_key_exits_5() {
+    let volume = Volume::new(Format::Luks1, "pvc-missing", 0);
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-missing", "--volume-path"])
+        .arg(volume.scratch.path("no-such.img"))
+        .args(["--key-store", &volume.store_uri()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("no-such.img` does not exist"), "{}", stderr_of(&output));
+
+    let before = volume.bytes();
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-unknown", "--volume-path"])
+        .arg(&volume.image)
+        .args(["--key-store", &volume.store_uri()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("the key store has no key for volume `pvc-unknown`"), "{}", stderr_of(&output));
+    assert!(before == volume.bytes());
+
+    // Not a LUKS volume at all: invalid input, and the file is left as it was.
+    let plain = volume.scratch.write("plain.img", vec![0u8; 1 << 20]);
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-missing", "--volume-path"])
+        .arg(&plain)
+        .args(["--key-store", &volume.store_uri()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("not a LUKS device"), "{}", stderr_of(&output));
+    assert!(std::fs::read(&plain).unwrap() == vec![0u8; 1 << 20]);
+}
+
+#[test]
+fn malformed_requests_exit_3_without_echoing_secrets_and_change_nothing() {
+    let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-bad", 0);
+    let before = volume.bytes();
+    let cases = [
+        ("{\"volume_id\": ", "not valid JSON at line 1"),
+        ("{\"volume_path\": \"/x\", \"secrets\": {\"t\": \"s3cr3t-value\"}}", "the request has no `volume_id`"),
+        (r#"{"volume_id": "pvc-bad"}"#, "the request has no `volume_path`"),
+        (r#"{"volume_id": "pvc-bad", "encryption_key": ["s3cr3t-value"]}"#, "not a request object"),
+        (r#"{"volume_id": "pvc-bad", "volume_pth": "/x"}"#, "not a request object"),
+    ];
+    for (request, expected) in cases {
+        let output = cryptadm()
+            .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+            .args(["volume", "rotate", "--request", "-", "--key-store", &volume.store_uri()])
+            .write_stdin(request)
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(3), "{request}: {stderr}");
+        assert!(stderr.contains(expected) && stderr.contains("hint:"), "{request}: {stderr}");
+        assert!(!stderr.contains("s3cr3t"), "{stderr}");
+    }
+    assert!(before == volume.bytes());
+    assert_eq!(volume.current_key(), OLD_KEY.as_bytes());
+}
+
+/// A key-store plugin (the exec contract of `volume rotate --help`) over a directory, slow enough in `get` that
+/// concurrent callers overlap with the one holding the lock.
+const SLOW_PLUGIN: &str = r#"#!/usr/bin/env python3
+import base64, json, os, sys, time
+verb = sys.argv[1]
+request = json.load(sys.stdin)
+root = request["uri"].split(":", 1)[1]
+entry = os.path.join(root, request["volume_id"])
+def read(name):
+    try:
+        with open(os.path.join(entry, name), "rb") as f:
+            return base64.b64encode(f.read()).decode()
+    except FileNotFoundError:
+        return None
+def write(name, data):
+    os.makedirs(entry, exist_ok=True)
+    with open(os.path.join(entry, name + ".tmp"), "wb") as f:
+        f.write(data)
+    os.replace(os.path.join(entry, name + ".tmp"), os.path.join(entry, name))
+if request["secrets"].get("token") != "let-me-in":
+    print("token rejected", file=sys.stderr); sys.exit(16)
+if verb == "get":
+    time.sleep(float(request["parameters"].get("delay", "0")))
+    if read("current") is None:
+        sys.exit(5)
+    print(json.dumps({"current": read("current"), "pending": read("pending"), "previous": read("previous")}))
+elif verb == "put-pending":
+    write("pending", base64.b64decode(request["passphrase"]))
+elif verb == "commit":
+    new = base64.b64decode(request["passphrase"])
+    if read("pending") is not None and base64.b64decode(read("pending")) == new:
+        write("previous", base64.b64decode(read("current")))
+        os.replace(os.path.join(entry, "pending"), os.path.join(entry, "current"))
+elif verb == "forget-previous":
+    if os.path.exists(os.path.join(entry, "previous")):
+        os.remove(os.path.join(entry, "previous"))
+else:
+    sys.exit(3)
+"#;
+
+fn plugin_path(scratch: &Scratch) -> String {
+    let bin = scratch.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let plugin = bin.join("cryptadm-plugin-kms-slowdir");
+    std::fs::write(&plugin, SLOW_PLUGIN).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+fn plugin_request(volume: &Volume, delay: &str, token: &str) -> String {
+    serde_json::json!({
+        "volume_id": volume.id,
+        "volume_path": volume.image,
+        "parameters": {"delay": delay},
+        "secrets": {"token": token},
+    })
+    .to_string()
+}
+
+#[test]
+fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
+    let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-race", 4);
+    let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+    let path = plugin_path(&volume.scratch);
+    let store = format!("slowdir:{}", volume.store_dir().display());
+    let request = volume.scratch.write("request.json", plugin_request(&volume, "3", "let-me-in"));
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+                .env("PATH", &path)
+                .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+                .env("NO_COLOR", "1")
+                .args(["volume", "rotate", "--key-store", &store, "--request"])
+                .arg(&request)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    let codes: Vec<_> = outputs.iter().map(|o| o.status.code()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == Some(10)).count(), 19, "{codes:?}");
+    let busy = outputs.iter().find(|o| o.status.code() == Some(10)).unwrap();
+    assert!(stderr_of(busy).contains("another operation is in progress"), "{}", stderr_of(busy));
+    check_rotated(&volume, &volume_key);
+
+    // The plugin's exit 16 (secrets rejected) is the command's exit 16, and nothing changes.
+    let before = volume.bytes();
+    let denied = volume.scratch.write("denied.json", plugin_request(&volume, "0", "wrong"));
+    let output = cryptadm()
+        .env("PATH", &path)
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--key-store", &store, "--request"])
+        .arg(&denied)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(16), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("token rejected"), "{}", stderr_of(&output));
+    assert!(before == volume.bytes());
+}
+
+/// Every crash point of the fault-injection build, on LUKS1 and LUKS2: after the crash the key store's current key
+/// opens the volume; a rerun completes the rotation. Run by `.ci/run` with `--features fault-injection`.
+#[test]
+#[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
+fn volume_faults_every_crash_point_recovers() {
+    let mut crashes = 0;
+    for format in [Format::Luks1, Format::Luks2Argon2id] {
+        for step in cryptadm::volume::Step::ALL {
+            let volume = Volume::new(format, "pvc-fault", 3);
+            let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+            let output = volume.rotate().env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
+            assert_eq!(
+                output.status.code(),
+                None,
+                "{format:?} {step}: the process did not crash: {}",
+                stderr_of(&output)
+            );
+            crashes += 1;
+            let current = volume.current_key();
+            assert!(volume.opens(&current), "{format:?} after a crash at {step}: the stored key opens nothing");
+            let output = volume.rotate().output().unwrap();
+            assert!(output.status.success(), "{format:?} rerun after {step}: {}", stderr_of(&output));
+            let expected = if *step == cryptadm::volume::Step::Locked { "rotated" } else { "finished the interrupted" };
+            if *step != cryptadm::volume::Step::PreviousForgotten {
+                assert!(stderr_of(&output).contains(expected), "{format:?} rerun after {step}: {}", stderr_of(&output));
+            }
+            check_rotated(&volume, &volume_key);
+        }
+    }
+    assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
+}
+
+mod serve {
+    use super::*;
+    use cryptadm::volume::proto::encryptionkeyrotation::EncryptionKeyRotateRequest;
+    use cryptadm::volume::proto::encryptionkeyrotation::encryption_key_rotation_controller_client::EncryptionKeyRotationControllerClient;
+    use cryptadm::volume::proto::identity::{self, identity_client::IdentityClient};
+    use tonic::Code;
+    use tonic::transport::Channel;
+
+    async fn channel(socket: PathBuf) -> Channel {
+        tonic::transport::Endpoint::try_from("http://localhost")
+            .unwrap()
+            .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                let socket = socket.clone();
+                async move {
+                    let stream = tokio::net::UnixStream::connect(socket).await?;
+                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+                }
+            }))
+            .await
+            .expect("connect to the server")
+    }
+
+    fn request(id: &str, path: &Path) -> EncryptionKeyRotateRequest {
+        EncryptionKeyRotateRequest {
+            volume_id: id.into(),
+            volume_path: path.to_string_lossy().into_owned(),
+            ..Default::default()
+        }
+    }
+
+    /// A `volume serve` child process, killed when the test ends early.
+    struct Server {
+        child: Option<std::process::Child>,
+        socket: PathBuf,
+    }
+
+    impl Server {
+        fn start(scratch: &Scratch, store: &Path) -> Self {
+            let socket = scratch.path("csi-addons.sock");
+            let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+                .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+                .args(["volume", "serve", "--endpoint", &format!("unix://{}", socket.display())])
+                .args(["--key-store", &format!("file://{}", store.display())])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let server = Self { child: Some(child), socket };
+            for _ in 0..200 {
+                if std::os::unix::net::UnixStream::connect(&server.socket).is_ok() {
+                    return server;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            panic!("the server did not start listening");
+        }
+
+        /// SIGTERM, then the exit status and what it printed.
+        fn terminate(mut self) -> (std::process::ExitStatus, String) {
+            use rustix::process::{Pid, Signal, kill_process};
+            let mut child = self.child.take().unwrap();
+            kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+            let mut stderr = String::new();
+            use std::io::Read;
+            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            (child.wait().unwrap(), stderr)
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            if let Some(mut child) = self.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+
+    #[test]
+    fn identity_a_hundred_concurrent_rotations_and_every_error_code() {
+        let scratch = Scratch::new();
+        let store = scratch.path("keys");
+        let volumes: Vec<Volume> = (0..10).map(|i| Volume::new(Format::Luks2Pbkdf2, &format!("vol-{i}"), 1)).collect();
+        for volume in &volumes {
+            std::fs::create_dir_all(store.join(&volume.id)).unwrap();
+            std::fs::write(store.join(&volume.id).join("current"), OLD_KEY).unwrap();
+        }
+        let volume_keys: Vec<String> = volumes.iter().map(|v| v.volume_key(OLD_KEY.as_bytes())).collect();
+        let server = Server::start(&scratch, &store);
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+
+        let second = cryptadm()
+            .args(["volume", "serve", "--endpoint", &format!("unix://{}", server.socket.display())])
+            .output()
+            .unwrap();
+        assert_eq!(second.status.code(), Some(10), "{}", stderr_of(&second));
+
+        runtime.block_on(async {
+            let channel = channel(server.socket.clone()).await;
+            let mut identity = IdentityClient::new(channel.clone());
+            let info = identity.get_identity(identity::GetIdentityRequest {}).await.unwrap().into_inner();
+            assert_eq!(info.name, "cryptadm.volume");
+            let caps = identity.get_capabilities(identity::GetCapabilitiesRequest {}).await.unwrap().into_inner();
+            let rotation =
+                identity::capability::Type::EncryptionKeyRotation(identity::capability::EncryptionKeyRotation {
+                    r#type: identity::capability::encryption_key_rotation::Type::Encryptionkeyrotation as i32,
+                });
+            assert!(caps.capabilities.iter().any(|c| c.r#type.as_ref() == Some(&rotation)), "{caps:?}");
+            let probe = identity.probe(identity::ProbeRequest {}).await.unwrap().into_inner();
+            assert_eq!(probe.ready, Some(true));
+
+            let calls: Vec<_> = (0..100)
+                .map(|i| {
+                    let volume = &volumes[i % 10];
+                    let mut client = EncryptionKeyRotationControllerClient::new(channel.clone());
+                    let request = request(&volume.id, &volume.image);
+                    tokio::spawn(async move { client.encryption_key_rotate(request).await.map(drop) })
+                })
+                .collect();
+            let mut ok_per_volume = [0; 10];
+            for (i, call) in calls.into_iter().enumerate() {
+                match call.await.unwrap() {
+                    Ok(()) => ok_per_volume[i % 10] += 1,
+                    Err(status) => assert_eq!(status.code(), Code::Aborted, "call {i}: {status:?}"),
+                }
+            }
+            assert!(ok_per_volume.iter().all(|n| *n >= 1), "{ok_per_volume:?}");
+
+            let mut client = EncryptionKeyRotationControllerClient::new(channel.clone());
+            let code = |r: Result<tonic::Response<_>, tonic::Status>| r.map(drop).unwrap_err();
+            let missing = code(client.encryption_key_rotate(request("", &volumes[0].image)).await);
+            assert_eq!(missing.code(), Code::InvalidArgument, "{missing:?}");
+            assert!(missing.message().contains("volume_id"), "{missing:?}");
+            let gone = code(client.encryption_key_rotate(request("vol-0", &scratch.path("gone.img"))).await);
+            assert_eq!(gone.code(), Code::NotFound, "{gone:?}");
+
+            let held = std::fs::File::open(&volumes[1].image).unwrap();
+            rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+            let busy = code(client.encryption_key_rotate(request("vol-1", &volumes[1].image)).await);
+            assert_eq!(busy.code(), Code::Aborted, "{busy:?}");
+            drop(held);
+
+            let wrong = Volume::new(Format::Luks2Pbkdf2, "vol-wrong", 2);
+            std::fs::create_dir_all(store.join("vol-wrong")).unwrap();
+            std::fs::write(store.join("vol-wrong/current"), "wrong key").unwrap();
+            let before = wrong.bytes();
+            let denied = code(client.encryption_key_rotate(request("vol-wrong", &wrong.image)).await);
+            assert_eq!(denied.code(), Code::Unauthenticated, "{denied:?}");
+            assert!(before == wrong.bytes());
+
+            std::fs::create_dir_all(store.join("vol-broken/current")).unwrap();
+            let unknown = code(client.encryption_key_rotate(request("vol-broken", &volumes[2].image)).await);
+            assert_eq!(unknown.code(), Code::Unknown, "{unknown:?}");
+        });
+
+        let (status, stderr) = server.terminate();
+        assert!(status.success(), "{status:?}: {stderr}");
+        assert!(!scratch.path("csi-addons.sock").exists(), "the socket file was left behind");
+        for (volume, volume_key) in volumes.iter().zip(&volume_keys) {
+            let current = std::fs::read(store.join(&volume.id).join("current")).unwrap();
+            assert!(volume.opens(&current), "{}: the stored key opens nothing", volume.id);
+            assert!(!volume.opens(OLD_KEY.as_bytes()), "{}: the old key still opens", volume.id);
+            assert!(volume.opens(RECOVERY_KEY.as_bytes()), "{}", volume.id);
+            assert_eq!(&volume.volume_key(&current), volume_key, "{}", volume.id);
+            assert!(
+                !store.join(&volume.id).join("pending").exists() && !store.join(&volume.id).join("previous").exists()
+            );
+            volume.assert_headers_valid(&current);
+        }
+    }
+
+    #[test]
+    fn endpoints_other_than_unix_sockets_are_refused() {
+        let scratch = Scratch::new();
+        let plain = scratch.write("not-a-socket", "x");
+        for (endpoint, code) in [
+            ("tcp://127.0.0.1:1".to_owned(), 3),
+            ("unix://relative.sock".to_owned(), 3),
+            (format!("unix://{}", plain.display()), 3),
+        ] {
+            let output = cryptadm().args(["volume", "serve", "--endpoint", &endpoint]).output().unwrap();
+            assert_eq!(output.status.code(), Some(code), "{endpoint}: {}", stderr_of(&output));
+        }
+        assert_eq!(std::fs::read(&plain).unwrap(), b"x");
+    }
+}
