@@ -34,6 +34,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
             [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
             [CompletionResult]::new('secret', 'secret', [CompletionResultType]::ParameterValue, 'Generate Kubernetes objects that carry image decryption keys')
+            [CompletionResult]::new('disk', 'disk', [CompletionResultType]::ParameterValue, 'Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices')
+            [CompletionResult]::new('volume', 'volume', [CompletionResultType]::ParameterValue, 'Rotate the passphrases of LUKS volumes (CSI-Addons EncryptionKeyRotation)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -293,10 +295,176 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;secret;help;help' {
             break
         }
+        'cryptadm;disk' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;disk;luks-format' {
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'LUKS version (`luks1` for QEMU, Nova and Glance)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--cipher', '--cipher', [CompletionResultType]::ParameterName, 'Payload cipher (only aes-xts-plain64 is implemented)')
+            [CompletionResult]::new('--key-size', '--key-size', [CompletionResultType]::ParameterName, 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)')
+            [CompletionResult]::new('--hash', '--hash', [CompletionResultType]::ParameterName, 'Hash for the digest, the AF splitter and PBKDF2')
+            [CompletionResult]::new('--sector-size', '--sector-size', [CompletionResultType]::ParameterName, 'Encryption sector size in bytes (default: 4096 for LUKS2 image files, else 512)')
+            [CompletionResult]::new('--pbkdf', '--pbkdf', [CompletionResultType]::ParameterName, 'Keyslot KDF (default: argon2id for LUKS2, pbkdf2 for LUKS1)')
+            [CompletionResult]::new('--iter-time', '--iter-time', [CompletionResultType]::ParameterName, 'Milliseconds the keyslot KDF should take (benchmarked like cryptsetup)')
+            [CompletionResult]::new('--pbkdf-force-iterations', '--pbkdf-force-iterations', [CompletionResultType]::ParameterName, 'Skip the benchmark: PBKDF2 iterations, or the Argon2 time cost')
+            [CompletionResult]::new('--pbkdf-memory', '--pbkdf-memory', [CompletionResultType]::ParameterName, 'Argon2 memory cost in KiB (default: benchmarked, at most 1 GiB and half the RAM)')
+            [CompletionResult]::new('--pbkdf-parallel', '--pbkdf-parallel', [CompletionResultType]::ParameterName, 'Argon2 threads (default: the CPU count, at most 4)')
+            [CompletionResult]::new('--label', '--label', [CompletionResultType]::ParameterName, 'LUKS2 label')
+            [CompletionResult]::new('--uuid', '--uuid', [CompletionResultType]::ParameterName, 'Volume UUID (default: random)')
+            [CompletionResult]::new('--size', '--size', [CompletionResultType]::ParameterName, 'Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector)')
+            [CompletionResult]::new('--key-id', '--key-id', [CompletionResultType]::ParameterName, 'The key manager (Barbican) secret that holds the passphrase: os_encrypt_key_id')
+            [CompletionResult]::new('--key-deletion-policy', '--key-deletion-policy', [CompletionResultType]::ParameterName, 'Delete the secret with the image? (cinder_encryption_key_deletion_policy)')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--glance', '--glance', [CompletionResultType]::ParameterName, 'Make an image for OpenStack: LUKS1, a UTF-8 text passphrase, and print its Glance properties')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Overwrite an existing LUKS header or a non-empty target')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;disk;inspect' {
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed document')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;disk;decrypt' {
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the raw image (`-`: standard output)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;disk;help' {
+            [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;disk;help;luks-format' {
+            break
+        }
+        'cryptadm;disk;help;inspect' {
+            break
+        }
+        'cryptadm;disk;help;decrypt' {
+            break
+        }
+        'cryptadm;disk;help;help' {
+            break
+        }
+        'cryptadm;volume' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;volume;rotate' {
+            [CompletionResult]::new('--volume-id', '--volume-id', [CompletionResultType]::ParameterName, 'The volume''s id: its entry in the key store and the name of its lock')
+            [CompletionResult]::new('--volume-path', '--volume-path', [CompletionResultType]::ParameterName, 'The LUKS1 or LUKS2 volume: an image file or a block device')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
+            [CompletionResult]::new('--new-key-file', '--new-key-file', [CompletionResultType]::ParameterName, 'Set the passphrase in FILE (byte for byte) instead of generating one')
+            [CompletionResult]::new('--request', '--request', [CompletionResultType]::ParameterName, 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;volume;serve' {
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Where to listen: unix:///absolute/path.sock')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;volume;help' {
+            [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'cryptadm;volume;help;rotate' {
+            break
+        }
+        'cryptadm;volume;help;serve' {
+            break
+        }
+        'cryptadm;volume;help;help' {
+            break
+        }
         'cryptadm;help' {
             [CompletionResult]::new('bootstrap', 'bootstrap', [CompletionResultType]::ParameterValue, 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)')
             [CompletionResult]::new('image', 'image', [CompletionResultType]::ParameterValue, 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)')
             [CompletionResult]::new('secret', 'secret', [CompletionResultType]::ParameterValue, 'Generate Kubernetes objects that carry image decryption keys')
+            [CompletionResult]::new('disk', 'disk', [CompletionResultType]::ParameterValue, 'Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices')
+            [CompletionResult]::new('volume', 'volume', [CompletionResultType]::ParameterValue, 'Rotate the passphrases of LUKS volumes (CSI-Addons EncryptionKeyRotation)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -331,6 +499,32 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;secret;generate-k8s' {
+            break
+        }
+        'cryptadm;help;disk' {
+            [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            break
+        }
+        'cryptadm;help;disk;luks-format' {
+            break
+        }
+        'cryptadm;help;disk;inspect' {
+            break
+        }
+        'cryptadm;help;disk;decrypt' {
+            break
+        }
+        'cryptadm;help;volume' {
+            [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            break
+        }
+        'cryptadm;help;volume;rotate' {
+            break
+        }
+        'cryptadm;help;volume;serve' {
             break
         }
         'cryptadm;help;help' {

@@ -19,6 +19,9 @@ _cryptadm() {
             cryptadm,bootstrap)
                 cmd="cryptadm__subcmd__bootstrap"
                 ;;
+            cryptadm,disk)
+                cmd="cryptadm__subcmd__disk"
+                ;;
             cryptadm,help)
                 cmd="cryptadm__subcmd__help"
                 ;;
@@ -27,6 +30,9 @@ _cryptadm() {
                 ;;
             cryptadm,secret)
                 cmd="cryptadm__subcmd__secret"
+                ;;
+            cryptadm,volume)
+                cmd="cryptadm__subcmd__volume"
                 ;;
             cryptadm__subcmd__bootstrap,help)
                 cmd="cryptadm__subcmd__bootstrap__subcmd__help"
@@ -46,8 +52,35 @@ _cryptadm() {
             cryptadm__subcmd__bootstrap__subcmd__help,seal)
                 cmd="cryptadm__subcmd__bootstrap__subcmd__help__subcmd__seal"
                 ;;
+            cryptadm__subcmd__disk,decrypt)
+                cmd="cryptadm__subcmd__disk__subcmd__decrypt"
+                ;;
+            cryptadm__subcmd__disk,help)
+                cmd="cryptadm__subcmd__disk__subcmd__help"
+                ;;
+            cryptadm__subcmd__disk,inspect)
+                cmd="cryptadm__subcmd__disk__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__disk,luks-format)
+                cmd="cryptadm__subcmd__disk__subcmd__luks__subcmd__format"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,decrypt)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__decrypt"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,help)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__help"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,inspect)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,luks-format)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__luks__subcmd__format"
+                ;;
             cryptadm__subcmd__help,bootstrap)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap"
+                ;;
+            cryptadm__subcmd__help,disk)
+                cmd="cryptadm__subcmd__help__subcmd__disk"
                 ;;
             cryptadm__subcmd__help,help)
                 cmd="cryptadm__subcmd__help__subcmd__help"
@@ -58,11 +91,23 @@ _cryptadm() {
             cryptadm__subcmd__help,secret)
                 cmd="cryptadm__subcmd__help__subcmd__secret"
                 ;;
+            cryptadm__subcmd__help,volume)
+                cmd="cryptadm__subcmd__help__subcmd__volume"
+                ;;
             cryptadm__subcmd__help__subcmd__bootstrap,open)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap__subcmd__open"
                 ;;
             cryptadm__subcmd__help__subcmd__bootstrap,seal)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap__subcmd__seal"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,decrypt)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__decrypt"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,inspect)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,luks-format)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__luks__subcmd__format"
                 ;;
             cryptadm__subcmd__help__subcmd__image,authorize)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__authorize"
@@ -75,6 +120,12 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__help__subcmd__secret,generate-k8s)
                 cmd="cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s"
+                ;;
+            cryptadm__subcmd__help__subcmd__volume,rotate)
+                cmd="cryptadm__subcmd__help__subcmd__volume__subcmd__rotate"
+                ;;
+            cryptadm__subcmd__help__subcmd__volume,serve)
+                cmd="cryptadm__subcmd__help__subcmd__volume__subcmd__serve"
                 ;;
             cryptadm__subcmd__image,authorize)
                 cmd="cryptadm__subcmd__image__subcmd__authorize"
@@ -112,6 +163,24 @@ _cryptadm() {
             cryptadm__subcmd__secret__subcmd__help,help)
                 cmd="cryptadm__subcmd__secret__subcmd__help__subcmd__help"
                 ;;
+            cryptadm__subcmd__volume,help)
+                cmd="cryptadm__subcmd__volume__subcmd__help"
+                ;;
+            cryptadm__subcmd__volume,rotate)
+                cmd="cryptadm__subcmd__volume__subcmd__rotate"
+                ;;
+            cryptadm__subcmd__volume,serve)
+                cmd="cryptadm__subcmd__volume__subcmd__serve"
+                ;;
+            cryptadm__subcmd__volume__subcmd__help,help)
+                cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__help"
+                ;;
+            cryptadm__subcmd__volume__subcmd__help,rotate)
+                cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__rotate"
+                ;;
+            cryptadm__subcmd__volume__subcmd__help,serve)
+                cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__serve"
+                ;;
             *)
                 ;;
         esac
@@ -119,7 +188,7 @@ _cryptadm() {
 
     case "${cmd}" in
         cryptadm)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image secret help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image secret disk volume help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -318,8 +387,242 @@ _cryptadm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cryptadm__subcmd__disk)
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__decrypt)
+            opts="-q -v -h -V --passphrase-file --key-file --out --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help)
+            opts="luks-format inspect decrypt help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__decrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__luks__subcmd__format)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__inspect)
+            opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
+            opts="-q -v -h -V --type --passphrase-file --key-file --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --key-deletion-policy --output-format --force --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --type)
+                    COMPREPLY=($(compgen -W "luks2 luks1" -- "${cur}"))
+                    return 0
+                    ;;
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cipher)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-size)
+                    COMPREPLY=($(compgen -W "256 512" -- "${cur}"))
+                    return 0
+                    ;;
+                --hash)
+                    COMPREPLY=($(compgen -W "sha256 sha512" -- "${cur}"))
+                    return 0
+                    ;;
+                --sector-size)
+                    COMPREPLY=($(compgen -W "512 4096" -- "${cur}"))
+                    return 0
+                    ;;
+                --pbkdf)
+                    COMPREPLY=($(compgen -W "argon2id argon2i pbkdf2" -- "${cur}"))
+                    return 0
+                    ;;
+                --iter-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pbkdf-force-iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pbkdf-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pbkdf-parallel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --uuid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-deletion-policy)
+                    COMPREPLY=($(compgen -W "on_image_deletion do_not_delete" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cryptadm__subcmd__help)
-            opts="bootstrap image secret help"
+            opts="bootstrap image secret disk volume help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -361,6 +664,62 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__bootstrap__subcmd__seal)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk)
+            opts="luks-format inspect decrypt"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__decrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__luks__subcmd__format)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -459,6 +818,48 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__volume)
+            opts="rotate serve"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__volume__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__volume__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -937,6 +1338,144 @@ _cryptadm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume)
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version rotate serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__help)
+            opts="rotate serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__help__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__rotate)
+            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --volume-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --volume-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__serve)
+            opts="-q -v -h -V --endpoint --key-store --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

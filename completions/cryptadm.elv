@@ -31,6 +31,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
             cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
             cand secret 'Generate Kubernetes objects that carry image decryption keys'
+            cand disk 'Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices'
+            cand volume 'Rotate the passphrases of LUKS volumes (CSI-Addons EncryptionKeyRotation)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;bootstrap'= {
@@ -268,10 +270,160 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;secret;help;help'= {
         }
+        &'cryptadm;disk'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
+            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;disk;luks-format'= {
+            cand --type 'LUKS version (`luks1` for QEMU, Nova and Glance)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --cipher 'Payload cipher (only aes-xts-plain64 is implemented)'
+            cand --key-size 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)'
+            cand --hash 'Hash for the digest, the AF splitter and PBKDF2'
+            cand --sector-size 'Encryption sector size in bytes (default: 4096 for LUKS2 image files, else 512)'
+            cand --pbkdf 'Keyslot KDF (default: argon2id for LUKS2, pbkdf2 for LUKS1)'
+            cand --iter-time 'Milliseconds the keyslot KDF should take (benchmarked like cryptsetup)'
+            cand --pbkdf-force-iterations 'Skip the benchmark: PBKDF2 iterations, or the Argon2 time cost'
+            cand --pbkdf-memory 'Argon2 memory cost in KiB (default: benchmarked, at most 1 GiB and half the RAM)'
+            cand --pbkdf-parallel 'Argon2 threads (default: the CPU count, at most 4)'
+            cand --label 'LUKS2 label'
+            cand --uuid 'Volume UUID (default: random)'
+            cand --size 'Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)'
+            cand --from 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector)'
+            cand --key-id 'The key manager (Barbican) secret that holds the passphrase: os_encrypt_key_id'
+            cand --key-deletion-policy 'Delete the secret with the image? (cinder_encryption_key_deletion_policy)'
+            cand --output-format 'Format of the printed Glance properties'
+            cand --color 'When to colour messages'
+            cand --glance 'Make an image for OpenStack: LUKS1, a UTF-8 text passphrase, and print its Glance properties'
+            cand --force 'Overwrite an existing LUKS header or a non-empty target'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;disk;inspect'= {
+            cand --output-format 'Format of the printed document'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;disk;decrypt'= {
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --out 'Where to write the raw image (`-`: standard output)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;disk;help'= {
+            cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
+            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;disk;help;luks-format'= {
+        }
+        &'cryptadm;disk;help;inspect'= {
+        }
+        &'cryptadm;disk;help;decrypt'= {
+        }
+        &'cryptadm;disk;help;help'= {
+        }
+        &'cryptadm;volume'= {
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
+            cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;volume;rotate'= {
+            cand --volume-id 'The volume''s id: its entry in the key store and the name of its lock'
+            cand --volume-path 'The LUKS1 or LUKS2 volume: an image file or a block device'
+            cand --key-store 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
+            cand --new-key-file 'Set the passphrase in FILE (byte for byte) instead of generating one'
+            cand --request 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;volume;serve'= {
+            cand --endpoint 'Where to listen: unix:///absolute/path.sock'
+            cand --key-store 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;volume;help'= {
+            cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
+            cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'cryptadm;volume;help;rotate'= {
+        }
+        &'cryptadm;volume;help;serve'= {
+        }
+        &'cryptadm;volume;help;help'= {
+        }
         &'cryptadm;help'= {
             cand bootstrap 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
             cand image 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
             cand secret 'Generate Kubernetes objects that carry image decryption keys'
+            cand disk 'Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices'
+            cand volume 'Rotate the passphrases of LUKS volumes (CSI-Addons EncryptionKeyRotation)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;help;bootstrap'= {
@@ -297,6 +449,25 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'
         }
         &'cryptadm;help;secret;generate-k8s'= {
+        }
+        &'cryptadm;help;disk'= {
+            cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
+            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+        }
+        &'cryptadm;help;disk;luks-format'= {
+        }
+        &'cryptadm;help;disk;inspect'= {
+        }
+        &'cryptadm;help;disk;decrypt'= {
+        }
+        &'cryptadm;help;volume'= {
+            cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
+            cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+        }
+        &'cryptadm;help;volume;rotate'= {
+        }
+        &'cryptadm;help;volume;serve'= {
         }
         &'cryptadm;help;help'= {
         }

@@ -20,9 +20,10 @@ use std::ffi::OsString;
 
 /// Encryption jobs for infrastructure operators
 ///
-/// cryptadm seals Cluster API machineadm bootstrap configurations and encrypts OCI images the way
-/// containers/ocicrypt does (and, in later releases, rotates LUKS volume keys and formats LUKS disks), as one
-/// static binary for shells, cloud-init and CI.
+/// cryptadm seals Cluster API machineadm bootstrap configurations, encrypts OCI images the way
+/// containers/ocicrypt does (local layouts, archives and registries), formats and reads LUKS disks and images,
+/// rotates the keys of LUKS volumes the CSI-Addons way, and prints Kubernetes Secrets for image decryption keys,
+/// as one static binary for shells, cloud-init and CI.
 #[derive(Parser, Debug)]
 #[command(name = "cryptadm", version, propagate_version = true, max_term_width = 100)]
 #[command(after_long_help = exit_status_help())]
