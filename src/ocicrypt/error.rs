@@ -36,7 +36,7 @@ pub enum Error {
     /// times out, fails or answers nonsense.
     #[error("{scheme}: cannot unwrap the layer key: {problem}")]
     Unwrap {
-        /// `provider.NAME`.
+        /// `pgp` (gpg failed), `provider.NAME`.
         scheme: String,
         /// Why.
         problem: String,

@@ -319,7 +319,7 @@ fn malformed(problem: String) -> Error {
 }
 
 fn export_public_keyring(gpg_homedir: Option<&Path>) -> Result<SecretBytes, Error> {
-    export_keyring(gpg_homedir, &["--export"], None)
+    export_keyring(gpg_homedir, &["--export"], None).map_err(|problem| Error::Wrap { scheme: SCHEME.into(), problem })
 }
 
 /// The secret keys of a gpg keyring (what ctr-enc's --gpg-homedir offers), for decryption. gpg asks for the
@@ -332,14 +332,17 @@ pub fn secret_keys_from_gpg(gpg_homedir: Option<&Path>, passphrase: Option<&Pass
         gpg_homedir,
         &["--pinentry-mode", "loopback", "--passphrase-fd", "0", "--export-secret-keys"],
         Some(&answer),
-    )?;
+    )
+    // Exporting secret keys serves decryption: a failure here must not read "cannot wrap".
+    .map_err(|problem| Error::Unwrap { scheme: SCHEME.into(), problem })?;
     let certs: Vec<Cert> = CertParser::from_bytes(&exported[..]).map(|p| p.flatten().collect()).unwrap_or_default();
     Ok(certs.into_iter().filter(Cert::is_tsk).collect())
 }
 
-fn export_keyring(gpg_homedir: Option<&Path>, export: &[&str], stdin: Option<&[u8]>) -> Result<SecretBytes, Error> {
+/// Runs `gpg --batch [--homedir DIR] EXPORT…` and returns its output; the error is the problem as one line, which
+/// the caller turns into a wrap or an unwrap error.
+fn export_keyring(gpg_homedir: Option<&Path>, export: &[&str], stdin: Option<&[u8]>) -> Result<SecretBytes, String> {
     let what = export.last().copied().unwrap_or("--export");
-    let failed = |problem: String| Error::Wrap { scheme: SCHEME.into(), problem };
     let mut args: Vec<&std::ffi::OsStr> = vec!["--batch".as_ref()];
     if let Some(dir) = gpg_homedir {
         args.extend(["--homedir".as_ref(), dir.as_os_str()]);
@@ -352,21 +355,19 @@ fn export_keyring(gpg_homedir: Option<&Path>, export: &[&str], stdin: Option<&[u
     if matches!(&result, Err(process::RunError::Spawn(e)) if e.kind() == std::io::ErrorKind::NotFound) {
         result = process::run("gpg2", &args, stdin, limits);
     }
-    let done = result.map_err(|e| {
-        failed(match e {
-            process::RunError::Spawn(e) => format!("cannot run gpg: {e} (install GnuPG: apt-get install gnupg)"),
-            process::RunError::TimedOut => {
-                format!("`gpg {what}` did not finish within {}", process::humanize(GPG_TIMEOUT))
-            }
-            process::RunError::StdoutHeld => format!("a process started by `gpg {what}` kept its output open"),
-        })
+    let done = result.map_err(|e| match e {
+        process::RunError::Spawn(e) => format!("cannot run gpg: {e} (install GnuPG: apt-get install gnupg)"),
+        process::RunError::TimedOut => {
+            format!("`gpg {what}` did not finish within {}", process::humanize(GPG_TIMEOUT))
+        }
+        process::RunError::StdoutHeld => format!("a process started by `gpg {what}` kept its output open"),
     })?;
     if done.stdout_truncated {
-        return Err(failed(format!("`gpg {what}` printed more than {MAX_KEYRING_EXPORT} bytes")));
+        return Err(format!("`gpg {what}` printed more than {MAX_KEYRING_EXPORT} bytes"));
     }
     if !done.status.success() {
         let reason = process::last_line(&done.stderr).map(|l| format!(": {l}")).unwrap_or_default();
-        return Err(failed(format!("`gpg {what}` {}{reason}", process::describe_status(done.status))));
+        return Err(format!("`gpg {what}` {}{reason}", process::describe_status(done.status)));
     }
     Ok(done.stdout)
 }
