@@ -15,17 +15,29 @@ pub const MODE_PRIVATE: u32 = 0o600;
 /// Writes `bytes` to `path` atomically, creating the file with `mode` from the start (no window in which a
 /// secret is readable by others).
 pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    write_with(path, mode, |mut file| file.write_all(bytes))
+}
+
+/// Writes `path` atomically through `fill`, which streams into the temporary file (created with `mode`); the
+/// file is flushed and renamed over `path` only when `fill` succeeds, else it is removed. For outputs too large
+/// to hold in memory (disk images).
+pub fn write_with<T, E: From<io::Error>>(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&fs::File) -> Result<T, E>,
+) -> Result<T, E> {
     let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    let mut temp = tempfile::Builder::new()
+    let temp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(&dir)?;
-    temp.write_all(bytes)?;
+    let value = fill(temp.as_file())?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
-    sync_dir(&dir)
+    sync_dir(&dir)?;
+    Ok(value)
 }
 
 /// Whether `path` is a regular file holding exactly `bytes` (used to make re-runs no-ops).

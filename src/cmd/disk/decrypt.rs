@@ -8,7 +8,7 @@ use crate::luks::{self, Volume};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Examples for `cryptadm disk decrypt`.
 pub const EXAMPLES: &str = "Examples:
@@ -59,32 +59,14 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         out.flush().context("writing to standard output")?;
         n
     } else {
-        write_file(&args.out, |file| {
-            luks::payload::decrypt_to(volume.file(), &payload, &key, file, threads, progress.as_ref())
+        // 0600: the raw image is the plaintext of an encrypted disk.
+        crate::atomic::write_with(&args.out, crate::atomic::MODE_PRIVATE, |mut file| {
+            luks::payload::decrypt_to(volume.file(), &payload, &key, &mut file, threads, progress.as_ref())
                 .map_err(anyhow::Error::from)
-        })?
+        })
+        .with_context(|| format!("writing `{}`", args.out.display()))?
     };
     drop(progress);
     printer.info(&format!("decrypted {written} bytes from `{}` into `{}`", args.target.display(), args.out.display()));
     Ok(ExitStatus::Success)
-}
-
-/// Writes through a 0600 temporary file next to `path`, renamed into place only on success.
-fn write_file(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> anyhow::Result<u64>) -> anyhow::Result<u64> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("raw");
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(crate::atomic::MODE_PRIVATE))
-        .tempfile_in(&dir)
-        .with_context(|| format!("creating a temporary file in `{}`", dir.display()))?;
-    let written = fill(temp.as_file_mut())?;
-    temp.as_file().sync_all().context("flushing the raw image")?;
-    temp.persist(path).map_err(|e| e.error).with_context(|| format!("renaming into `{}`", path.display()))?;
-    Ok(written)
 }

@@ -457,25 +457,12 @@ fn describe_kdf(kdf: &Kdf) -> String {
 
 /// Payload then header into a temporary file next to the target, flushed, renamed over it.
 fn write_image_file(path: &Path, settings: &mut Settings, key: &VolumeKey, printer: &Printer) -> anyhow::Result<u64> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("image");
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(crate::atomic::MODE_PRIVATE))
-        .tempfile_in(&dir)
-        .with_context(|| format!("creating a temporary file in `{}`", dir.display()))?;
-    let offset = settings.options.payload_offset();
-    temp.as_file().set_len(offset + settings.payload_len).context("sizing the image")?;
-    let written = write_contents(temp.as_file(), settings, key, printer)?;
-    temp.as_file().sync_all().context("flushing the image")?;
-    temp.persist(path).map_err(|e| e.error).with_context(|| format!("renaming the image to `{}`", path.display()))?;
-    std::fs::File::open(&dir).and_then(|d| d.sync_all()).context("flushing the directory")?;
-    Ok(written)
+    crate::atomic::write_with(path, crate::atomic::MODE_PRIVATE, |file| {
+        let offset = settings.options.payload_offset();
+        file.set_len(offset + settings.payload_len).context("sizing the image")?;
+        write_contents(file, settings, key, printer)
+    })
+    .with_context(|| format!("writing the image `{}`", path.display()))
 }
 
 /// A block device is written in place: payload first, header last, so a failure leaves no valid-looking header.
