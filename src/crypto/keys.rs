@@ -243,6 +243,35 @@ fn encoding(bytes: &[u8]) -> Result<Encoding<'_>, String> {
     }
 }
 
+/// What a private key file's structure says, before any password: whether to ask for one, and whether Go's
+/// ocicrypt (which nodes run) can read the file. Callers decide on this, never on the wording of a parse error.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KeyFileShape {
+    /// Encrypted PKCS#8 (PEM `ENCRYPTED PRIVATE KEY`, or DER): a password opens it.
+    pub password_protected: bool,
+    /// OpenSSL's legacy `Proc-Type: 4,ENCRYPTED` PEM encryption, which cryptadm does not read.
+    pub legacy_pem_encryption: bool,
+    /// PEM `EC PRIVATE KEY` (SEC1): cryptadm reads it, ocicrypt reads SEC1 only as DER.
+    pub sec1_pem: bool,
+}
+
+/// Tells the [`KeyFileShape`] of a key file; anything that is no PEM or DER private key has the default shape.
+pub fn key_file_shape(bytes: &[u8]) -> KeyFileShape {
+    let mut shape = KeyFileShape::default();
+    match encoding(bytes) {
+        Ok(Encoding::Pem(text)) => {
+            for block in pem::blocks(text).unwrap_or_default() {
+                shape.legacy_pem_encryption |= block.legacy_encrypted;
+                shape.password_protected |= block.label == "ENCRYPTED PRIVATE KEY";
+                shape.sec1_pem |= block.label == "EC PRIVATE KEY" && !block.legacy_encrypted;
+            }
+        }
+        Ok(Encoding::Der(der)) => shape.password_protected = der::kind(der) == der::Kind::EncryptedPkcs8,
+        Ok(Encoding::Jwk(_)) | Err(_) => {}
+    }
+    shape
+}
+
 fn invalid(what: &str, problem: String) -> Error {
     Error::InvalidKey { what: what.to_owned(), problem }
 }

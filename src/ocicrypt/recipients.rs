@@ -78,6 +78,11 @@ fn invalid(what: &str, problem: &str) -> Error {
     Error::InvalidKey { what: format!("recipient `{what}`"), problem: problem.into() }
 }
 
+/// Whether the key file at `path` is an encrypted PKCS#8 key (read again only on the error path that asks).
+fn needs_password(path: &Path) -> bool {
+    read_key_file(path).is_ok_and(|bytes| keys::key_file_shape(&bytes).password_protected)
+}
+
 fn read_key_file(path: &Path) -> Result<SecretBytes, Error> {
     std::fs::read(path).map(SecretBytes::new).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::NotFound(format!("key file `{}` does not exist", path.display())),
@@ -230,7 +235,7 @@ impl DecryptionKeys {
         ui: &dyn crate::interact::Interaction,
     ) -> Result<(), Error> {
         match self.add_key_file(path, password) {
-            Err(Error::InvalidKey { ref problem, .. }) if password.is_none() && problem.contains("password") => {
+            Err(Error::InvalidKey { .. }) if password.is_none() && needs_password(path) => {
                 let prompt = format!("Password for `{}`", path.display());
                 match ui.request_passphrase(&prompt, false).map_err(|e| Error::Io(format!("password prompt: {e}")))? {
                     Some(asked) => {

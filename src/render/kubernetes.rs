@@ -346,21 +346,29 @@ enum KeyKind {
 }
 
 const REMOVE_PASSWORD_HINT: &str = "keys in a node's keys directory cannot have a password (containerd and CRI-O \
-     cannot ask for one): remove it with `openssl pkcs8 -in KEY -out plain.pem` (gpg: `gpg --passwd`), or use \
+     cannot ask for one): remove it with `openssl pkey -in KEY -out plain.pem` (gpg: `gpg --passwd`), or use \
      --format kep";
 
 /// Recognises a key file the way ocicrypt sorts the files of a keys directory, reusing cryptadm's key parsers.
+///
+/// cryptadm reads more than Go's ocicrypt on a node does: keys bound for nodes are also held to ocicrypt's forms
+/// (no PEM SEC1, no ASCII-armoured OpenPGP), since one file a node cannot read fails every decryption there.
 fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) -> Result<KeyKind, Error> {
     let unusable =
         |problem: String, hint: &str| Error::UnusableKey { file: key.source.clone(), problem, hint: hint.to_owned() };
-    let private = keys::parse_private_key(&key.bytes, None, &key.source);
-    let problem = match private {
+    let shape = keys::key_file_shape(&key.bytes);
+    let problem = match keys::parse_private_key(&key.bytes, None, &key.source) {
+        Ok(_) if format.keys_on_nodes() && shape.sec1_pem => {
+            return Err(unusable(
+                "a PEM `EC PRIVATE KEY` (SEC1), which ocicrypt on the nodes does not read".into(),
+                "convert it to PKCS#8: `openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8`",
+            ));
+        }
         Ok(_) => return Ok(KeyKind::Plain),
-        Err(crate::ocicrypt::Error::InvalidKey { problem, .. }) => problem,
-        Err(other) => other.to_string(),
+        Err(e) => invalid_key_problem(e),
     };
-    if problem.contains("password") || problem.contains("encryption") {
-        return encrypted_key(key, format, password, &problem);
+    if shape.password_protected || shape.legacy_pem_encryption {
+        return encrypted_key(key, format, password, &problem, shape.legacy_pem_encryption);
     }
     if pkcs7::parse_certificate(&key.bytes, &key.source).is_ok() {
         return Ok(KeyKind::Certificate);
@@ -372,9 +380,16 @@ fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) 
                 "export the secret key with `gpg --export-secret-keys KEYID > key.gpg`",
             ));
         }
+        // Go's openpgp.ReadKeyRing, which ocicrypt uses to recognise a secret keyring, reads binary packets only.
+        if format.keys_on_nodes() && key.bytes.trim_ascii_start().starts_with(b"-----BEGIN PGP") {
+            return Err(unusable(
+                "an ASCII-armoured OpenPGP key, which ocicrypt on the nodes does not read".into(),
+                "give the binary form: `gpg --dearmor < KEY.asc > KEY.gpg`",
+            ));
+        }
         return openpgp_secret_key(key, &certs, format, password);
     }
-    let hint = if problem.contains("public key") {
+    let hint = if keys::parse_public_key(&key.bytes, &key.source).is_ok() {
         "give the private key: the Secret must hold what decrypts the image; the public key is only for \
          `cryptadm image encrypt --recipient jwe:PUB.pem`"
     } else {
@@ -382,6 +397,14 @@ fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) 
          PKCS#7 recipient next to its private key"
     };
     Err(unusable(problem, hint))
+}
+
+/// The problem of a key parser's error without the file name, which [`Error::UnusableKey`] already names.
+fn invalid_key_problem(error: crate::ocicrypt::Error) -> String {
+    match error {
+        crate::ocicrypt::Error::InvalidKey { problem, .. } => problem,
+        other => other.to_string(),
+    }
 }
 
 const NO_PASSWORD_HINT: &str = "give the key's password with --passphrase-file FILE (`-` for standard input), or set \
@@ -426,18 +449,26 @@ fn encrypted_key(
     format: SecretFormat,
     password: Option<&Passphrase>,
     problem: &str,
+    legacy_pem: bool,
 ) -> Result<KeyKind, Error> {
     let unusable =
         |problem: String, hint: &str| Error::UnusableKey { file: key.source.clone(), problem, hint: hint.to_owned() };
     if format.keys_on_nodes() {
         return Err(unusable("the private key is protected by a password".into(), REMOVE_PASSWORD_HINT));
     }
+    if legacy_pem {
+        // No password helps here: cryptadm (and so `image decrypt`) cannot read the form at all.
+        return Err(unusable(
+            problem.to_owned(),
+            "convert it to encrypted PKCS#8: `openssl pkcs8 -topk8 -v2 aes-256-cbc -in KEY -out KEY.p8`",
+        ));
+    }
     let Some(password) = password else {
         return Err(unusable(problem.to_owned(), NO_PASSWORD_HINT));
     };
     keys::parse_private_key(&key.bytes, Some(password.expose()), &key.source)
         .map(|_| KeyKind::Encrypted)
-        .map_err(|e| unusable(e.to_string(), "give the password that unlocks the key"))
+        .map_err(|e| unusable(invalid_key_problem(e), "give the password that unlocks the key"))
 }
 
 /// kubectl's rules for a Secret's data keys (`IsConfigMapKey`).

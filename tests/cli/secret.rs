@@ -116,7 +116,7 @@ fn node_secret_is_byte_identical_to_kubectl_yaml_and_json() {
         ("rsa.pem".into(), key("rsa2048.pkcs1.pem")),
         ("p256.der".into(), key("p256.pkcs8.der")),
         ("p384.jwk".into(), key("p384.priv.jwk")),
-        ("p521.sec1.pem".into(), key("p521.sec1.pem")),
+        ("p521.sec1.der".into(), key("p521.sec1.der")),
         (long, key("p256.pkcs8.pem")),
         ("k".repeat(253), key("p256.pkcs8.pem")),
     ];
@@ -618,6 +618,8 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     refused(&["k", "--key", &path("rsa2048.enc.pem")], 3, "the private key is protected by a password");
     refused(&["k", "--key", &path("rsa2048.enc.der"), "--format", "enc-key-sync"], 3, "protected by a password");
     refused(&["k", "--key", &path("rsa2048.legacy-enc.pem")], 3, "protected by a password");
+    // The node hint's command works on every encrypted form (`openssl pkcs8` refuses legacy PEM and DER).
+    refused(&["k", "--key", &path("rsa2048.enc.der")], 3, "openssl pkey -in KEY");
     refused(&["k", "--key", &path("rsa2048.crt.pem")], 3, "no private key among the key files");
     let text = scratch.write("notes.txt", "hello\n");
     refused(&["k", "--key", &text.display().to_string()], 3, "not a key");
@@ -635,6 +637,13 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     refused(&["k", "--key", &locked.display().to_string()], 3, "protected by a passphrase");
     let secret = scratch.write("secret.gpg", cert.as_tsk().to_vec().unwrap());
     generate(&["k", "--key", &secret.display().to_string()]);
+    // Forms cryptadm reads but ocicrypt on a node does not (PEM SEC1, ASCII-armoured OpenPGP) are refused for
+    // nodes; the KEP's list, which no node reads, takes them.
+    refused(&["k", "--key", &path("p521.sec1.pem")], 3, "openssl pkcs8 -topk8 -nocrypt");
+    let armoured = scratch.write("secret.asc", cert.as_tsk().armored().to_vec().unwrap());
+    refused(&["k", "--key", &armoured.display().to_string()], 3, "gpg --dearmor");
+    refused(&["k", "--format", "enc-key-sync", "--key", &armoured.display().to_string()], 3, "ASCII-armoured");
+    generate(&["k", "--format", "kep", "--key", &path("p521.sec1.pem")]);
     // In the KEP's list a protected OpenPGP key goes with its passphrase, which must unlock it.
     let (locked_arg, pw, wrong) =
         (locked.display().to_string(), scratch.write("pw", "pw"), scratch.write("wrong", "wrong"));
@@ -659,6 +668,12 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     assert_eq!(list[0]["keyPass"], BASE64.encode("pw"));
     // kep: an encrypted key needs its password, the right one.
     refused(&["k", "--format", "kep", "--key", &path("rsa2048.enc.pem")], 3, "encrypted");
+    // Legacy PEM encryption: no password helps, the hint says how to convert it.
+    refused(
+        &["k", "--format", "kep", "--key", &path("rsa2048.legacy-enc.pem"), "--passphrase-file", &wrong_arg],
+        3,
+        "openssl pkcs8 -topk8 -v2 aes-256-cbc",
+    );
     refused(
         &["k", "--format", "kep", "--key", &path("rsa2048.enc.pem"), "--passphrase-file", &wrong_arg],
         3,

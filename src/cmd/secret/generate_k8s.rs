@@ -35,7 +35,7 @@ pub const EXAMPLES: &str = "Examples:
 /// prints, labelled app.kubernetes.io/managed-by=cryptadm and app.kubernetes.io/component=image-decryption-keys,
 /// without creationTimestamp. Every key file is checked first: a private key (PEM, DER or JWK; RSA or EC), an
 /// OpenPGP secret key, or a PKCS#7 recipient's certificate; public keys, password-protected keys (except with
-/// --format kep), data key names kubectl refuses, an invalid NAME and more than 1 MiB of data are refused (exit 3)
+/// --format kep), forms ocicrypt on the nodes cannot read (PEM SEC1, armoured OpenPGP), data key names kubectl refuses, an invalid NAME and more than 1 MiB of data are refused (exit 3)
 /// before anything is printed.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
