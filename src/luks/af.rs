@@ -30,7 +30,7 @@ pub fn split(key: &[u8], stripes: u32, hash: Hash) -> Zeroizing<Vec<u8>> {
     let n = key.len();
     let stripes = stripes as usize;
     let mut out = Zeroizing::new(vec![0u8; n * stripes]);
-    getrandom::fill(&mut out[..n * (stripes - 1)]).expect("the operating system's random number generator failed");
+    crate::crypto::random::fill(&mut out[..n * (stripes - 1)]);
     let mut d = Zeroizing::new(vec![0u8; n]);
     for block in out[..n * (stripes - 1)].chunks(n) {
         xor_into(&mut d, block);

@@ -120,7 +120,7 @@ fn fill(file: &File, offset: u64, len: u64, random: bool) -> Result<()> {
     while done < len {
         let n = CHUNK.min(len - done) as usize;
         if random {
-            getrandom::fill(&mut buf[..n]).expect("the operating system's random number generator failed");
+            crate::crypto::random::fill(&mut buf[..n]);
         }
         file.write_all_at(&buf[..n], offset + done).map_err(Error::io("preparing the header area"))?;
         done += n as u64;

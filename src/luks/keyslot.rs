@@ -57,7 +57,7 @@ impl Material<'_> {
         let mut data = Zeroizing::new(vec![0u8; self.stored_len()]);
         data[..split.len()].copy_from_slice(&split);
         // The tail of the last sector is random, as cryptsetup leaves it, rather than zero (no known plaintext).
-        getrandom::fill(&mut data[split.len()..]).expect("the operating system's random number generator failed");
+        crate::crypto::random::fill(&mut data[split.len()..]);
         let cipher = self.cipher(kdf, salt, passphrase)?;
         cipher.encrypt(&mut data, 512, 0);
         file.write_all_at(&data, self.offset).map_err(Error::io("writing keyslot material"))?;
@@ -72,7 +72,7 @@ pub fn wipe(file: &File, offset: u64, len: u64) -> Result<()> {
     let mut done = 0;
     while done < len {
         let n = CHUNK.min(len - done) as usize;
-        getrandom::fill(&mut buf[..n]).expect("the operating system's random number generator failed");
+        crate::crypto::random::fill(&mut buf[..n]);
         file.write_all_at(&buf[..n], offset + done).map_err(Error::io("wiping keyslot material"))?;
         done += n as u64;
     }

@@ -94,7 +94,7 @@ impl VolumeKey {
     pub fn generate(len: usize) -> VolumeKey {
         loop {
             let mut bytes = vec![0u8; len];
-            getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
+            crate::crypto::random::fill(&mut bytes);
             let key = VolumeKey::from_bytes(bytes);
             let (a, b) = key.0.split_at(len / 2);
             if a != b {

@@ -156,6 +156,6 @@ where
 /// work as a right one (no timing difference between "unwrap failed" and "content did not authenticate").
 pub(super) fn decoy_key(len: usize) -> SecretBytes {
     let mut key = Zeroizing::new(vec![0u8; len]);
-    getrandom::fill(&mut key).expect("the operating system's random number generator failed");
+    crate::crypto::random::fill(&mut key);
     key
 }

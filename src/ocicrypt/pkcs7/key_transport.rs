@@ -109,7 +109,7 @@ impl KeyTransport {
 
 fn random_key(len: usize) -> SecretBytes {
     let mut key = SecretBytes::new(vec![0; len]);
-    getrandom::fill(&mut key).expect("the operating system's random number generator failed");
+    crate::crypto::random::fill(&mut key);
     key
 }
 
