@@ -381,6 +381,52 @@ fn tls_and_basic_auth_with_credentials_from_flags_docker_config_and_podman_auth(
         .arg(&encrypted)
         .assert()
         .success();
+    // Credential helpers, as docker runs them: `credHelpers` for this registry, and a `credsStore` that knows no
+    // other registry ("credentials not found in native keychain"), which must mean anonymous access there.
+    let helpers = work.path("helpers");
+    std::fs::create_dir(&helpers).unwrap();
+    let helper = format!(
+        "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread -r server\ncase \"$server\" in\n  *{host}*) printf \
+         '{{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}}' \"$server\" ;;\n  *) echo \
+         'credentials not found in native keychain'; exit 1 ;;\nesac\n",
+        host = registry.host
+    );
+    std::fs::write(helpers.join("docker-credential-fake"), helper).unwrap();
+    std::fs::set_permissions(
+        helpers.join("docker-credential-fake"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let helper_config = work.path("docker-helpers");
+    std::fs::create_dir(&helper_config).unwrap();
+    std::fs::write(
+        helper_config.join("config.json"),
+        format!(r#"{{"credsStore":"fake","credHelpers":{{"{}":"fake"}}}}"#, registry.host),
+    )
+    .unwrap();
+    let path = format!("{}:{}", helpers.display(), std::env::var("PATH").unwrap_or_default());
+    cryptadm()
+        .args(["image", "authorize", "--cert-dir", &cert_dir, "--key", &private])
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .env("DOCKER_CONFIG", &helper_config)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .arg(&encrypted)
+        .assert()
+        .success();
+    let anonymous = shared();
+    let anonymous_src = work.path("anonymous-src");
+    fixture(&anonymous_src, TWO_LAYERS);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .env("DOCKER_CONFIG", &helper_config)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .arg(oci(&anonymous_src))
+        .arg(anonymous.image("helpers/anonymous:v1"))
+        .assert()
+        .success();
     let plain = registry.image("secure/app-dec:v1");
     cryptadm()
         .args(["image", "decrypt", "--cert-dir", &cert_dir, "--key", &private])

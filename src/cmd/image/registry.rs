@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 /// Access to the source registry (encrypt, decrypt).
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Registries")]
 pub struct SourceRegistryArgs {
     /// Log in to the source registry as USER; the password comes from --src-password-file,
@@ -37,7 +37,7 @@ pub struct SourceRegistryArgs {
 }
 
 /// Access to the destination registry (encrypt, decrypt).
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Registries")]
 pub struct DestinationRegistryArgs {
     /// Log in to the destination registry as USER; the password comes from --dest-password-file,
@@ -65,7 +65,7 @@ pub struct DestinationRegistryArgs {
 
 /// Access to the registry of `image authorize`: the source flags without their `src-` prefix, as in
 /// `skopeo inspect`.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Registry")]
 pub struct ImageRegistryArgs {
     /// Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE,

@@ -52,6 +52,13 @@ fn from_auth_file(file: &Path, registry: &str) -> Result<Option<Credentials>, Er
         Err(CredentialRetrievalError::ConfigReadError) => {
             Err(Error::Malformed(format!("`{}` is not a valid auth file (JSON with `auths`)", file.display())))
         }
+        // A store helper (`credsStore`) is asked about every registry; this answer of the credential-helpers
+        // protocol means "none for this one", which docker and skopeo take as anonymous access.
+        Err(CredentialRetrievalError::HelperFailure { stdout, .. })
+            if stdout.trim() == "credentials not found in native keychain" =>
+        {
+            Ok(None)
+        }
         // The helper's own output may echo secrets: name the helper only.
         Err(CredentialRetrievalError::HelperFailure { helper, .. }) => {
             Err(Error::Io(format!("the credential helper `{helper}` failed for {registry}")))
