@@ -17,8 +17,9 @@ pub fn b64_encode(bytes: &[u8]) -> String {
 
 /// Decodes standard base64, ignoring ASCII whitespace and tolerating missing padding.
 pub fn b64_decode_lenient(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
-    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    STANDARD_LENIENT.decode(compact)
+    // The text is often a secret (a passphrase or layer key in base64): the compacted copy is wiped too.
+    let compact = zeroize::Zeroizing::new(text.chars().filter(|c| !c.is_ascii_whitespace()).collect::<String>());
+    STANDARD_LENIENT.decode(compact.as_bytes())
 }
 
 #[cfg(test)]

@@ -131,10 +131,8 @@ pub fn rotate<V: Keyslots>(
             return Ok(outcome.clone());
         }
     }
-    let current = match finished {
-        Some(_) => store.get()?.current,
-        None => keys.current,
-    };
+    // After finishing an interrupted rotation, the key it committed is the current one.
+    let current = if finished.is_some() { keys.pending_or_current() } else { keys.current };
     if requested.is_some_and(|r| same(r, &current)) {
         let (keyslot, _) = run.volume.unlock(current.expose())?.ok_or(Error::NoKeyslotOpens)?;
         return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new() });
@@ -143,9 +141,7 @@ pub fn rotate<V: Keyslots>(
         Some(key) => key.clone(),
         None => generate(),
     };
-    let mut outcome = run.fresh(&current, &new)?;
-    outcome.resumed = false;
-    Ok(outcome)
+    run.fresh(&current, &new)
 }
 
 struct Run<'a, V: Keyslots> {

@@ -180,6 +180,9 @@ fn stderr_of(output: &std::process::Output) -> String {
 }
 
 fn check_rotated(volume: &Volume, volume_key_before: &str) -> Vec<u8> {
+    // cryptsetup silently repairs a bad header copy on any access: take the bytes cryptadm wrote before the first
+    // cryptsetup command, and require them unchanged after the last.
+    let written = volume.bytes();
     let new = volume.current_key();
     assert_ne!(new, OLD_KEY.as_bytes());
     assert!(volume.opens(&new), "the new key does not open the volume");
@@ -188,6 +191,7 @@ fn check_rotated(volume: &Volume, volume_key_before: &str) -> Vec<u8> {
     assert_eq!(volume.volume_key(&new), volume_key_before, "the volume key changed");
     assert!(!volume.entry("pending").exists() && !volume.entry("previous").exists());
     volume.assert_headers_valid(&new);
+    assert!(written == volume.bytes(), "cryptsetup changed the image while reading it: a header copy was bad");
     new
 }
 
@@ -253,10 +257,12 @@ fn rotate_luks1_from_a_request_on_standard_input() {
     assert!(output.status.success(), "{}", stderr_of(&output));
     assert!(!stderr_of(&output).contains("not-for-logs"));
     // The id has a `/`: the file store keeps it as one escaped directory name.
+    let written = volume.bytes();
     let new = std::fs::read(volume.store_dir().join("pvc%2Fluks1/current")).unwrap();
     assert!(volume.opens(&new) && !volume.opens(OLD_KEY.as_bytes()) && volume.opens(RECOVERY_KEY.as_bytes()));
     assert_eq!(volume.volume_key(&new), volume_key);
     volume.assert_headers_valid(&new);
+    assert!(written == volume.bytes(), "cryptsetup changed the image while reading it");
 }
 
 #[test]
@@ -633,6 +639,7 @@ mod serve {
         assert!(status.success(), "{status:?}: {stderr}");
         assert!(!scratch.path("csi-addons.sock").exists(), "the socket file was left behind");
         for (volume, volume_key) in volumes.iter().zip(&volume_keys) {
+            let written = volume.bytes();
             let current = std::fs::read(store.join(&volume.id).join("current")).unwrap();
             assert!(volume.opens(&current), "{}: the stored key opens nothing", volume.id);
             assert!(!volume.opens(OLD_KEY.as_bytes()), "{}: the old key still opens", volume.id);
@@ -642,6 +649,7 @@ mod serve {
                 !store.join(&volume.id).join("pending").exists() && !store.join(&volume.id).join("previous").exists()
             );
             volume.assert_headers_valid(&current);
+            assert!(written == volume.bytes(), "{}: cryptsetup changed the image while reading it", volume.id);
         }
     }
 
