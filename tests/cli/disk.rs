@@ -374,6 +374,8 @@ fn damaged_headers_and_unsupported_volumes_fail_with_documented_codes() {
     let primary_bad = work.write("primary-bad.img", &bytes);
     decrypt(&primary_bad, &key, &out).success().stderr(predicates::str::contains("primary LUKS2 header is unusable"));
     assert!(inspect(&primary_bad)["header_copies"]["primary"].as_str().unwrap().starts_with("invalid"));
+    // Unlike cryptsetup, reading never repairs: the damaged image is byte for byte what it was.
+    assert!(std::fs::read(&primary_bad).unwrap() == bytes, "inspect or decrypt wrote to the target");
 
     // Both corrupt: 3, nothing written.
     std::fs::remove_file(&out).unwrap();
