@@ -1,10 +1,11 @@
-//! Exit statuses and the one place where an error becomes an exit code and a hint.
+//! Exit statuses: the one table of codes, and the trait by which each module's errors say which code they mean.
+//!
+//! This module imports nothing but std, so that every other module may depend on it without a cycle.
 //!
 //! The numbers follow the gRPC status codes that the CSI-Addons EncryptionKeyRotation spec uses, so that shell
 //! scripts and the `volume serve` gRPC mode agree on what a failure means.
 
 use std::borrow::Cow;
-use std::fmt;
 
 /// How a cryptadm process ends. The discriminant is the process exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,8 +76,10 @@ pub fn table_text() -> String {
 
 /// An error that knows its exit status and, where one helps, a hint for the operator.
 ///
-/// Core error enums implement this; [`classify`] finds the first implementor in an error chain.
-pub trait Classified {
+/// Every error type of the crate implements this, each in its own module; `cmd::error` walks an error chain and
+/// asks the first implementor it recognises (and a test there fails for an error type it would not recognise).
+/// Hints are in the core's words: the command line adds the flag names where it knows them.
+pub trait Classify {
     /// The exit status this error ends the process with.
     fn status(&self) -> ExitStatus;
     /// What the operator can try next, if anything useful can be said.
@@ -85,97 +88,14 @@ pub trait Classified {
     }
 }
 
-/// A classified error raised by the command-line layer (usage problems, refused outputs).
-#[derive(Debug)]
-pub struct Failure {
-    status: ExitStatus,
-    message: String,
-    hint: Option<String>,
-}
-
-impl Failure {
-    /// A new error with the given status and one-line message.
-    pub fn new(status: ExitStatus, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), hint: None }
-    }
-
-    /// Adds a hint.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Failure {}
-
-impl Classified for Failure {
-    fn status(&self) -> ExitStatus {
-        self.status
-    }
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        self.hint.as_deref().map(Cow::Borrowed)
-    }
-}
-
-/// Maps an error to its exit status and hint: the first classified error in the chain decides.
-///
-/// Plain I/O errors are classified by kind (a missing file is [`ExitStatus::NotFound`]); anything else is
-/// [`ExitStatus::Failure`].
-pub fn classify(error: &anyhow::Error) -> (ExitStatus, Option<String>) {
-    for cause in error.chain() {
-        if let Some(found) = as_classified(cause) {
-            return (found.status(), found.hint().map(Cow::into_owned));
-        }
-    }
-    for cause in error.chain() {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            return classify_io(io);
-        }
-    }
-    (ExitStatus::Failure, None)
-}
-
-fn as_classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Classified> {
-    if let Some(e) = cause.downcast_ref::<Failure>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::machineadm::Error>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::ocicrypt::Error>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::render::kubernetes::Error>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::luks::Error>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::volume::Error>() {
-        return Some(e);
-    }
-    None
-}
-
-fn classify_io(io: &std::io::Error) -> (ExitStatus, Option<String>) {
+/// The exit status of a failed I/O operation that no module classified: a missing file is
+/// [`ExitStatus::NotFound`], unreadable data [`ExitStatus::InvalidInput`], anything else a failure.
+pub fn io_status(kind: std::io::ErrorKind) -> ExitStatus {
     use std::io::ErrorKind;
-    match io.kind() {
-        ErrorKind::NotFound => (ExitStatus::NotFound, Some("check the path".into())),
-        ErrorKind::PermissionDenied => {
-            (ExitStatus::Failure, Some("check the file's owner and mode, or run as a user that may read it".into()))
-        }
-        ErrorKind::BrokenPipe => (
-            ExitStatus::Failure,
-            Some("the program reading cryptadm's output stopped early; the output is incomplete".into()),
-        ),
-        ErrorKind::InvalidData => (ExitStatus::InvalidInput, None),
-        _ => (ExitStatus::Failure, None),
+    match kind {
+        ErrorKind::NotFound => ExitStatus::NotFound,
+        ErrorKind::InvalidData => ExitStatus::InvalidInput,
+        _ => ExitStatus::Failure,
     }
 }
 
@@ -190,21 +110,9 @@ mod tests {
     }
 
     #[test]
-    fn classify_finds_failure_under_context() {
-        let err = anyhow::Error::new(Failure::new(ExitStatus::Usage, "no source").with_hint("give one"))
-            .context("reading the passphrase");
-        assert_eq!(classify(&err), (ExitStatus::Usage, Some("give one".into())));
-    }
-
-    #[test]
-    fn classify_maps_missing_files_to_not_found() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
-        let err = anyhow::Error::new(io).context("reading `x`");
-        assert_eq!(classify(&err).0, ExitStatus::NotFound);
-    }
-
-    #[test]
-    fn unclassified_errors_are_failures() {
-        assert_eq!(classify(&anyhow::anyhow!("boom")).0, ExitStatus::Failure);
+    fn io_errors_map_by_kind() {
+        assert_eq!(io_status(std::io::ErrorKind::NotFound), ExitStatus::NotFound);
+        assert_eq!(io_status(std::io::ErrorKind::InvalidData), ExitStatus::InvalidInput);
+        assert_eq!(io_status(std::io::ErrorKind::StorageFull), ExitStatus::Failure);
     }
 }

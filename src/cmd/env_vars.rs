@@ -1,4 +1,5 @@
-//! Every environment variable cryptadm reads, declared once with what it means.
+//! Every environment variable cryptadm reads, declared once with what it means, and [`var_os`], the one function
+//! that reads them (clippy's `disallowed-methods` keeps every other place from `std::env`).
 
 /// Path of a file holding the passphrase (same as `--passphrase-file`).
 pub const CRYPTADM_PASSPHRASE_FILE: &str = "CRYPTADM_PASSPHRASE_FILE";
@@ -93,3 +94,9 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
 ];
+
+/// Reads a variable of the environment: the only place cryptadm does.
+#[allow(clippy::disallowed_methods)] // the one sanctioned reader; see clippy.toml
+pub fn var_os(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}

@@ -7,6 +7,7 @@
 pub mod bootstrap;
 pub mod disk;
 pub mod env_vars;
+pub mod error;
 pub mod image;
 pub mod printer;
 pub mod secret;
@@ -142,7 +143,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
     match run(cli.command, &printer) {
         Ok(status) => status,
         Err(err) => {
-            let (status, hint) = exit::classify(&err);
+            let (status, hint) = error::classify(&err);
             printer.error(&format!("{err:#}"), hint.as_deref());
             status
         }

@@ -1,9 +1,10 @@
 //! Where passphrases come from, for every command: never argv.
 
 use super::env_vars;
+use crate::cmd::error::Failure;
 use crate::crypto::Passphrase;
-use crate::exit::{ExitStatus, Failure};
-use crate::machineadm::MAX_PLUGIN_OUTPUT;
+use crate::crypto::secret::MAX_PASSPHRASE_LEN;
+use crate::exit::ExitStatus;
 use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -31,14 +32,14 @@ impl PassphraseArgs {
             let source = if is_stdin(path) { "standard input".to_owned() } else { format!("`{}`", path.display()) };
             let bytes = if is_stdin(path) {
                 stdin.claim("--passphrase-file")?;
-                crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_PLUGIN_OUTPUT)
+                crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_PASSPHRASE_LEN)
             } else {
-                crate::machineadm::read_passphrase_file_bytes(path)
+                crate::crypto::secret::read_passphrase_file(path)
             }
             .with_context(|| format!("reading the passphrase from {source}"))?;
             return non_empty(Passphrase::new(bytes), &source).map(Some);
         }
-        match std::env::var_os(env_vars::CRYPTADM_PASSPHRASE) {
+        match crate::cmd::env_vars::var_os(env_vars::CRYPTADM_PASSPHRASE) {
             Some(value) => {
                 use std::os::unix::ffi::OsStringExt;
                 non_empty(Passphrase::new(value.into_vec()), env_vars::CRYPTADM_PASSPHRASE).map(Some)

@@ -30,6 +30,15 @@ pub enum Argon2Error {
     OutOfMemory(u32),
 }
 
+impl crate::exit::Classify for Argon2Error {
+    fn status(&self) -> crate::exit::ExitStatus {
+        match self {
+            Argon2Error::InvalidParameters(_) => crate::exit::ExitStatus::InvalidInput,
+            Argon2Error::OutOfMemory(_) => crate::exit::ExitStatus::Failure,
+        }
+    }
+}
+
 /// Argon2 version 0x13 raw hash (no encoding), as LUKS2 keyslots use it: `out.len()` bytes.
 pub fn derive(
     variant: Argon2Variant,
@@ -92,7 +101,6 @@ fn derive_keyed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     /// RFC 9106 §5.2 and §5.3: 32 KiB, 3 passes, 4 lanes, 32-byte tag, password 32×0x01, salt 16×0x02, secret
     /// 8×0x03, associated data 12×0x04.
@@ -127,41 +135,6 @@ mod tests {
             let mut out = [0u8; 32];
             derive(variant, b"password", b"somesalt", 2, 1 << 16, 1, &mut out).unwrap();
             assert_eq!(hex::encode(out), expected, "{variant:?}");
-        }
-    }
-
-    /// argon2-cffi's `hash_secret_raw` (libargon2, what cryptsetup links) on random LUKS-shaped inputs: 32-byte
-    /// salt, 64-byte output, several lanes, memory not a multiple of 4 × lanes, passphrases with any bytes.
-    #[test]
-    fn matches_argon2_cffi() {
-        let cases = [
-            (Argon2Variant::Argon2id, 4, 1030, 4, 64),
-            (Argon2Variant::Argon2i, 4, 2048, 2, 32),
-            (Argon2Variant::Argon2id, 1, 64, 3, 64),
-            (Argon2Variant::Argon2i, 2, 333, 1, 16),
-        ];
-        for (variant, time, memory_kib, parallel, out_len) in cases {
-            let mut passphrase = vec![0u8; 1 + (memory_kib as usize % 97)];
-            let mut salt = [0u8; 32];
-            getrandom::fill(&mut passphrase).unwrap();
-            getrandom::fill(&mut salt).unwrap();
-            let mut ours = vec![0u8; out_len];
-            derive(variant, &passphrase, &salt, time, memory_kib, parallel, &mut ours).unwrap();
-            let kind = if variant == Argon2Variant::Argon2i { "I" } else { "ID" };
-            let script = format!(
-                "import sys\nfrom argon2.low_level import hash_secret_raw, Type\n\
-                 sys.stdout.write(hash_secret_raw(bytes.fromhex('{}'), bytes.fromhex('{}'), {time}, {memory_kib}, \
-                 {parallel}, {out_len}, Type.{kind}, 0x13).hex())",
-                hex::encode(&passphrase),
-                hex::encode(salt)
-            );
-            let out = Command::new("python3").args(["-c", &script]).output().expect("python3 runs");
-            assert!(out.status.success(), "argon2-cffi failed: {}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(
-                String::from_utf8(out.stdout).unwrap(),
-                hex::encode(&ours),
-                "{variant:?} t={time} m={memory_kib} p={parallel}"
-            );
         }
     }
 

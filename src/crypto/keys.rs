@@ -13,7 +13,7 @@ mod der;
 mod jwk;
 mod pem;
 
-use crate::ocicrypt::Error;
+use crate::exit::{Classify, ExitStatus};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use pkcs8::ObjectIdentifier;
 use pkcs8::der::oid::AssociatedOid;
@@ -272,18 +272,41 @@ pub fn key_file_shape(bytes: &[u8]) -> KeyFileShape {
     shape
 }
 
-fn invalid(what: &str, problem: String) -> Error {
-    Error::InvalidKey { what: what.to_owned(), problem }
+/// A key file that cannot be used: unparseable, the wrong kind (a public key where a private one is needed), an
+/// unsupported algorithm or curve. Never carries key material.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {problem}")]
+pub struct KeyError {
+    /// Which key (a file name or recipient spec).
+    pub what: String,
+    /// Why it cannot be used.
+    pub problem: String,
+}
+
+impl Classify for KeyError {
+    fn status(&self) -> ExitStatus {
+        ExitStatus::InvalidInput
+    }
+}
+
+/// The `alg` values a JWK key file may carry (RFC 7518 key-management algorithms for RSA and EC keys).
+#[cfg(test)]
+pub(crate) fn jwk_key_algorithms() -> impl Iterator<Item = &'static str> {
+    jwk::allowed_algorithms()
+}
+
+fn invalid(what: &str, problem: String) -> KeyError {
+    KeyError { what: what.to_owned(), problem }
 }
 
 /// Reads a recipient's public key: DER SubjectPublicKeyInfo or PKCS#1 `RSAPublicKey`, PEM `PUBLIC KEY` or `RSA
 /// PUBLIC KEY`, or a public JWK (whose `alg` and `kid` are kept). `what` names the key in errors.
 ///
 /// # Errors
-/// [`Error::InvalidKey`] for anything else, saying why: a private key or certificate instead of a public key, an
+/// [`KeyError`] for anything else, saying why: a private key or certificate instead of a public key, an
 /// unsupported key type or curve, an RSA key under [`MIN_RSA_WRAP_BITS`], a JWK `alg` unsuited to the key, or
 /// bytes that are no key at all.
-pub fn parse_public_key(bytes: &[u8], what: &str) -> Result<RecipientKey, Error> {
+pub fn parse_public_key(bytes: &[u8], what: &str) -> Result<RecipientKey, KeyError> {
     let recipient = match encoding(bytes).map_err(|p| invalid(what, p))? {
         Encoding::Jwk(text) => jwk::public(text),
         Encoding::Pem(text) => public_from_pem(text).map(RecipientKey::from),
@@ -299,10 +322,10 @@ pub fn parse_public_key(bytes: &[u8], what: &str) -> Result<RecipientKey, Error>
 /// keys that are not encrypted. `what` names the key in errors.
 ///
 /// # Errors
-/// [`Error::InvalidKey`] for anything else, saying why: a public key or certificate instead of a private key, a
+/// [`KeyError`] for anything else, saying why: a public key or certificate instead of a private key, a
 /// missing or wrong password, OpenSSL's legacy PEM encryption, an unsupported key type or curve, or bytes that are
 /// no key at all.
-pub fn parse_private_key(bytes: &[u8], password: Option<&[u8]>, what: &str) -> Result<PrivateKey, Error> {
+pub fn parse_private_key(bytes: &[u8], password: Option<&[u8]>, what: &str) -> Result<PrivateKey, KeyError> {
     match encoding(bytes).map_err(|p| invalid(what, p))? {
         Encoding::Jwk(text) => jwk::private(text),
         Encoding::Pem(text) => private_from_pem(text, password),

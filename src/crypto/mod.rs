@@ -14,4 +14,5 @@ pub mod random;
 pub mod secret;
 pub mod xts;
 
+pub use keys::KeyError;
 pub use secret::{Passphrase, SecretBytes};

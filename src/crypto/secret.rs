@@ -46,6 +46,14 @@ impl fmt::Debug for Passphrase {
     }
 }
 
+/// The largest passphrase read from a file or standard input (the same bound as a plugin's output).
+pub const MAX_PASSPHRASE_LEN: usize = 4096;
+
+/// Reads a passphrase file in full ([`read_secret`] with [`MAX_PASSPHRASE_LEN`]).
+pub fn read_passphrase_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    read_secret(std::fs::File::open(path)?, MAX_PASSPHRASE_LEN)
+}
+
 /// Reads a small secret (a passphrase, a key file) in full, refusing more than `limit` bytes: a larger input is
 /// surely the wrong file, and reading it whole would be unbounded. Growth of the buffer is not wiped; the final
 /// bytes are moved to the caller, which wraps them in a wiping type.

@@ -1,6 +1,6 @@
 //! Errors of the LUKS library, each with its exit status. No variant carries key material or a passphrase.
 
-use crate::exit::{Classified, ExitStatus};
+use crate::exit::{Classify, ExitStatus};
 use std::borrow::Cow;
 
 /// What can go wrong reading, unlocking or changing a LUKS header.
@@ -83,7 +83,7 @@ impl Error {
     }
 }
 
-impl Classified for Error {
+impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::NoKeyslotOpens | Error::WrongPassphrase(_) => ExitStatus::Unauthenticated,

@@ -253,6 +253,77 @@ impl Pbkdf2Rate {
     }
 }
 
+/// What an existing target already holds, for the refusal to format over it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Occupant {
+    /// A LUKS header (valid, or at least its magic).
+    LuksHeader,
+    /// Other data: a non-empty image file, or a device whose first MiB is not all zeros (where blkid finds
+    /// filesystem and partition signatures).
+    Data,
+}
+
+/// What `file` (`len` bytes; a block device when `is_device`) holds that formatting would destroy, if anything.
+pub fn occupant(file: &File, is_device: bool, len: u64) -> std::io::Result<Option<Occupant>> {
+    let mut magic = [0u8; 6];
+    let has_magic = file.read_exact_at(&mut magic, 0).is_ok() && magic == luks1::MAGIC;
+    if has_magic || super::Volume::from_file(file.try_clone()?).is_ok() {
+        return Ok(Some(Occupant::LuksHeader));
+    }
+    let occupied = if is_device {
+        let mut first_mib = vec![0u8; 1 << 20];
+        let n = file.read_at(&mut first_mib, 0)?;
+        first_mib[..n].iter().any(|&b| b != 0)
+    } else {
+        len > 0
+    };
+    Ok(occupied.then_some(Occupant::Data))
+}
+
+/// cryptsetup's default Argon2 memory cap: 1 GiB, and at most half the physical memory.
+pub fn default_argon2_memory_kib() -> u32 {
+    const DEFAULT_KIB: u32 = 1024 * 1024;
+    let half_ram = physical_memory_kib().map_or(DEFAULT_KIB, |kib| (kib / 2).min(u64::from(u32::MAX)) as u32);
+    DEFAULT_KIB.min(half_ram).max(super::ARGON2_MIN_MEMORY_KIB)
+}
+
+/// MemTotal from /proc/meminfo (Linux); None elsewhere.
+fn physical_memory_kib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Formats `file`: the payload first (encrypted from `source`, if any, with `threads` threads), then the header.
+/// Writing the header last means a failure part-way leaves no header that looks valid over a half-written
+/// payload. `payload_len` is the payload's size; the file must already be `payload_offset + payload_len` long.
+/// Returns the bytes encrypted from the source.
+#[allow(clippy::too_many_arguments)] // each is a separate decision of the caller's; a struct would only rename them
+pub fn format_with_payload<R: std::io::Read + Send>(
+    file: &File,
+    options: &FormatOptions,
+    key: &VolumeKey,
+    passphrase: &[u8],
+    source: Option<&mut R>,
+    payload_len: u64,
+    threads: usize,
+    progress: &dyn crate::interact::Progress,
+) -> Result<u64> {
+    let mut written = 0;
+    if let Some(source) = source {
+        let info = super::PayloadInfo {
+            offset: options.payload_offset(),
+            len: payload_len,
+            cipher: options.cipher.clone(),
+            sector_size: options.sector_size,
+            iv_tweak: 0,
+        };
+        written = super::payload::encrypt_into(source, file, &info, key, threads, progress)?;
+    }
+    write_header(file, options, key, passphrase)?;
+    Ok(written)
+}
+
 /// Argon2 costs (time, memory KiB) that take about `iter_time_ms` with `parallel` lanes and at most
 /// `max_memory_kib`, found like cryptsetup: start at t = 4 and 64 MiB (or the cap), raise memory first, then
 /// time; lower time first, then memory; stop within 95–110 % of the target.

@@ -17,10 +17,8 @@ mod keyslot;
 pub mod luks1;
 pub mod luks2;
 pub mod payload;
+pub mod summary;
 mod volume;
-
-#[cfg(test)]
-mod tests;
 
 pub use error::Error;
 pub use hash::Hash;

@@ -1,6 +1,6 @@
 //! Errors of the machineadm module, each with its exit status and, where it helps, a hint.
 
-use crate::exit::{Classified, ExitStatus};
+use crate::exit::{Classify, ExitStatus};
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -50,9 +50,9 @@ pub enum Error {
         /// The document's provider.
         provider: String,
     },
-    /// `--strict` forbids RemoteConfig documents, which cryptadm does not fetch.
+    /// Strict mode forbids RemoteConfig documents, which cryptadm does not fetch.
     #[error(
-        "document {index}: RemoteConfig `{name}` refused under --strict: cryptadm does not fetch remote configuration"
+        "document {index}: RemoteConfig `{name}` refused in strict mode: cryptadm does not fetch remote configuration"
     )]
     RemoteRefused {
         /// 1-based position of the document in the stream.
@@ -120,7 +120,7 @@ pub enum Error {
     Prompt(#[source] std::io::Error),
 }
 
-impl Classified for Error {
+impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Unauthenticated { .. } => ExitStatus::Unauthenticated,
@@ -152,18 +152,12 @@ impl Classified for Error {
             Error::Unauthenticated { .. } => {
                 "check that the passphrase source gives the exact bytes used when sealing (no newline is stripped)"
             }
-            Error::ProviderNotFound { .. } => {
-                "install the plugin, or give the passphrase with --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE"
-            }
-            Error::ProviderFailed { .. } => {
-                "run the plugin by hand to see its error; --retries and --plugin-timeout tune the retry policy"
-            }
+            Error::ProviderNotFound { .. } => "install the plugin, or give the passphrase another way",
+            Error::ProviderFailed { .. } => "run the plugin by hand to see its error",
             Error::Unsupported { what: "apiVersion", .. } | Error::Unsupported { what: "kind", .. } => {
                 "this cryptadm reads machineadm.cluster.x-k8s.io/v1alpha1 EncryptedConfig and RemoteConfig documents"
             }
-            Error::RemoteRefused { .. } => {
-                "fetch the RemoteConfig with its own provider first, or drop --strict to skip it"
-            }
+            Error::RemoteRefused { .. } => "fetch the RemoteConfig with its own provider first",
             Error::NothingToOpen => "seal a configuration with `cryptadm bootstrap seal` first",
             Error::Template(_) => "templates may use `machine_config` and the filters `base64` and `gzipBase64`",
             _ => return None,

@@ -21,7 +21,7 @@ pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;
 pub use provider::{
     BUILTIN_FILE_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX, ProviderSettings, SYSTEM_PLUGIN_DIRS,
-    read_passphrase_file_bytes, validate_provider_name,
+    validate_provider_name,
 };
 pub use stream::{OpenOptions, Opened, SealRequest, open_stream, resolve_seal_passphrase, seal_stream};
 

@@ -27,7 +27,7 @@ pub const SYSTEM_PLUGIN_DIRS: &[&str] = &["/usr/libexec/machineadm", "/usr/local
 /// The provider implemented inside cryptadm.
 pub const BUILTIN_FILE_PROVIDER: &str = "file";
 /// Most bytes a plugin may print on stdout, and most bytes a passphrase file may hold.
-pub const MAX_PLUGIN_OUTPUT: usize = 4096;
+pub const MAX_PLUGIN_OUTPUT: usize = crate::crypto::secret::MAX_PASSPHRASE_LEN;
 const MAX_PLUGIN_STDERR: usize = 4096;
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Exit status by which a plugin says it does not implement a verb.
@@ -137,8 +137,8 @@ pub fn validate_provider_name(provider: &str) -> Result<(), Error> {
 /// The built-in `file` provider: `file:///absolute/path`, the file's bytes as they are.
 fn read_passphrase_file(uri: &str) -> Result<Passphrase, Error> {
     let path = file_uri_path(uri)?;
-    let bytes =
-        read_passphrase_file_bytes(&path).map_err(|source| Error::PassphraseFile { path: path.clone(), source })?;
+    let bytes = crate::crypto::secret::read_passphrase_file(&path)
+        .map_err(|source| Error::PassphraseFile { path: path.clone(), source })?;
     let passphrase = Passphrase::new(bytes);
     if passphrase.is_empty() {
         return Err(Error::BadPassphrase(format!("passphrase file `{}` is empty", path.display())));
@@ -157,11 +157,6 @@ pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
         return Err(bad("percent-escapes, queries and fragments are not supported"));
     }
     Ok(PathBuf::from(rest))
-}
-
-/// Reads a passphrase file, refusing anything over [`MAX_PLUGIN_OUTPUT`] bytes (surely the wrong file).
-pub fn read_passphrase_file_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::crypto::secret::read_secret(std::fs::File::open(path)?, MAX_PLUGIN_OUTPUT)
 }
 
 fn parse_new_passphrase(provider: &str, output: &[u8]) -> Result<(Passphrase, String), Error> {

@@ -1,6 +1,6 @@
 //! Descriptors kept as JSON objects, with typed accessors for the fields cryptadm reads and writes.
 
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

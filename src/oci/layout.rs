@@ -8,7 +8,7 @@ use super::descriptor::{Descriptor, digest_hex};
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES};
 use crate::atomic;
 use crate::crypto::parallel_hash::Sha256ForSize;
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use serde_json::{Value, json};
 use std::fs;
 use std::io::{self, Read, Write};

@@ -5,6 +5,7 @@
 //! a manifest must carry every field and annotation it does not know through unchanged.
 
 mod descriptor;
+mod error;
 mod layout;
 mod reference;
 pub mod registry;
@@ -16,7 +17,7 @@ pub use descriptor::{
 pub use layout::{ArchiveDestination, LayoutDestination, LayoutSource, open_archive_source};
 pub use reference::{ImageReference, RegistryLocation};
 
-use crate::ocicrypt::Error;
+pub use error::Error;
 use std::io::{Read, Write};
 
 /// Largest manifest or index read into memory (registries cap manifests at 4 MiB too).

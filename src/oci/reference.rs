@@ -1,7 +1,7 @@
 //! Image references as skopeo writes them: `oci:DIR[:TAG]`, `oci-archive:FILE[:TAG]` and
 //! `docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`.
 
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use std::path::PathBuf;
 
 /// Where an image is.

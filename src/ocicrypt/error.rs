@@ -1,6 +1,6 @@
 //! Errors of image encryption, each with its exit status.
 
-use crate::exit::{Classified, ExitStatus};
+use crate::exit::{Classify, ExitStatus};
 use std::borrow::Cow;
 
 /// What can go wrong encrypting, decrypting or authorizing image layers. No variant carries key material.
@@ -67,6 +67,26 @@ pub enum Error {
     RegistryDenied(String),
 }
 
+impl From<crate::crypto::KeyError> for Error {
+    fn from(error: crate::crypto::KeyError) -> Self {
+        Error::InvalidKey { what: error.what, problem: error.problem }
+    }
+}
+
+impl From<crate::oci::Error> for Error {
+    fn from(error: crate::oci::Error) -> Self {
+        use crate::oci::Error as Oci;
+        match error {
+            Oci::Malformed(m) => Error::Malformed(m),
+            Oci::Integrity(m) => Error::Integrity(m),
+            Oci::NotFound(m) => Error::NotFound(m),
+            Oci::Io(m) => Error::Io(m),
+            Oci::RegistryDenied(m) => Error::RegistryDenied(m),
+            // `oci::Error` is non-exhaustive only outside its crate.
+        }
+    }
+}
+
 impl Error {
     /// The same error, its message prefixed with the blob it happened in.
     pub fn in_blob(self, digest: &str) -> Self {
@@ -82,7 +102,7 @@ impl Error {
     }
 }
 
-impl Classified for Error {
+impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
@@ -99,13 +119,10 @@ impl Classified for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
             Error::Unauthenticated(_) => {
-                Some(Cow::Borrowed("give a private key (--key) that belongs to one of the layer's recipients"))
+                Some(Cow::Borrowed("give a private key that belongs to one of the layer's recipients"))
             }
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
-            Error::RegistryDenied(_) => Some(Cow::Borrowed(
-                "check the registry credentials: --src-creds/--dest-creds/--creds USER, --*authfile, or log in with \
-                 podman login / docker login",
-            )),
+            Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

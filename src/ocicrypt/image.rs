@@ -317,7 +317,7 @@ fn copy_tree(
     for child in children {
         copy_tree(source, destination, &Descriptor::from_value(child)?)?;
     }
-    oci::copy_blob(source, destination, descriptor)
+    Ok(oci::copy_blob(source, destination, descriptor)?)
 }
 
 fn parse_json(bytes: &[u8], what: &str) -> Result<Value, Error> {

@@ -8,6 +8,7 @@
 mod error;
 pub mod image;
 pub mod jwe;
+pub mod keyfiles;
 pub mod keyprovider;
 pub mod keywrap;
 pub mod layer;

@@ -272,7 +272,7 @@ impl DecryptionKeys {
             self.pgp.extend(certs);
             return Ok(());
         }
-        private.map(|_| ())
+        private.map(|_| ()).map_err(Error::from)
     }
 
     /// One unwrapper per scheme that has keys, and one per configured key provider: ocicrypt asks every

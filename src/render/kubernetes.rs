@@ -3,8 +3,8 @@
 //! on every node, and the KEP's ServiceAccount patch and Pod snippet (`../shared/spec/kubernetes.md` §2–§4).
 //!
 //! Every input is checked before any object is built: the Secret's name and namespace, each data key name
-//! (kubectl's rules), each key file (a private key, certificate or OpenPGP secret key the runtimes can use) and
-//! the 1 MiB limit. Objects are printed by [`super::kubectl`], byte for byte as kubectl prints them.
+//! (kubectl's rules) and the 1 MiB limit. Whether the key files are usable is decided before, by
+//! `ocicrypt::keyfiles`, whose verdicts [`build`] takes. Objects are printed by [`super::kubectl`], byte for byte as kubectl prints them.
 
 mod daemonset;
 
@@ -12,9 +12,8 @@ pub use daemonset::Runtime;
 
 use super::{OutputFormat, RenderError, kubectl};
 use crate::crypto::Passphrase;
-use crate::crypto::keys;
-use crate::exit::{Classified, ExitStatus};
-use crate::ocicrypt::{pgp, pkcs7};
+use crate::exit::{Classify, ExitStatus};
+use crate::ocicrypt::keyfiles::{Destination, KeyKind};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
@@ -53,6 +52,11 @@ impl SecretFormat {
     /// Whether the keys end up as files in a node's keys directory, where no password can be given.
     pub fn keys_on_nodes(self) -> bool {
         self != SecretFormat::Kep
+    }
+
+    /// Where the keys of this shape are going, for `ocicrypt::keyfiles`.
+    pub fn destination(self) -> Destination {
+        if self.keys_on_nodes() { Destination::NodeKeysDirectory } else { Destination::WithPassword }
     }
 }
 
@@ -109,31 +113,18 @@ pub enum Error {
     /// Two files with the same data key name.
     #[error("two key files are named `{0}` in the Secret")]
     DuplicateDataKey(String),
-    /// A key file that is not a usable private key.
-    #[error("{file}: {problem}")]
-    UnusableKey {
-        /// The file.
-        file: String,
-        /// Why it cannot be used.
-        problem: String,
-        /// What to do.
-        hint: String,
-    },
     /// The decoded data exceeds the API server's 1 MiB limit.
     #[error("the Secret's data is {size} bytes, over the 1 MiB ({MAX_SECRET_SIZE} bytes) limit of the API server")]
     TooLarge {
         /// The decoded size.
         size: usize,
     },
-    /// Nothing in the Secret can decrypt anything.
-    #[error("no private key among the key files: {0}")]
-    NoPrivateKey(String),
     /// The objects cannot be printed.
     #[error(transparent)]
     Render(#[from] RenderError),
 }
 
-impl Classified for Error {
+impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Render(_) => ExitStatus::Failure,
@@ -143,7 +134,7 @@ impl Classified for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         Some(Cow::Borrowed(match self {
-            Error::InvalidName { what: "--namespace", .. } => {
+            Error::InvalidName { what: "namespace", .. } => {
                 "a namespace is a DNS-1123 label: at most 63 characters, lowercase letters, digits and `-`, starting \
                  and ending with a letter or digit"
             }
@@ -151,43 +142,52 @@ impl Classified for Error {
                 "use a DNS-1123 subdomain: at most 253 characters, lowercase letters, digits, `-` and `.`, starting \
                  and ending with a letter or digit (e.g. `image-keys`)"
             }
-            Error::InvalidDataKey { .. } => {
-                "name the entry with --key NAME=FILE, using letters, digits, `-`, `_` and `.` (e.g. `--key node.pem=FILE`)"
-            }
-            Error::DuplicateDataKey(_) => "give one of them another name with --key NAME=FILE",
-            Error::UnusableKey { hint, .. } => hint,
+            Error::InvalidDataKey { .. } => "name the entry using letters, digits, `-`, `_` and `.` (e.g. `node.pem`)",
+            Error::DuplicateDataKey(_) => "give one of them another name",
             Error::TooLarge { .. } => "split the keys over several Secrets (run the command once per group of keys)",
-            Error::NoPrivateKey(_) => {
-                "add the private key (PEM, DER or JWK) or OpenPGP secret key (`gpg --export-secret-keys`) that \
-                 decrypts the images"
-            }
             Error::Render(_) => return None,
         }))
     }
 }
 
-/// Checks the request and builds its objects: the Secret first, then the DaemonSet or the ServiceAccount patch
-/// and Pod snippet.
-pub fn build(request: &Request) -> Result<Vec<Value>, Error> {
+/// Checks the names in the request, the data keys and the size of the data, as the API server and kubectl would.
+pub fn check_request(request: &Request) -> Result<(), Error> {
     check_subdomain("NAME", &request.name)?;
     if let Some(namespace) = &request.namespace {
-        check_label("--namespace", namespace)?;
+        check_label("namespace", namespace)?;
     }
     if let Some(account) = &request.service_account {
-        check_subdomain("--service-account", account)?;
+        check_subdomain("service account", account)?;
         if request.name.len() + POD_SUFFIX.len() > 253 {
             return Err(Error::InvalidName {
                 what: "NAME",
                 value: request.name.clone(),
                 problem: format!(
-                    "with --service-account it may have at most {} characters (the example Pod is \
-                                  named NAME{POD_SUFFIX})",
+                    "with a service account it may have at most {} characters (the example Pod is named \
+                     NAME{POD_SUFFIX})",
                     253 - POD_SUFFIX.len()
                 ),
             });
         }
     }
-    let data = check_keys(request)?;
+    if request.format.keys_on_nodes() {
+        let mut names = std::collections::HashSet::new();
+        for key in &request.keys {
+            check_data_key(&key.name)?;
+            if !names.insert(key.name.as_str()) {
+                return Err(Error::DuplicateDataKey(key.name.clone()));
+            }
+        }
+        check_size(request.keys.iter().map(|key| key.bytes.len()).sum())?;
+    }
+    Ok(())
+}
+
+/// Checks the request ([`check_request`]) and builds its objects: the Secret first, then the DaemonSet or the
+/// ServiceAccount patch and Pod snippet. `kinds` are `ocicrypt::keyfiles`' verdicts on the key files, in order.
+pub fn build(request: &Request, kinds: &[KeyKind]) -> Result<Vec<Value>, Error> {
+    check_request(request)?;
+    let data = secret_data(request, kinds)?;
     let mut objects = vec![secret(request, &data)];
     if let Some(runtime) = request.daemonset {
         objects.push(daemonset::daemonset(&request.name, request.namespace.as_deref(), runtime)?);
@@ -278,32 +278,13 @@ fn kep_references(secret: &str, namespace: Option<&str>, account: &str) -> [Valu
     [account_patch, pod]
 }
 
-/// Checks every key file and returns the Secret's `data` (values base64-encoded). In the node formats each file
-/// is a data entry, so its name must suit kubectl; in the KEP's the files are entries of one list, names unused.
-fn check_keys(request: &Request) -> Result<Map<String, Value>, Error> {
-    let on_nodes = request.format.keys_on_nodes();
-    if on_nodes {
-        let mut names = std::collections::HashSet::new();
-        for key in &request.keys {
-            check_data_key(&key.name)?;
-            if !names.insert(key.name.as_str()) {
-                return Err(Error::DuplicateDataKey(key.name.clone()));
-            }
-        }
-        check_size(request.keys.iter().map(|key| key.bytes.len()).sum())?;
-    }
-    let kinds = request
-        .keys
-        .iter()
-        .map(|key| classify(key, request.format, request.password.as_ref()))
-        .collect::<Result<Vec<_>, _>>()?;
-    if kinds.iter().all(|kind| *kind == KeyKind::Certificate) {
-        return Err(Error::NoPrivateKey("only certificates were given".into()));
-    }
-    if on_nodes {
+/// The Secret's `data` (values base64-encoded). In the node formats each file is a data entry; in the KEP's the
+/// files are entries of one list, names unused.
+fn secret_data(request: &Request, kinds: &[KeyKind]) -> Result<Map<String, Value>, Error> {
+    if request.format.keys_on_nodes() {
         return Ok(request.keys.iter().map(|key| (key.name.clone(), json!(BASE64.encode(&key.bytes[..])))).collect());
     }
-    let list = kep_list(request, &kinds);
+    let list = kep_list(request, kinds);
     check_size(list.len())?;
     Ok(Map::from_iter([(KEP_DATA_KEY.to_owned(), json!(BASE64.encode(&list[..])))]))
 }
@@ -332,143 +313,6 @@ fn kep_list(request: &Request, kinds: &[KeyKind]) -> Zeroizing<Vec<u8>> {
         })
         .collect();
     Zeroizing::new(serde_json::to_vec(&entries).expect("JSON values always serialize"))
-}
-
-/// What a key file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum KeyKind {
-    /// An unencrypted private key or OpenPGP secret key.
-    Plain,
-    /// A private key that needs the password.
-    Encrypted,
-    /// An X.509 certificate (ocicrypt's PKCS#7 needs it next to the private key).
-    Certificate,
-}
-
-const REMOVE_PASSWORD_HINT: &str = "keys in a node's keys directory cannot have a password (containerd and CRI-O \
-     cannot ask for one): remove it with `openssl pkey -in KEY -out plain.pem` (gpg: `gpg --passwd`), or use \
-     --format kep";
-
-/// Recognises a key file the way ocicrypt sorts the files of a keys directory, reusing cryptadm's key parsers.
-///
-/// cryptadm reads more than Go's ocicrypt on a node does: keys bound for nodes are also held to ocicrypt's forms
-/// (no PEM SEC1, no ASCII-armoured OpenPGP), since one file a node cannot read fails every decryption there.
-fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) -> Result<KeyKind, Error> {
-    let unusable =
-        |problem: String, hint: &str| Error::UnusableKey { file: key.source.clone(), problem, hint: hint.to_owned() };
-    let shape = keys::key_file_shape(&key.bytes);
-    let problem = match keys::parse_private_key(&key.bytes, None, &key.source) {
-        Ok(_) if format.keys_on_nodes() && shape.sec1_pem => {
-            return Err(unusable(
-                "a PEM `EC PRIVATE KEY` (SEC1), which ocicrypt on the nodes does not read".into(),
-                "convert it to PKCS#8: `openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8`",
-            ));
-        }
-        Ok(_) => return Ok(KeyKind::Plain),
-        Err(e) => invalid_key_problem(e),
-    };
-    if shape.password_protected || shape.legacy_pem_encryption {
-        return encrypted_key(key, format, password, &problem, shape.legacy_pem_encryption);
-    }
-    if pkcs7::parse_certificate(&key.bytes, &key.source).is_ok() {
-        return Ok(KeyKind::Certificate);
-    }
-    if let Ok(certs) = pgp::parse_keyring(&key.bytes, &key.source) {
-        if !certs.iter().any(|c| c.is_tsk()) {
-            return Err(unusable(
-                "an OpenPGP public key; the node needs the secret key".into(),
-                "export the secret key with `gpg --export-secret-keys KEYID > key.gpg`",
-            ));
-        }
-        // Go's openpgp.ReadKeyRing, which ocicrypt uses to recognise a secret keyring, reads binary packets only.
-        if format.keys_on_nodes() && key.bytes.trim_ascii_start().starts_with(b"-----BEGIN PGP") {
-            return Err(unusable(
-                "an ASCII-armoured OpenPGP key, which ocicrypt on the nodes does not read".into(),
-                "give the binary form: `gpg --dearmor < KEY.asc > KEY.gpg`",
-            ));
-        }
-        return openpgp_secret_key(key, &certs, format, password);
-    }
-    let hint = if keys::parse_public_key(&key.bytes, &key.source).is_ok() {
-        "give the private key: the Secret must hold what decrypts the image; the public key is only for \
-         `cryptadm image encrypt --recipient jwe:PUB.pem`"
-    } else {
-        "give a private key (PEM, DER or JWK; RSA or EC), an OpenPGP secret key, or the X.509 certificate of a \
-         PKCS#7 recipient next to its private key"
-    };
-    Err(unusable(problem, hint))
-}
-
-/// The problem of a key parser's error without the file name, which [`Error::UnusableKey`] already names.
-fn invalid_key_problem(error: crate::ocicrypt::Error) -> String {
-    match error {
-        crate::ocicrypt::Error::InvalidKey { problem, .. } => problem,
-        other => other.to_string(),
-    }
-}
-
-const NO_PASSWORD_HINT: &str = "give the key's password with --passphrase-file FILE (`-` for standard input), or set \
-     CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE";
-
-/// An OpenPGP secret key: usable on nodes only without a passphrase; in the KEP's list with the one given.
-fn openpgp_secret_key(
-    key: &KeyFile,
-    certs: &[sequoia_openpgp::Cert],
-    format: SecretFormat,
-    password: Option<&Passphrase>,
-) -> Result<KeyKind, Error> {
-    let unusable = |problem: &str, hint: &str| Error::UnusableKey {
-        file: key.source.clone(),
-        problem: problem.to_owned(),
-        hint: hint.to_owned(),
-    };
-    let locked: Vec<_> = certs
-        .iter()
-        .flat_map(|c| c.keys().secret())
-        .filter(|k| k.key().secret().is_encrypted())
-        .map(|k| k.key().clone())
-        .collect();
-    if locked.is_empty() {
-        return Ok(KeyKind::Plain);
-    }
-    if format.keys_on_nodes() {
-        return Err(unusable("the OpenPGP secret key is protected by a passphrase", REMOVE_PASSWORD_HINT));
-    }
-    let Some(password) = password else {
-        return Err(unusable("the OpenPGP secret key is protected by a passphrase", NO_PASSWORD_HINT));
-    };
-    let password = sequoia_openpgp::crypto::Password::from(password.expose());
-    if locked.into_iter().any(|k| k.decrypt_secret(&password).is_err()) {
-        return Err(unusable("the passphrase does not unlock the OpenPGP secret key", "give the key's passphrase"));
-    }
-    Ok(KeyKind::Encrypted)
-}
-
-fn encrypted_key(
-    key: &KeyFile,
-    format: SecretFormat,
-    password: Option<&Passphrase>,
-    problem: &str,
-    legacy_pem: bool,
-) -> Result<KeyKind, Error> {
-    let unusable =
-        |problem: String, hint: &str| Error::UnusableKey { file: key.source.clone(), problem, hint: hint.to_owned() };
-    if format.keys_on_nodes() {
-        return Err(unusable("the private key is protected by a password".into(), REMOVE_PASSWORD_HINT));
-    }
-    if legacy_pem {
-        // No password helps here: cryptadm (and so `image decrypt`) cannot read the form at all.
-        return Err(unusable(
-            problem.to_owned(),
-            "convert it to encrypted PKCS#8: `openssl pkcs8 -topk8 -v2 aes-256-cbc -in KEY -out KEY.p8`",
-        ));
-    }
-    let Some(password) = password else {
-        return Err(unusable(problem.to_owned(), NO_PASSWORD_HINT));
-    };
-    keys::parse_private_key(&key.bytes, Some(password.expose()), &key.source)
-        .map(|_| KeyKind::Encrypted)
-        .map_err(|e| unusable(invalid_key_problem(e), "give the password that unlocks the key"))
 }
 
 /// kubectl's rules for a Secret's data keys (`IsConfigMapKey`).
@@ -546,8 +390,8 @@ mod tests {
         for bad in ["My_Keys", "-a", "a-", "a..b", "", &"a".repeat(254)] {
             assert!(check_subdomain("NAME", bad).is_err(), "{bad:?}");
         }
-        check_label("--namespace", "kube-system").unwrap();
-        assert!(check_label("--namespace", "a.b").is_err());
-        assert!(check_label("--namespace", &"a".repeat(64)).is_err());
+        check_label("namespace", "kube-system").unwrap();
+        assert!(check_label("namespace", "a.b").is_err());
+        assert!(check_label("namespace", &"a".repeat(64)).is_err());
     }
 }

@@ -22,6 +22,12 @@ pub enum OutputFormat {
 #[error("cannot render the output: {0}")]
 pub struct RenderError(String);
 
+impl crate::exit::Classify for RenderError {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::Failure
+    }
+}
+
 /// Renders documents in the chosen format, ending with a newline.
 pub fn documents<T: Serialize>(format: OutputFormat, docs: impl IntoIterator<Item = T>) -> Result<String, RenderError> {
     match format {

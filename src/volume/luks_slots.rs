@@ -2,7 +2,7 @@
 //! the library's exit status.
 
 use super::{Error, Keyslots};
-use crate::exit::Classified;
+use crate::exit::Classify;
 use crate::luks;
 
 fn header(error: luks::Error) -> Error {

@@ -17,12 +17,13 @@ pub mod operation;
 pub mod proto;
 pub mod request;
 pub mod rotate;
+pub mod server;
 
 pub use keystore::{KeyStore, StoredKeys};
 pub use request::RotateRequest;
 pub use rotate::{Keyslots, Outcome, Step};
 
-use crate::exit::{Classified, ExitStatus};
+use crate::exit::{Classify, ExitStatus};
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -96,7 +97,7 @@ impl Error {
     }
 }
 
-impl Classified for Error {
+impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::MissingField { .. } | Error::BadRequest(_) => ExitStatus::InvalidInput,
@@ -112,15 +113,13 @@ impl Classified for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
-            Error::MissingField { .. } => {
-                "the request needs `volume_id` and `volume_path` (or --volume-id and --volume-path)"
-            }
+            Error::MissingField { .. } => "the request needs `volume_id` and `volume_path`",
             Error::BadRequest(_) => {
                 "the request is a JSON object with volume_id, volume_path, encryption_key, parameters, secrets"
             }
-            Error::VolumeNotFound { .. } => "check --volume-path (an image file or a block device)",
+            Error::VolumeNotFound { .. } => "check the volume path (an image file or a block device)",
             Error::NoStoredKey { .. } => {
-                "check --volume-id and --key-store; DIR/<volume-id>/current must hold the passphrase"
+                "check the volume id and the key store; a file store's DIR/<volume-id>/current must hold the passphrase"
             }
             Error::Busy { .. } => "another rotation of this volume is running; retry when it has finished",
             Error::NoKeyslotOpens => "the key store's key does not open the volume; nothing was changed",

@@ -4,7 +4,7 @@ use super::keystore::{self, PluginContext, PluginSettings};
 use super::lock::{IdLock, lock_volume};
 use super::rotate::{self, Observer, Outcome};
 use super::{Error, RotateRequest};
-use crate::exit::Classified;
+use crate::exit::Classify;
 use crate::luks;
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@ use crate::support::{VECTOR_DOCUMENT, VECTOR_PASSPHRASE, VECTOR_PLAINTEXT};
 use cryptadm::crypto::Passphrase;
 use cryptadm::crypto::aead::seal_aes256gcm;
 use cryptadm::crypto::kdf::pbkdf2_sha512;
-use cryptadm::exit::{Classified, ExitStatus};
+use cryptadm::exit::{Classify, ExitStatus};
 use cryptadm::interact::NonInteractive;
 use cryptadm::machineadm::{
     Document, EncryptedConfig, Error, MAX_ITERATIONS, Nonces, OpenOptions, ProviderSettings, RemoteConfig, SealRequest,

@@ -368,7 +368,11 @@ def write(name, data):
 if request["secrets"].get("token") != "let-me-in":
     print("token rejected", file=sys.stderr); sys.exit(16)
 if verb == "get":
-    time.sleep(float(request["parameters"].get("delay", "0")))
+    # The barrier of the race test: hold the volume's lock until the test says every rival has given up.
+    release = request["parameters"].get("release")
+    deadline = time.time() + 60
+    while release and not os.path.exists(release) and time.time() < deadline:
+        time.sleep(0.01)
     if read("current") is None:
         sys.exit(5)
     print(json.dumps({"current": read("current"), "pending": read("pending"), "previous": read("previous")}))
@@ -396,11 +400,12 @@ fn plugin_path(scratch: &Scratch) -> String {
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
 
-fn plugin_request(volume: &Volume, delay: &str, token: &str) -> String {
+/// `release`: a file whose appearance lets the plugin's `get` answer (empty: answer at once).
+fn plugin_request(volume: &Volume, release: &str, token: &str) -> String {
     serde_json::json!({
         "volume_id": volume.id,
         "volume_path": volume.image,
-        "parameters": {"delay": delay},
+        "parameters": {"release": release},
         "secrets": {"token": token},
     })
     .to_string()
@@ -412,8 +417,9 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
     let volume_key = volume.volume_key(OLD_KEY.as_bytes());
     let path = plugin_path(&volume.scratch);
     let store = format!("slowdir:{}", volume.store_dir().display());
-    let request = volume.scratch.write("request.json", plugin_request(&volume, "3", "let-me-in"));
-    let children: Vec<_> = (0..20)
+    let release = volume.scratch.path("release");
+    let request = volume.scratch.write("request.json", plugin_request(&volume, release.to_str().unwrap(), "let-me-in"));
+    let mut children: Vec<_> = (0..20)
         .map(|_| {
             std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
                 .env("PATH", &path)
@@ -426,6 +432,13 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
                 .unwrap()
         })
         .collect();
+    // The barrier: whichever process holds the lock waits in the plugin until the 19 others have exited.
+    let start = std::time::Instant::now();
+    while children.iter_mut().filter_map(|c| c.try_wait().unwrap()).count() < 19 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the rival rotations did not give up");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::write(&release, b"").unwrap();
     let outputs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
     let codes: Vec<_> = outputs.iter().map(|o| o.status.code()).collect();
     assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 1, "{codes:?}");
@@ -436,7 +449,7 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
 
     // The plugin's exit 16 (secrets rejected) is the command's exit 16, and nothing changes.
     let before = volume.bytes();
-    let denied = volume.scratch.write("denied.json", plugin_request(&volume, "0", "wrong"));
+    let denied = volume.scratch.write("denied.json", plugin_request(&volume, "", "wrong"));
     let output = cryptadm()
         .env("PATH", &path)
         .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))

@@ -61,7 +61,7 @@ pub struct PluginArgs {
 impl PluginArgs {
     /// Resolves plugin settings; the search path comes from PATH.
     pub fn settings(&self) -> crate::machineadm::ProviderSettings {
-        let path = std::env::var_os(super::env_vars::PATH);
+        let path = crate::cmd::env_vars::var_os(super::env_vars::PATH);
         crate::machineadm::ProviderSettings {
             search_dirs: crate::machineadm::ProviderSettings::search_dirs_from(path.as_deref()),
             timeout: std::time::Duration::from_secs(self.plugin_timeout),

@@ -2,9 +2,10 @@
 
 use super::PluginArgs;
 use crate::atomic;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{PassphraseArgs, StdinClaim, is_stdin};
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::machineadm::{self, OpenOptions};
 use anyhow::Context;

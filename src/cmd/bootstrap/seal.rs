@@ -3,9 +3,10 @@
 use super::PluginArgs;
 use crate::atomic;
 use crate::cmd::OutputFormatArg;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::machineadm::{self, Nonces, RemoteConfig, SealRequest};
 use anyhow::Context;

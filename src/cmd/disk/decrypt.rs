@@ -1,8 +1,9 @@
 //! `cryptadm disk decrypt`: the payload of a LUKS image back to a raw image (the inverse of `--from`).
 
 use super::LuksPassphraseArgs;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::luks::{self, Volume};
 use anyhow::Context;

@@ -2,19 +2,19 @@
 
 use super::LuksPassphraseArgs;
 use crate::cmd::OutputFormatArg;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::crypto::Passphrase;
 use crate::crypto::argon2::Argon2Variant;
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::luks::format::{self, FormatOptions};
-use crate::luks::{self, Hash, Kdf, PayloadInfo, Version, VolumeKey};
+use crate::luks::format::{self, FormatOptions, Occupant};
+use crate::luks::{self, Hash, Kdf, Version, VolumeKey};
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, ValueEnum};
 use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Examples for `cryptadm disk luks-format`.
@@ -285,15 +285,12 @@ fn probe_target(args: &LuksFormatArgs) -> anyhow::Result<Target> {
     let file = File::open(&path).with_context(|| format!("opening `{}`", path.display()))?;
     let len = crate::luks::luks2::device_len(&file)?;
     if !args.force {
-        let has_luks = luks::Volume::from_file(file.try_clone()?).is_ok() || starts_with_luks_magic(&file);
-        let what = if has_luks {
-            Some("holds a LUKS header")
-        } else if is_device && !starts_with_zeros(&file)? {
-            Some("is not empty")
-        } else if !is_device && len > 0 {
-            Some("exists and is not empty")
-        } else {
-            None
+        let occupant = format::occupant(&file, is_device, len).context("reading the target")?;
+        let what = match occupant {
+            Some(Occupant::LuksHeader) => Some("holds a LUKS header"),
+            Some(Occupant::Data) if is_device => Some("is not empty"),
+            Some(Occupant::Data) => Some("exists and is not empty"),
+            None => None,
         };
         if let Some(what) = what {
             return Err(invalid(format!("`{}` {what}; refusing to overwrite it", path.display()))
@@ -302,19 +299,6 @@ fn probe_target(args: &LuksFormatArgs) -> anyhow::Result<Target> {
         }
     }
     Ok(if is_device { Target::Device { path, len } } else { Target::File { path } })
-}
-
-fn starts_with_luks_magic(file: &File) -> bool {
-    let mut magic = [0u8; 6];
-    file.read_exact_at(&mut magic, 0).is_ok() && magic == crate::luks::luks1::MAGIC
-}
-
-/// Whether the first MiB is zero (blkid-style signatures all live there).
-fn starts_with_zeros(file: &File) -> anyhow::Result<bool> {
-    let mut buf = vec![0u8; 1 << 20];
-    let mut handle = file;
-    let n = handle.read(&mut buf).context("reading the target device")?;
-    Ok(buf[..n].iter().all(|&b| b == 0))
 }
 
 fn payload_len(
@@ -382,9 +366,9 @@ fn resolve_kdf(
     let variant = if pbkdf == PbkdfArg::Argon2i { Argon2Variant::Argon2i } else { Argon2Variant::Argon2id };
     let (time, memory_kib) = match (args.pbkdf_force_iterations, args.pbkdf_memory) {
         (Some(time), Some(memory)) => (time, memory),
-        (Some(time), None) => (time, default_memory_cap()),
+        (Some(time), None) => (time, format::default_argon2_memory_kib()),
         (None, memory) => {
-            let cap = memory.unwrap_or_else(default_memory_cap);
+            let cap = memory.unwrap_or_else(format::default_argon2_memory_kib);
             let _busy = printer.busy("benchmarking Argon2");
             format::benchmark_argon2(variant, args.iter_time, cap, parallel)?
         }
@@ -393,20 +377,6 @@ fn resolve_kdf(
         Argon2Variant::Argon2i => Kdf::Argon2i { time, memory_kib, parallel },
         Argon2Variant::Argon2id => Kdf::Argon2id { time, memory_kib, parallel },
     })
-}
-
-/// cryptsetup's memory cap: 1 GiB, and at most half the physical memory.
-fn default_memory_cap() -> u32 {
-    const DEFAULT_KIB: u32 = 1024 * 1024;
-    let half_ram = physical_memory_kib().map_or(DEFAULT_KIB, |kib| (kib / 2).min(u64::from(u32::MAX)) as u32);
-    DEFAULT_KIB.min(half_ram).max(luks::ARGON2_MIN_MEMORY_KIB)
-}
-
-/// MemTotal from /proc/meminfo (Linux); None elsewhere.
-fn physical_memory_kib() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Runs `cryptadm disk luks-format`.
@@ -478,22 +448,19 @@ fn write_device(path: &Path, settings: &mut Settings, key: &VolumeKey, printer: 
 }
 
 fn write_contents(file: &File, settings: &mut Settings, key: &VolumeKey, printer: &Printer) -> anyhow::Result<u64> {
-    let o = &settings.options;
-    let mut written = 0;
-    if let Some((raw, len)) = settings.from.as_mut() {
-        let info = PayloadInfo {
-            offset: o.payload_offset(),
-            len: settings.payload_len,
-            cipher: o.cipher.clone(),
-            sector_size: o.sector_size,
-            iv_tweak: 0,
-        };
-        let progress = printer.transfer("encrypting", *len);
-        written = luks::payload::encrypt_into(raw, file, &info, key, super::cipher_threads(), progress.as_ref())
-            .context("encrypting the raw image")?;
-    }
-    format::write_header(file, o, key, settings.passphrase.expose()).context("writing the LUKS header")?;
-    Ok(written)
+    let progress = printer.transfer("encrypting", settings.from.as_ref().map_or(0, |(_, len)| *len));
+    let source = settings.from.as_mut().map(|(raw, _)| raw);
+    format::format_with_payload(
+        file,
+        &settings.options,
+        key,
+        settings.passphrase.expose(),
+        source,
+        settings.payload_len,
+        super::cipher_threads(),
+        progress.as_ref(),
+    )
+    .context("formatting the volume")
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ pub mod luks_format;
 
 use super::printer::Printer;
 use super::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
+use crate::cmd::error::Failure;
 use crate::crypto::Passphrase;
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use anyhow::Context;
 use clap::{Args, Subcommand};

@@ -2,8 +2,9 @@
 
 use super::{KeyArgs, SelectionArgs};
 use crate::cmd::OutputFormatArg;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::oci::ImageReference;
 use crate::ocicrypt::image;
 use anyhow::Context;

@@ -1,9 +1,9 @@
 //! `cryptadm image encrypt`.
 
 use super::{KeyArgs, SelectionArgs};
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
-use crate::exit::Failure;
 use crate::interact::Interaction;
 use crate::oci::ImageReference;
 use crate::ocicrypt::image::{self, EncryptedLayers};

@@ -6,7 +6,8 @@ pub mod encrypt;
 pub mod registry;
 
 use super::printer::Printer;
-use crate::exit::{ExitStatus, Failure};
+use crate::cmd::error::Failure;
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::{self, ImageDestination, ImageReference, ImageSource, Platform};
 use crate::ocicrypt::image::Selection;
@@ -162,7 +163,9 @@ fn key_source(key: &str, printer: &Printer) -> anyhow::Result<KeySource> {
 /// The key-provider configuration named by OCICRYPT_KEYPROVIDER_CONFIG, if any (ocicrypt's convention; a
 /// missing file means no providers, as in ocicrypt).
 pub fn provider_config() -> anyhow::Result<Option<Arc<KeyProviderConfig>>> {
-    let Some(path) = std::env::var_os(super::env_vars::OCICRYPT_KEYPROVIDER_CONFIG) else { return Ok(None) };
+    let Some(path) = crate::cmd::env_vars::var_os(super::env_vars::OCICRYPT_KEYPROVIDER_CONFIG) else {
+        return Ok(None);
+    };
     Ok(KeyProviderConfig::load(std::path::Path::new(&path))?.map(Arc::new))
 }
 

@@ -3,9 +3,10 @@
 //! podman read.
 
 use crate::cmd::env_vars;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{StdinClaim, is_stdin};
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::registry::{Credentials, RegistryOptions, credentials};
 use anyhow::Context;
@@ -211,7 +212,7 @@ impl RegistryFlags<'_> {
             }
             .with_context(|| format!("reading the registry password from `{}`", path.display()))?;
             password_text(bytes)?
-        } else if let Some(value) = std::env::var_os(self.password_env) {
+        } else if let Some(value) = crate::cmd::env_vars::var_os(self.password_env) {
             password_text(value.into_encoded_bytes())?
         } else {
             let prompt = format!("Password for {user} at {registry}");
@@ -249,7 +250,7 @@ fn password_text(bytes: impl Into<Vec<u8>>) -> anyhow::Result<Zeroizing<String>>
 
 /// Where skopeo and podman look for credentials, in their order: podman's auth.json, then docker's config.json.
 fn default_auth_files() -> Vec<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| crate::cmd::env_vars::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut files = Vec::new();
     match var(env_vars::REGISTRY_AUTH_FILE) {
         Some(file) => files.push(file),

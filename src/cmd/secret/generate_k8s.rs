@@ -1,10 +1,13 @@
 //! `cryptadm secret generate-k8s`.
 
 use crate::cmd::OutputFormatArg;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{PassphraseArgs, StdinClaim};
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::Classify;
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::ocicrypt::keyfiles::{self, KeyFileRef};
 use crate::render::kubernetes::{self, KeyFile, MAX_SECRET_SIZE, Request, Runtime, SecretFormat};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -96,7 +99,10 @@ pub enum RuntimeArg {
 pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let output_format = args.output_format.into();
     let request = resolve(args)?;
-    let objects = kubernetes::build(&request)?;
+    kubernetes::check_request(&request).map_err(flag_named)?;
+    let files: Vec<_> = request.keys.iter().map(|k| KeyFileRef { source: &k.source, bytes: &k.bytes }).collect();
+    let kinds = keyfiles::check_all(&files, request.format.destination(), request.password.as_ref())?;
+    let objects = kubernetes::build(&request, &kinds).map_err(flag_named)?;
     if request.format == SecretFormat::Kep {
         printer.warn(if request.service_account.is_some() {
             "the encrypted-images KEP was never merged: API servers reject (or drop) imageDecryptSecrets, and no kubelet reads the Secret"
@@ -108,6 +114,21 @@ pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatu
     let text = Zeroizing::new(kubernetes::render(&objects, output_format).map_err(kubernetes::Error::from)?);
     printer.data(text.as_bytes()).context("writing to standard output")?;
     Ok(ExitStatus::Success)
+}
+
+/// The core names the objects' fields ("namespace"); the operator knows them by their flags.
+fn flag_named(error: kubernetes::Error) -> anyhow::Error {
+    let flag = match &error {
+        kubernetes::Error::InvalidName { what: "namespace", .. } => "--namespace",
+        kubernetes::Error::InvalidName { what: "service account", .. } => "--service-account",
+        _ => return error.into(),
+    };
+    let kubernetes::Error::InvalidName { value, problem, .. } = &error else { unreachable!("matched above") };
+    let mut failure = Failure::new(error.status(), format!("{flag} `{value}` is not valid: {problem}"));
+    if let Some(hint) = crate::cmd::error::classify(&anyhow::Error::from(error)).1 {
+        failure = failure.with_hint(hint);
+    }
+    failure.into()
 }
 
 /// Reads the key files and the password, and checks the flags go together, before anything is built.

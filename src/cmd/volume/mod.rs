@@ -57,9 +57,10 @@ pub fn run(namespace: VolumeNamespace, printer: &Printer) -> anyhow::Result<Exit
 
 /// Resolves where the key store, the locks and the plugins are.
 fn settings(key_store: &str) -> Settings {
-    let run_dir =
-        std::env::var_os(env_vars::CRYPTADM_RUN_DIR).map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
-    let search_dirs = std::env::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
+        .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
+    let search_dirs =
+        crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     Settings {
         key_store: key_store.to_owned(),
         lock_dir: run_dir.join("volume-locks"),
@@ -71,7 +72,7 @@ fn settings(key_store: &str) -> Settings {
 /// step CRYPTADM_FAULT_POINT names, as a crash there would.
 fn step_observer(printer: &Printer) -> impl FnMut(Step) -> ControlFlow<()> + '_ {
     #[cfg(feature = "fault-injection")]
-    let crash_at = std::env::var(env_vars::CRYPTADM_FAULT_POINT).ok();
+    let crash_at = env_vars::var_os(env_vars::CRYPTADM_FAULT_POINT).and_then(|v| v.into_string().ok());
     move |step| {
         printer.debug(&format!("step done: {step}"));
         #[cfg(feature = "fault-injection")]

@@ -1,9 +1,10 @@
 //! `cryptadm volume rotate`: rotate the passphrase of one LUKS volume.
 
 use super::{DEFAULT_KEY_STORE, settings, step_observer};
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{StdinClaim, is_stdin};
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::volume::request::{MAX_REQUEST_BYTES, Secrets};
 use crate::volume::{Outcome, RotateRequest, operation};
@@ -120,9 +121,9 @@ fn read_request(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<RotateReq
 fn read_new_key(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<crate::crypto::Passphrase> {
     let bytes = if is_stdin(path) {
         stdin.claim("--new-key-file")?;
-        crate::crypto::secret::read_secret(std::io::stdin().lock(), crate::machineadm::MAX_PLUGIN_OUTPUT)
+        crate::crypto::secret::read_secret(std::io::stdin().lock(), crate::crypto::secret::MAX_PASSPHRASE_LEN)
     } else {
-        crate::machineadm::read_passphrase_file_bytes(path)
+        crate::crypto::secret::read_passphrase_file(path)
     }
     .with_context(|| format!("reading the new key from `{}`", path.display()))?;
     if bytes.is_empty() {

@@ -3,24 +3,15 @@
 //! locks as `volume rotate`.
 
 use super::{DEFAULT_KEY_STORE, settings};
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
-use crate::exit::{Classified, ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::volume::operation::{self, Settings};
-use crate::volume::proto::encryptionkeyrotation::encryption_key_rotation_controller_server::{
-    EncryptionKeyRotationController, EncryptionKeyRotationControllerServer,
-};
-use crate::volume::proto::encryptionkeyrotation::{EncryptionKeyRotateRequest, EncryptionKeyRotateResponse};
-use crate::volume::proto::identity::identity_server::{Identity, IdentityServer};
-use crate::volume::proto::identity::{self as id, capability};
-use crate::volume::request::Secrets;
-use crate::volume::{Error, RotateRequest};
+use crate::volume::server;
 use anyhow::Context;
 use clap::Args;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tonic::{Request, Response, Status};
 
 /// Examples for `cryptadm volume serve`.
 pub const EXAMPLES: &str = "Examples:
@@ -63,7 +54,17 @@ pub fn run(args: ServeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let settings = Arc::new(settings(&args.key_store));
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
-    runtime.block_on(serve(socket, settings, printer.clone()))?;
+    claim_socket_path(&socket)?;
+    runtime.block_on(async {
+        let listener = server::bind(&socket).with_context(|| format!("listening on `{}`", socket.display()))?;
+        printer.info(&format!("serving CSI-Addons EncryptionKeyRotation on unix://{}", socket.display()));
+        let served = server::serve(listener, settings, DRIVER_NAME, printer.clone(), shutdown_signal()).await;
+        let removed = std::fs::remove_file(&socket);
+        served.context("serving gRPC")?;
+        removed.with_context(|| format!("removing `{}`", socket.display()))?;
+        printer.info("stopped; socket removed");
+        anyhow::Ok(())
+    })?;
     Ok(ExitStatus::Success)
 }
 
@@ -102,29 +103,6 @@ fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
     std::fs::remove_file(path).with_context(|| format!("removing the stale socket `{}`", path.display()))
 }
 
-async fn serve(socket: PathBuf, settings: Arc<Settings>, printer: Printer) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    claim_socket_path(&socket)?;
-    let listener =
-        tokio::net::UnixListener::bind(&socket).with_context(|| format!("listening on `{}`", socket.display()))?;
-    // Only root (the kubelet's and the sidecar's user) may rotate keys.
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("restricting `{}`", socket.display()))?;
-    printer.info(&format!("serving CSI-Addons EncryptionKeyRotation on unix://{}", socket.display()));
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-    let rotator = Rotator { settings, printer: printer.clone() };
-    let served = tonic::transport::Server::builder()
-        .add_service(IdentityServer::new(IdentityService))
-        .add_service(EncryptionKeyRotationControllerServer::new(rotator))
-        .serve_with_incoming_shutdown(incoming, shutdown_signal())
-        .await;
-    let removed = std::fs::remove_file(&socket);
-    served.context("serving gRPC")?;
-    removed.with_context(|| format!("removing `{}`", socket.display()))?;
-    printer.info("stopped; socket removed");
-    Ok(())
-}
-
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
@@ -137,107 +115,5 @@ async fn shutdown_signal() {
         Err(_) => {
             let _ = tokio::signal::ctrl_c().await;
         }
-    }
-}
-
-struct IdentityService;
-
-#[tonic::async_trait]
-impl Identity for IdentityService {
-    async fn get_identity(
-        &self,
-        _: Request<id::GetIdentityRequest>,
-    ) -> Result<Response<id::GetIdentityResponse>, Status> {
-        Ok(Response::new(id::GetIdentityResponse {
-            name: DRIVER_NAME.into(),
-            vendor_version: env!("CARGO_PKG_VERSION").into(),
-            manifest: Default::default(),
-        }))
-    }
-
-    async fn get_capabilities(
-        &self,
-        _: Request<id::GetCapabilitiesRequest>,
-    ) -> Result<Response<id::GetCapabilitiesResponse>, Status> {
-        use capability::{EncryptionKeyRotation, Service, Type, encryption_key_rotation, service};
-        let capabilities = vec![
-            id::Capability { r#type: Some(Type::Service(Service { r#type: service::Type::NodeService as i32 })) },
-            id::Capability {
-                r#type: Some(Type::EncryptionKeyRotation(EncryptionKeyRotation {
-                    r#type: encryption_key_rotation::Type::Encryptionkeyrotation as i32,
-                })),
-            },
-        ];
-        Ok(Response::new(id::GetCapabilitiesResponse { capabilities }))
-    }
-
-    async fn probe(&self, _: Request<id::ProbeRequest>) -> Result<Response<id::ProbeResponse>, Status> {
-        Ok(Response::new(id::ProbeResponse { ready: Some(true) }))
-    }
-}
-
-struct Rotator {
-    settings: Arc<Settings>,
-    printer: Printer,
-}
-
-#[tonic::async_trait]
-impl EncryptionKeyRotationController for Rotator {
-    async fn encryption_key_rotate(
-        &self,
-        request: Request<EncryptionKeyRotateRequest>,
-    ) -> Result<Response<EncryptionKeyRotateResponse>, Status> {
-        let mut wire = request.into_inner();
-        let encryption_key = zeroize::Zeroizing::new(std::mem::take(&mut wire.encryption_key));
-        let volume_id = wire.volume_id.clone();
-        let parsed = RotateRequest::new(
-            wire.volume_id,
-            wire.volume_path,
-            &encryption_key,
-            wire.parameters.into_iter().collect(),
-            Secrets::new(std::mem::take(&mut wire.secrets).into_iter().collect()),
-        );
-        let result = match parsed {
-            Ok(request) => {
-                let settings = self.settings.clone();
-                tokio::task::spawn_blocking(move || {
-                    operation::rotate_volume(&request, &settings, &mut |_| ControlFlow::Continue(()))
-                })
-                .await
-                .map_err(|_| Status::internal("the rotation task failed"))?
-            }
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(outcome) => {
-                self.printer.info(&format!(
-                    "EncryptionKeyRotate `{volume_id}`: OK (keyslot {}{})",
-                    outcome.keyslot,
-                    if outcome.resumed { ", interrupted rotation finished" } else { "" }
-                ));
-                Ok(Response::new(EncryptionKeyRotateResponse {}))
-            }
-            Err(e) => {
-                let status = grpc_status(&e);
-                self.printer.warn(&format!(
-                    "EncryptionKeyRotate `{volume_id}`: {:?}: {}",
-                    status.code(),
-                    status.message()
-                ));
-                Err(status)
-            }
-        }
-    }
-}
-
-/// The CSI-Addons code for an error (the exit-code table is the same table).
-pub fn grpc_status(error: &Error) -> Status {
-    let message = error.to_string();
-    match error.status() {
-        ExitStatus::InvalidInput | ExitStatus::Usage => Status::invalid_argument(message),
-        ExitStatus::NotFound => Status::not_found(message),
-        ExitStatus::Aborted => Status::aborted(message),
-        ExitStatus::Unauthenticated => Status::unauthenticated(message),
-        _ => Status::unknown(message),
     }
 }

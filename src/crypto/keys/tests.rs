@@ -289,13 +289,6 @@ fn coordinates_round_trip() {
     assert_eq!(public(fixture!("rsa2048.pub.pem")).key.coordinates(), None);
 }
 
-#[test]
-fn jwk_algorithms_are_known_to_the_jwe_module() {
-    for alg in jwk::allowed_algorithms() {
-        assert!(crate::ocicrypt::jwe::is_supported_key_algorithm(alg), "{alg}");
-    }
-}
-
 mod properties {
     use super::*;
     use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! format: `auths`, `credHelpers`, `credsStore`), read with the `docker_credential` crate, which also runs the
 //! `docker-credential-NAME` helpers. The caller decides which files to read (the environment is not read here).
 
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use docker_credential::{CredentialRetrievalError, DockerCredential};
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;

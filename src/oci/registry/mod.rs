@@ -18,7 +18,7 @@ pub use credentials::Credentials;
 use super::descriptor::{Descriptor, MediaKind, kind_of, sha256_digest};
 use super::layout::VerifyingReader;
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES, OCI_INDEX, OCI_MANIFEST, RegistryLocation};
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol, PushBlobStreamChunkedResponse};

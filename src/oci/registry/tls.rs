@@ -1,7 +1,7 @@
 //! TLS trust for registries: the system roots (rustls, through reqwest's platform verifier) plus the CA
 //! certificates of certificate directories, in the containers' convention (`DIR/*.crt`, PEM).
 
-use crate::ocicrypt::Error;
+use crate::oci::Error;
 use oci_client::client::{Certificate, CertificateEncoding};
 use std::path::PathBuf;
 

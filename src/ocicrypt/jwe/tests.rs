@@ -502,3 +502,10 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn jwk_algorithms_of_key_files_are_known_here() {
+    for alg in crate::crypto::keys::jwk_key_algorithms() {
+        assert!(is_supported_key_algorithm(alg), "{alg}");
+    }
+}

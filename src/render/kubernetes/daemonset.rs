@@ -92,7 +92,7 @@ pub fn daemonset(secret: &str, namespace: Option<&str>, runtime: Runtime) -> Res
             what: "NAME",
             value: secret.to_owned(),
             problem: format!(
-                "with --with-daemonset it may have at most {MAX_NAME_WITH_DAEMONSET} characters (`{instance}` labels \
+                "with a DaemonSet it may have at most {MAX_NAME_WITH_DAEMONSET} characters (`{instance}` labels \
                  the installer's pods, and label values have at most 63)"
             ),
         });

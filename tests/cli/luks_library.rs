@@ -1,8 +1,8 @@
-//! The library against cryptsetup: volumes made by `cryptsetup luksFormat` are read, unlocked and changed by
+//! The LUKS library against cryptsetup: volumes made by `cryptsetup luksFormat` are read, unlocked and changed by
 //! [`Volume`], and cryptsetup accepts the result. After every cryptsetup command the header bytes are compared
 //! with what we wrote, because cryptsetup silently rewrites a header copy it finds invalid or stale (spec §2).
 
-use super::*;
+use cryptadm::luks::{Error, Kdf, KeyslotSummary, Version, Volume, VolumeKey, luks2};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -113,7 +113,7 @@ fn cryptsetup_luks2_argon2id_unlocks_and_gains_and_loses_keyslots() {
         volume.keyslots(),
         vec![KeyslotSummary {
             id: 0,
-            kdf: Kdf::Argon2id { time: 4, memory_kib: 32, parallel: volume.keyslots()[0].kdf_parallel() }
+            kdf: Kdf::Argon2id { time: 4, memory_kib: 32, parallel: kdf_parallel(&volume.keyslots()[0]) }
         }]
     );
     let (slot, key) = volume.unlock(b"pass0").unwrap();
@@ -161,12 +161,10 @@ fn cryptsetup_luks2_argon2id_unlocks_and_gains_and_loses_keyslots() {
     assert_eq!(test_passphrase(&image, &pass0, Some(0)), 0);
 }
 
-impl KeyslotSummary {
-    fn kdf_parallel(&self) -> u32 {
-        match self.kdf {
-            Kdf::Argon2i { parallel, .. } | Kdf::Argon2id { parallel, .. } => parallel,
-            Kdf::Pbkdf2 { .. } => 0,
-        }
+fn kdf_parallel(slot: &KeyslotSummary) -> u32 {
+    match slot.kdf {
+        Kdf::Argon2i { parallel, .. } | Kdf::Argon2id { parallel, .. } => parallel,
+        Kdf::Pbkdf2 { .. } => 0,
     }
 }
 

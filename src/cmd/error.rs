@@ -1,0 +1,225 @@
+//! Where an error becomes an exit status and a hint: the command line's own [`Failure`], the list of every core
+//! error type, and the hints that name flags and environment variables (the core's errors never do).
+//!
+//! An `anyhow::Error` erases the type of what it carries, so finding the [`Classify`] implementation of a cause
+//! needs its concrete type: [`classified_errors!`] lists them once. A test (`every_error_type_is_classified`)
+//! reads the source for error types and fails for one missing here, so a new error type cannot silently exit 1.
+
+use crate::exit::{Classify, ExitStatus};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A classified error raised by the command-line layer (usage problems, refused outputs).
+#[derive(Debug)]
+pub struct Failure {
+    status: ExitStatus,
+    message: String,
+    hint: Option<String>,
+}
+
+impl Failure {
+    /// A new error with the given status and one-line message.
+    pub fn new(status: ExitStatus, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), hint: None }
+    }
+
+    /// Adds a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl Classify for Failure {
+    fn status(&self) -> ExitStatus {
+        self.status
+    }
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        self.hint.as_deref().map(Cow::Borrowed)
+    }
+}
+
+/// Declares the error types [`classify`] recognises, and [`CLASSIFIED_ERRORS`] naming them for the test that
+/// compares the list with the source.
+macro_rules! classified_errors {
+    ($($error:ty),+ $(,)?) => {
+        /// Every error type [`classify`] recognises, as written in this module.
+        pub const CLASSIFIED_ERRORS: &[&str] = &[$(stringify!($error)),+];
+
+        fn as_classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Classify> {
+            $(
+                if let Some(error) = cause.downcast_ref::<$error>() {
+                    return Some(error);
+                }
+            )+
+            None
+        }
+    };
+}
+
+classified_errors!(
+    Failure,
+    crate::crypto::KeyError,
+    crate::crypto::argon2::Argon2Error,
+    crate::crypto::xts::XtsKeyError,
+    crate::oci::Error,
+    crate::ocicrypt::Error,
+    crate::luks::Error,
+    crate::volume::Error,
+    crate::machineadm::Error,
+    crate::render::RenderError,
+    crate::render::kubernetes::Error,
+    crate::ocicrypt::keyfiles::KeyFileError,
+);
+
+/// Maps an error to its exit status and hint: the first classified error in the chain decides.
+///
+/// Plain I/O errors are classified by kind (a missing file is [`ExitStatus::NotFound`]); anything else is
+/// [`ExitStatus::Failure`].
+pub fn classify(error: &anyhow::Error) -> (ExitStatus, Option<String>) {
+    for cause in error.chain() {
+        if let Some(found) = as_classified(cause) {
+            let hint = flag_hint(cause).map(Cow::Borrowed).or_else(|| found.hint());
+            return (found.status(), hint.map(Cow::into_owned));
+        }
+    }
+    for cause in error.chain() {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return (crate::exit::io_status(io.kind()), io_hint(io.kind()).map(str::to_owned));
+        }
+    }
+    (ExitStatus::Failure, None)
+}
+
+fn io_hint(kind: std::io::ErrorKind) -> Option<&'static str> {
+    use std::io::ErrorKind;
+    match kind {
+        ErrorKind::NotFound => Some("check the path"),
+        ErrorKind::PermissionDenied => Some("check the file's owner and mode, or run as a user that may read it"),
+        ErrorKind::BrokenPipe => Some("the program reading cryptadm's output stopped early; the output is incomplete"),
+        _ => None,
+    }
+}
+
+/// The hint for a core error where the command line knows which flag or variable to name; `None` leaves the
+/// core's own hint.
+fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+    use crate::render::kubernetes::Error as K8s;
+    use crate::volume::Error as Volume;
+    if let Some(error) = cause.downcast_ref::<Volume>() {
+        return match error {
+            Volume::MissingField { .. } => {
+                Some("the request needs `volume_id` and `volume_path` (or --volume-id and --volume-path)")
+            }
+            Volume::VolumeNotFound { .. } => Some("check --volume-path (an image file or a block device)"),
+            Volume::NoStoredKey { .. } => {
+                Some("check --volume-id and --key-store; DIR/<volume-id>/current must hold the passphrase")
+            }
+            _ => None,
+        };
+    }
+    if let Some(error) = cause.downcast_ref::<crate::ocicrypt::Error>() {
+        return match error {
+            crate::ocicrypt::Error::RegistryDenied(_) => Some(REGISTRY_CREDENTIALS_HINT),
+            crate::ocicrypt::Error::Unauthenticated(_) => {
+                Some("give a private key (--key) that belongs to one of the layer's recipients")
+            }
+            _ => None,
+        };
+    }
+    if let Some(crate::oci::Error::RegistryDenied(_)) = cause.downcast_ref::<crate::oci::Error>() {
+        return Some(REGISTRY_CREDENTIALS_HINT);
+    }
+    if let Some(error) = cause.downcast_ref::<crate::machineadm::Error>() {
+        return machineadm_hint(error);
+    }
+    if let Some(crate::ocicrypt::keyfiles::KeyFileError::Unusable { remedy, .. }) = cause.downcast_ref() {
+        use crate::ocicrypt::keyfiles::Remedy;
+        return match remedy {
+            Remedy::RemovePassword => Some(
+                "keys in a node's keys directory cannot have a password (containerd and CRI-O cannot ask for one): \
+                 remove it with `openssl pkey -in KEY -out plain.pem` (gpg: `gpg --passwd`), or use --format kep",
+            ),
+            Remedy::GivePassword => Some(
+                "give the key's password with --passphrase-file FILE (`-` for standard input), or set \
+                 CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE",
+            ),
+            _ => None,
+        };
+    }
+    if let Some(error) = cause.downcast_ref::<K8s>() {
+        return match error {
+            K8s::InvalidName { what: "namespace", .. } => Some(
+                "a namespace is a DNS-1123 label: at most 63 characters, lowercase letters, digits and `-`, starting \
+                 and ending with a letter or digit",
+            ),
+            K8s::InvalidDataKey { .. } => Some(
+                "name the entry with --key NAME=FILE, using letters, digits, `-`, `_` and `.` (e.g. `--key \
+                 node.pem=FILE`)",
+            ),
+            K8s::DuplicateDataKey(_) => Some("give one of them another name with --key NAME=FILE"),
+            _ => None,
+        };
+    }
+    None
+}
+
+const REGISTRY_CREDENTIALS_HINT: &str = "check the registry credentials: --src-creds/--dest-creds/--creds USER, \
+                                         --*authfile, or log in with podman login / docker login";
+
+fn machineadm_hint(error: &crate::machineadm::Error) -> Option<&'static str> {
+    use crate::machineadm::Error;
+    match error {
+        Error::ProviderNotFound { .. } => Some(
+            "install the plugin, or give the passphrase with --passphrase-file, CRYPTADM_PASSPHRASE_FILE or \
+             CRYPTADM_PASSPHRASE",
+        ),
+        Error::ProviderFailed { .. } => {
+            Some("run the plugin by hand to see its error; --retries and --plugin-timeout tune the retry policy")
+        }
+        Error::RemoteRefused { .. } => {
+            Some("fetch the RemoteConfig with its own provider first, or drop --strict to skip it")
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_finds_failure_under_context() {
+        let err = anyhow::Error::new(Failure::new(ExitStatus::Usage, "no source").with_hint("give one"))
+            .context("reading the passphrase");
+        assert_eq!(classify(&err), (ExitStatus::Usage, Some("give one".into())));
+    }
+
+    #[test]
+    fn classify_maps_missing_files_to_not_found() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let err = anyhow::Error::new(io).context("reading `x`");
+        assert_eq!(classify(&err).0, ExitStatus::NotFound);
+    }
+
+    #[test]
+    fn unclassified_errors_are_failures() {
+        assert_eq!(classify(&anyhow::anyhow!("boom")).0, ExitStatus::Failure);
+    }
+
+    #[test]
+    fn core_errors_get_flag_hints_here() {
+        let err = anyhow::Error::new(crate::volume::Error::MissingField { field: "volume_id" });
+        let (status, hint) = classify(&err);
+        assert_eq!(status, ExitStatus::InvalidInput);
+        assert!(hint.unwrap().contains("--volume-id"));
+    }
+}
