@@ -250,7 +250,11 @@ fn remote_configs_come_first_and_are_skipped_when_opening() {
         .success()
         .stderr(predicate::str::contains("skipping document 1: RemoteConfig `remote-config-1` (provider `s3`)"));
     std::fs::remove_file(scratch.path("out.yaml")).unwrap();
-    open_in(&scratch).arg("--strict").assert().code(3).stderr(predicate::str::contains("refused under --strict"));
+    open_in(&scratch)
+        .arg("--strict")
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("refused in strict mode").and(predicate::str::contains("drop --strict")));
     assert!(!scratch.path("out.yaml").exists());
 }
 

@@ -67,10 +67,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 key, unit, iv, direction = bytes.fromhex(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 data, out = sys.stdin.buffer.read(), bytearray()
 for i in range(0, len(data), unit):
-tweak = ((iv + i // 512) % 2**64).to_bytes(8, "little") + bytes(8)
-cipher = Cipher(algorithms.AES(key), modes.XTS(tweak))
-op = cipher.encryptor() if direction == "encrypt" else cipher.decryptor()
-out += op.update(data[i:i + unit]) + op.finalize()
+    tweak = ((iv + i // 512) % 2**64).to_bytes(8, "little") + bytes(8)
+    cipher = Cipher(algorithms.AES(key), modes.XTS(tweak))
+    op = cipher.encryptor() if direction == "encrypt" else cipher.decryptor()
+    out += op.update(data[i:i + unit]) + op.finalize()
 sys.stdout.buffer.write(out)
 "#;
     let mut child = Command::new("python3")
