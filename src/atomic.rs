@@ -54,6 +54,31 @@ pub fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     Ok(existing.as_slice() == bytes)
 }
 
+/// Whether `a` and `b` are the same file: the same device and inode once symbolic links are followed, so a hard
+/// link, a symbolic link or another spelling of the path counts. A path that does not exist is no file's twin.
+pub fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let identity = |path: &Path| match fs::metadata(path) {
+        Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    };
+    Ok(match (identity(a)?, identity(b)?) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    })
+}
+
+/// Makes an existing file `mode` (an output left by an earlier run may have been created, or changed, with a
+/// wider mode than a secret allows).
+pub fn restrict(path: &Path, mode: u32) -> io::Result<()> {
+    let current = fs::metadata(path)?.permissions().mode() & 0o7777;
+    if current != mode {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}
+
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

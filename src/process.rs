@@ -16,6 +16,20 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
+/// Environment variables that carry cryptadm's own secrets (passphrases, registry passwords, and the files that
+/// hold them): a child never inherits them. A plugin or key provider that needs a secret gets it as an argument of
+/// its protocol, never by accident. (`cmd::env_vars` declares the variables; a test there keeps the lists equal.)
+pub const SCRUBBED_VARIABLES: &[&str] = &[
+    "CRYPTADM_PASSPHRASE",
+    "CRYPTADM_PASSPHRASE_FILE",
+    "CRYPTADM_SRC_PASSWORD",
+    "CRYPTADM_SRC_PASSWORD_FILE",
+    "CRYPTADM_DEST_PASSWORD",
+    "CRYPTADM_DEST_PASSWORD_FILE",
+    "CRYPTADM_REGISTRY_PASSWORD",
+    "CRYPTADM_REGISTRY_PASSWORD_FILE",
+];
+
 /// How long a program may run and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -64,7 +78,11 @@ where
     S: AsRef<OsStr>,
 {
     use std::os::unix::process::CommandExt;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    for name in SCRUBBED_VARIABLES {
+        command.env_remove(name);
+    }
+    let mut child = command
         .args(args)
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())

@@ -100,3 +100,23 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
 pub fn var_os(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variable that carries a secret (or names the file holding one) is kept from child processes.
+    #[test]
+    fn secret_variables_are_scrubbed_from_children() {
+        let secret =
+            |name: &str| name.starts_with("CRYPTADM_") && (name.contains("PASSPHRASE") || name.contains("PASSWORD"));
+        let declared: Vec<&str> = DOCUMENTED.iter().map(|(name, _)| *name).filter(|name| secret(name)).collect();
+        assert!(declared.len() >= 8, "{declared:?}");
+        for name in declared {
+            assert!(crate::process::SCRUBBED_VARIABLES.contains(&name), "{name} would reach plugins");
+        }
+        for name in crate::process::SCRUBBED_VARIABLES {
+            assert!(DOCUMENTED.iter().any(|(d, _)| d == name), "{name} is not a declared variable");
+        }
+    }
+}

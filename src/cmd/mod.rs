@@ -174,6 +174,32 @@ fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
 }
 
+/// Refuses an output that is the input (the same file by device and inode: also through a hard or symbolic link),
+/// which writing would destroy. Both paths are named by the flags the operator gave.
+pub fn refuse_same_file(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    input_flag: &str,
+    output_flag: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let same = crate::atomic::same_file(input, output)
+        .with_context(|| format!("comparing `{}` with `{}`", input.display(), output.display()))?;
+    if same {
+        return Err(error::Failure::new(
+            ExitStatus::Usage,
+            format!(
+                "{output_flag} `{}` is the input {input_flag} `{}`; writing it would destroy the input",
+                output.display(),
+                input.display()
+            ),
+        )
+        .with_hint(format!("give {output_flag} a new file"))
+        .into());
+    }
+    Ok(())
+}
+
 /// The clap command tree (for completions, man pages and tests).
 pub fn command() -> clap::Command {
     Cli::command()

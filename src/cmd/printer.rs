@@ -95,23 +95,7 @@ impl Interaction for Printer {
     }
 
     fn request_passphrase(&self, prompt: &str, confirm: bool) -> io::Result<Option<Passphrase>> {
-        // Only on a terminal: cloud-init, CI and pipes get an error naming the non-interactive sources instead.
-        if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
-            return Ok(None);
-        }
-        let read = |prompt: &str| -> io::Result<Passphrase> {
-            let text = dialoguer::Password::new()
-                .with_prompt(prompt)
-                .allow_empty_password(false)
-                .interact()
-                .map_err(io::Error::other)?;
-            Ok(Passphrase::new(zeroize::Zeroizing::new(text).as_bytes().to_vec()))
-        };
-        let first = read(prompt)?;
-        if confirm && !passphrases_match(&first, &read("Confirm passphrase")?) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the two passphrases differ"));
-        }
-        Ok(Some(first))
+        prompt_on_terminal(prompt, confirm)
     }
 
     fn transfer(&self, label: &str, total_bytes: u64) -> Box<dyn Progress> {
@@ -148,4 +132,41 @@ impl Drop for Bar {
     fn drop(&mut self) {
         self.0.finish_and_clear();
     }
+}
+
+/// How often a mistyped confirmation is asked again before giving up.
+const CONFIRM_ATTEMPTS: u32 = 3;
+
+/// Asks for a passphrase on the terminal without echo (twice when `confirm`); `None` when standard input or
+/// standard error is not a terminal (cloud-init, CI and pipes get an error naming the non-interactive sources
+/// instead). An empty answer is asked again with the reason; a confirmation that differs is retried.
+pub fn prompt_on_terminal(prompt: &str, confirm: bool) -> io::Result<Option<Passphrase>> {
+    if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+        return Ok(None);
+    }
+    let read = |prompt: &str| -> io::Result<Passphrase> {
+        loop {
+            let text = zeroize::Zeroizing::new(
+                dialoguer::Password::new()
+                    .with_prompt(prompt)
+                    .allow_empty_password(true)
+                    .interact()
+                    .map_err(io::Error::other)?,
+            );
+            if !text.is_empty() {
+                return Ok(Passphrase::new(text.as_bytes().to_vec()));
+            }
+            let _ = writeln!(io::stderr(), "the passphrase is empty: type one, or press Ctrl-C to stop");
+        }
+    };
+    for attempt in 1..=CONFIRM_ATTEMPTS {
+        let first = read(prompt)?;
+        if !confirm || passphrases_match(&first, &read("Confirm passphrase")?) {
+            return Ok(Some(first));
+        }
+        if attempt < CONFIRM_ATTEMPTS {
+            let _ = writeln!(io::stderr(), "the two entries differ; type the passphrase again");
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::InvalidInput, "the two passphrases differ"))
 }

@@ -32,6 +32,12 @@ impl PassphraseArgs {
             let source = if is_stdin(path) { "standard input".to_owned() } else { format!("`{}`", path.display()) };
             let bytes = if is_stdin(path) {
                 stdin.claim("--passphrase-file")?;
+                // On a terminal `-` means "ask me": no echo, and no newline taken as part of the passphrase.
+                if let Some(typed) = super::printer::prompt_on_terminal("Passphrase", false)
+                    .context("reading the passphrase from the terminal")?
+                {
+                    return Ok(Some(typed));
+                }
                 crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_PASSPHRASE_LEN)
             } else {
                 crate::crypto::secret::read_passphrase_file(path)
@@ -62,13 +68,23 @@ pub fn is_stdin(path: &Path) -> bool {
 }
 
 /// Standard input can feed one thing per run: a second claim is a usage error, not a silent empty read.
+///
+/// The claim is the process's, not the handle's: every secret source of a run (passphrase, registry passwords,
+/// key files, requests) shares it, whichever handle it was given.
 #[derive(Default)]
-pub struct StdinClaim(Option<&'static str>);
+pub struct StdinClaim {
+    // A handle on the process's one claim; kept a struct with a field so call sites read `StdinClaim::default()`.
+    _handle: (),
+}
+
+/// Who claimed standard input in this process, if anyone.
+static STDIN_CLAIMED_BY: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
 
 impl StdinClaim {
     /// Claims standard input for `what` (a flag name).
     pub fn claim(&mut self, what: &'static str) -> anyhow::Result<()> {
-        match self.0.replace(what) {
+        let mut claimed = STDIN_CLAIMED_BY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match claimed.replace(what) {
             Some(first) => Err(Failure::new(ExitStatus::Usage, format!("{first} and {what} both read standard input"))
                 .with_hint("give one of them a file")
                 .into()),

@@ -3,8 +3,43 @@
 use secrecy::{ExposeSecret, SecretSlice};
 use std::fmt;
 
-/// Secret bytes of any kind (a key, a plaintext machine configuration).
-pub type SecretBytes = zeroize::Zeroizing<Vec<u8>>;
+/// Secret bytes of any kind (a key, a plaintext machine configuration, a plugin's answer): wiped on drop, and a
+/// `Debug` that prints only the length. A type of our own rather than `zeroize::Zeroizing`, whose `Debug` prints
+/// the contents.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SecretBytes(zeroize::Zeroizing<Vec<u8>>);
+
+impl SecretBytes {
+    /// Takes ownership of the bytes (moved, not copied).
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Self(zeroize::Zeroizing::new(bytes))
+    }
+}
+
+impl std::ops::Deref for SecretBytes {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SecretBytes {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+}
+
+impl From<Vec<u8>> for SecretBytes {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::new(bytes)
+    }
+}
+
+impl fmt::Debug for SecretBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretBytes([REDACTED; {} bytes])", self.0.len())
+    }
+}
 
 /// A passphrase: the exact bytes a provider, a file, a variable or a prompt produced.
 ///
@@ -79,6 +114,14 @@ pub fn passphrases_match(a: &Passphrase, b: &Passphrase) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_bytes_debug_is_redacted() {
+        let secret = SecretBytes::new(b"hunter2".to_vec());
+        let shown = format!("{secret:?} {:?}", Some(&secret));
+        assert!(!shown.contains("hunter2") && !shown.contains("104"), "{shown}");
+        assert!(shown.contains("7 bytes"), "{shown}");
+    }
 
     #[test]
     fn debug_is_redacted() {

@@ -111,7 +111,7 @@ fn inflate(plaintext: SecretBytes, deflated: bool) -> Result<SecretBytes, Error>
         return Ok(plaintext);
     }
     // As in `crypto::secret::read_secret`, buffers outgrown while reading are not wiped; the final one is.
-    let mut out = Zeroizing::new(Vec::new());
+    let mut out = SecretBytes::new(Vec::new());
     flate2::read::DeflateDecoder::new(&plaintext[..])
         .take(MAX_INFLATED_LEN + 1)
         .read_to_end(&mut out)

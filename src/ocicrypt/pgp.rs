@@ -107,7 +107,8 @@ pub fn unwrap(secret_keys: &[Cert], passphrases: &[Passphrase], message: &[u8]) 
         Ok(plaintext) if plaintext.len() > MAX_PLAINTEXT => {
             Err(malformed(format!("decrypts to more than {MAX_PLAINTEXT} bytes; not a layer's private options")))
         }
-        Ok(plaintext) => Ok(Some(plaintext)),
+        // Moved out, not copied: the emptied buffer left behind has nothing to wipe.
+        Ok(mut plaintext) => Ok(Some(SecretBytes::new(std::mem::take(&mut *plaintext)))),
         Err(e) => match outcome {
             Outcome { session_key_found: true, .. } => Err(Error::Integrity(format!(
                 "{SCHEME} wrapped key: a given key fits, but the contents are corrupt: {e}"

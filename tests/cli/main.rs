@@ -20,6 +20,7 @@ mod interop_python;
 mod invariants;
 mod layering;
 mod luks_library;
+mod misuse;
 mod plugins;
 mod properties;
 mod registry;

@@ -528,3 +528,35 @@ fn unsupported_new_passphrase_verb_is_not_retried() {
     assert!(!fx.path("sealed.yaml").exists(), "a failed seal must not write --out");
     assert_eq!(fx.runs(), 1, "exit 3 (verb not supported) is final");
 }
+
+/// Issue 15: a plugin never inherits cryptadm's secrets. The registry passwords and the passphrase file variable
+/// are set (the open itself uses none of them); the plugin writes its whole environment to a file.
+#[test]
+fn plugins_never_inherit_secret_variables() {
+    let fx = Fixture::new();
+    fx.plugin("fake", &format!("env > {}\n{}", fx.quoted("plugin.env"), get_passphrase_body("fake://k")));
+    fx.seal_with_file("fake", "fake://k");
+    let secrets = [
+        ("CRYPTADM_SRC_PASSWORD", "src-secret-4711"),
+        ("CRYPTADM_DEST_PASSWORD", "dest-secret-4712"),
+        ("CRYPTADM_REGISTRY_PASSWORD", "registry-secret-4713"),
+        ("CRYPTADM_SRC_PASSWORD_FILE", "/run/secret-file-4714"),
+    ];
+    let mut command = cryptadm();
+    command
+        .env("PATH", fx.search_path())
+        .env("SOMETHING_ORDINARY", "kept-4715")
+        .current_dir(fx.scratch.dir.path())
+        .args(["bootstrap", "open", "--in", "sealed.yaml", "--out", "out.yaml"]);
+    for (name, value) in secrets {
+        command.env(name, value);
+    }
+    let output = command.timeout(HARD_LIMIT).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    fx.assert_opened();
+    let environment = std::fs::read_to_string(fx.path("plugin.env")).expect("the plugin ran");
+    assert!(environment.contains("SOMETHING_ORDINARY=kept-4715"), "the rest of the environment is passed on");
+    for (name, value) in secrets {
+        assert!(!environment.contains(name) && !environment.contains(value), "{name} reached the plugin");
+    }
+}

@@ -71,6 +71,9 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .with_hint("pipe the output into a program or a file, or write it with --out FILE")
             .into());
     }
+    if !to_stdout {
+        crate::cmd::refuse_same_file(&args.input, &args.out, "--in", "--out")?;
+    }
     let input = super::read_input(&args.input, "the sealed stream")?;
     let explicit = args.passphrase.read(&mut stdin)?;
     let options = OpenOptions { strict: args.strict };
@@ -83,6 +86,8 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     let out = &args.out;
     if atomic::holds(out, &opened.plaintext).with_context(|| format!("reading `{}`", out.display()))? {
+        // Up to date, but the plaintext is a secret whatever mode an earlier hand gave the file.
+        atomic::restrict(out, atomic::MODE_PRIVATE).with_context(|| format!("making `{}` 0600", out.display()))?;
         printer.info(&format!("`{}` is up to date", out.display()));
         return Ok(ExitStatus::Success);
     }

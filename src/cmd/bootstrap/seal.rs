@@ -126,6 +126,9 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
     };
     let plaintext = super::read_input(&args.input, "the machine configuration")?;
     let out = args.out.clone().filter(|p| !is_stdin(p));
+    if let Some(out) = &out {
+        crate::cmd::refuse_same_file(&args.input, out, "--in", "--out")?;
+    }
     Ok(Settings { plaintext, request, rendering, out })
 }
 

@@ -45,6 +45,9 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .with_hint("redirect standard output, or give --out FILE")
             .into());
     }
+    if !to_stdout {
+        crate::cmd::refuse_same_file(&args.target, &args.out, "TARGET", "--out")?;
+    }
     let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     super::warn_about_copies(&volume, printer);
     let payload = volume.payload()?;

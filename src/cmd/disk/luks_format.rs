@@ -203,6 +203,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
     };
     let from = match &args.from {
         Some(path) => {
+            crate::cmd::refuse_same_file(path, &args.target, "--from", "TARGET")?;
             let file = File::open(path).with_context(|| format!("opening the raw image `{}`", path.display()))?;
             let len = file.metadata().with_context(|| format!("reading `{}`", path.display()))?.len();
             Some((file, len))

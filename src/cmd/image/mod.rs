@@ -193,6 +193,7 @@ pub fn open_destination(
     printer: &Printer,
 ) -> anyhow::Result<Box<dyn ImageDestination>> {
     let tag = reference.tag().or(source.tag());
+    refuse_same_image(source, reference, tag)?;
     Ok(match reference {
         ImageReference::Layout { path, .. } => Box::new(oci::LayoutDestination::create(path, tag)?),
         ImageReference::Archive { path, .. } => Box::new(oci::ArchiveDestination::create(path, tag)?),
@@ -223,4 +224,31 @@ pub fn parse_reference(text: &str) -> Result<ImageReference, String> {
 /// Builds the core selection.
 pub fn selection(platforms: &SelectionArgs, layers: &[i64]) -> Selection {
     Selection { platforms: platforms.platform.clone(), layers: layers.to_vec() }
+}
+
+/// Refuses a destination that is the source image: writing it would replace the image being read (the tag would
+/// move to the result). Layout directories and archives are compared by device and inode, registries by name.
+fn refuse_same_image(source: &ImageReference, destination: &ImageReference, tag: Option<&str>) -> anyhow::Result<()> {
+    let same = match (source, destination) {
+        (ImageReference::Layout { path: a, .. }, ImageReference::Layout { path: b, .. }) => {
+            anyhow::Context::context(crate::atomic::same_file(a, b), "comparing the source and destination layouts")?
+                && source.tag() == tag
+        }
+        (ImageReference::Archive { path: a, .. }, ImageReference::Archive { path: b, .. }) => {
+            anyhow::Context::context(crate::atomic::same_file(a, b), "comparing the source and destination archives")?
+        }
+        (ImageReference::Registry(a), ImageReference::Registry(b)) => {
+            a.registry == b.registry && a.repository == b.repository && a.digest.is_none() && a.tag.as_deref() == tag
+        }
+        _ => false,
+    };
+    if same {
+        return Err(Failure::new(
+            ExitStatus::Usage,
+            format!("the destination `{destination}` is the source image; writing it would replace what is being read"),
+        )
+        .with_hint("give the destination another tag (e.g. `oci:DIR:v1-enc`) or another place")
+        .into());
+    }
+    Ok(())
 }

@@ -12,7 +12,6 @@ use hmac::SimpleHmac;
 use hmac::digest::core_api::BlockSizeUser;
 use hmac::digest::{Digest, Mac};
 use sha2::{Sha256, Sha384, Sha512};
-use zeroize::Zeroizing;
 
 /// Length of an A*GCM initialization vector.
 const GCM_IV_LEN: usize = 12;
@@ -155,7 +154,7 @@ where
 /// A random key of `len` bytes, used in place of a key that failed to unwrap so that a wrong key costs the same
 /// work as a right one (no timing difference between "unwrap failed" and "content did not authenticate").
 pub(super) fn decoy_key(len: usize) -> SecretBytes {
-    let mut key = Zeroizing::new(vec![0u8; len]);
+    let mut key = SecretBytes::new(vec![0u8; len]);
     crate::crypto::random::fill(&mut key);
     key
 }

@@ -6,7 +6,7 @@ use crate::crypto::keys::{Curve, PrivateKey, PublicKey};
 use p256::elliptic_curve::rand_core::OsRng;
 use rsa::Oaep;
 use sha2::{Digest, Sha256};
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroize;
 
 /// A key-management algorithm (`alg`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub(super) fn unwrap(
 ) -> Option<SecretBytes> {
     if let PrivateKey::Rsa(rsa) = key {
         // Blinded decryption: the RSA private operation's timing does not depend on the ciphertext.
-        return rsa.decrypt_blinded(&mut OsRng, alg.padding(), encrypted_key).ok().map(Zeroizing::new);
+        return rsa.decrypt_blinded(&mut OsRng, alg.padding(), encrypted_key).ok().map(SecretBytes::new);
     }
     let z = shared_secret(key, epk?)?;
     let kek = concat_kdf(&z, alg, apu, apv);
@@ -145,7 +145,7 @@ fn shared_secret(secret: &PrivateKey, peer: &PublicKey) -> Option<SecretBytes> {
         }
         _ => return None,
     };
-    Some(Zeroizing::new(z))
+    Some(SecretBytes::new(z))
 }
 
 /// NIST SP 800-56A Concat KDF as RFC 7518 §4.6.2 uses it: one SHA-256 round (every key here is at most 256
@@ -162,7 +162,7 @@ fn concat_kdf(z: &[u8], alg: KeyAlgorithm, apu: &[u8], apv: &[u8]) -> SecretByte
     }
     hash.update(((key_len * 8) as u32).to_be_bytes());
     let mut digest = hash.finalize();
-    let key = Zeroizing::new(digest[..key_len].to_vec());
+    let key = SecretBytes::new(digest[..key_len].to_vec());
     digest.as_mut_slice().zeroize();
     key
 }
@@ -188,7 +188,7 @@ fn aes_key_unwrap(kek: &[u8], wrapped: &[u8]) -> Option<SecretBytes> {
         32 => aes_kw::KekAes256::try_from(kek).ok()?.unwrap_vec(wrapped).ok()?,
         _ => return None,
     };
-    Some(Zeroizing::new(cek))
+    Some(SecretBytes::new(cek))
 }
 
 #[cfg(test)]
