@@ -3,6 +3,12 @@
 //!
 //! A crash, a full disk or an error half-way leaves the previous file (or none) in place, never a truncated one,
 //! and readers never see a partially written file.
+//!
+//! Partial outputs have names a later run recognises (`.NAME.XXXXXX.cryptadm-partial`, mode 0600) and hold an
+//! exclusive `flock` while their writer lives. A run that was killed (kill -9) leaves one behind; the next run
+//! into the same directory removes every partial whose lock it can take ([`remove_stale_partials`]) and leaves
+//! a live writer's alone. On SIGTERM and SIGINT the command line removes the partials of its own process
+//! ([`remove_live_partials`]) before dying.
 
 use std::fs;
 use std::io::{self, Write};
@@ -11,6 +17,102 @@ use std::path::{Path, PathBuf};
 
 /// File mode for files that hold secrets or ciphertexts of them.
 pub const MODE_PRIVATE: u32 = 0o600;
+
+/// The suffix of every partial output cryptadm writes.
+pub const PARTIAL_SUFFIX: &str = ".cryptadm-partial";
+
+/// The partial outputs this process has created (some may be gone: committed or removed).
+static LIVE_PARTIALS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn remember_partial(path: &Path) {
+    LIVE_PARTIALS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(path.to_path_buf());
+}
+
+/// Removes the partial outputs of this process that still exist: for an interrupted run (SIGTERM, SIGINT),
+/// whose destructors will not run.
+pub fn remove_live_partials() {
+    let live = LIVE_PARTIALS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for path in live.iter() {
+        if path.is_dir() {
+            let _ = fs::remove_dir_all(path);
+        } else {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+/// A new partial file `.{stem}.XXXXXX.cryptadm-partial` in `dir`, created with `mode` (0600 until committed is
+/// what every caller wants: not-yet-verified plaintext must not be readable by others), locked for as long as it
+/// is open.
+pub fn partial_file(dir: &Path, stem: &str, mode: u32) -> io::Result<tempfile::NamedTempFile> {
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{stem}."))
+        .suffix(PARTIAL_SUFFIX)
+        .permissions(fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)?;
+    rustix::fs::flock(temp.as_file(), rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    remember_partial(temp.path());
+    Ok(temp)
+}
+
+/// A new partial directory `.{stem}.XXXXXX.cryptadm-partial` in `dir` (mode 0700), locked while the returned
+/// handle lives; removed with its contents on drop.
+pub fn partial_dir(dir: &Path, stem: &str) -> io::Result<PartialDir> {
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{stem}."))
+        .suffix(PARTIAL_SUFFIX)
+        .permissions(fs::Permissions::from_mode(0o700))
+        .tempdir_in(dir)?;
+    let lock = fs::File::open(temp.path())?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    remember_partial(temp.path());
+    Ok(PartialDir { dir: temp, _lock: lock })
+}
+
+/// A locked partial directory (see [`partial_dir`]).
+pub struct PartialDir {
+    dir: tempfile::TempDir,
+    _lock: fs::File,
+}
+
+impl PartialDir {
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Removes the partial outputs in `dir` that no live process holds (a killed run's), and returns them. A partial
+/// whose lock is held belongs to a run still going, and stays.
+pub fn remove_stale_partials(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(PARTIAL_SUFFIX)) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(handle) = fs::File::open(&path) else { continue };
+        if rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            continue; // a live writer's
+        }
+        let file_type = entry.file_type()?;
+        let gone = if file_type.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+        match gone {
+            Ok(()) => removed.push(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(removed)
+}
 
 /// Writes `bytes` to `path` atomically, creating the file with `mode` from the start (no window in which a
 /// secret is readable by others).
@@ -28,11 +130,8 @@ pub fn write_with<T, E: From<io::Error>>(
 ) -> Result<T, E> {
     let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(fs::Permissions::from_mode(mode))
-        .tempfile_in(&dir)?;
+    remove_stale_partials(&dir)?;
+    let temp = partial_file(&dir, name, mode)?;
     let value = fill(temp.as_file())?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
@@ -114,5 +213,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("no/such/dir/out");
         assert_eq!(write(&target, b"x", MODE_PRIVATE).unwrap_err().kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn stale_partials_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // A killed run's leftovers: a partial file and a partial directory that nobody holds.
+        let dead_file = dir.path().join(format!(".disk.img.abc123{PARTIAL_SUFFIX}"));
+        fs::write(&dead_file, b"half a disk").unwrap();
+        let dead_dir = dir.path().join(format!(".image.def456{PARTIAL_SUFFIX}"));
+        fs::create_dir_all(dead_dir.join("blobs")).unwrap();
+        // Not ours: kept whatever its name looks like.
+        fs::write(dir.path().join(".disk.img.tmp"), b"someone else's").unwrap();
+        // A live writer's partials.
+        let live = partial_file(dir.path(), "out", MODE_PRIVATE).unwrap();
+        let live_dir = partial_dir(dir.path(), "staging").unwrap();
+        assert_eq!(fs::metadata(live.path()).unwrap().permissions().mode() & 0o777, 0o600);
+
+        let mut removed = remove_stale_partials(dir.path()).unwrap();
+        removed.sort();
+        let mut expected = vec![dead_file, dead_dir];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(live.path().exists() && live_dir.path().exists());
+        assert!(dir.path().join(".disk.img.tmp").exists());
+        drop(live);
+        drop(live_dir);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -9,6 +9,7 @@ pub mod disk;
 pub mod env_vars;
 pub mod error;
 pub mod image;
+pub mod interrupt;
 pub mod printer;
 pub mod secret;
 pub mod secrets;

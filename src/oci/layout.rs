@@ -12,6 +12,7 @@ use crate::oci::Error;
 use serde_json::{Value, json};
 use std::fs;
 use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 const REF_NAME: &str = "org.opencontainers.image.ref.name";
@@ -29,7 +30,7 @@ pub struct LayoutSource {
     dir: PathBuf,
     root: Descriptor,
     // Keeps an extracted archive alive as long as the source.
-    _extracted: Option<tempfile::TempDir>,
+    _extracted: Option<atomic::PartialDir>,
 }
 
 impl LayoutSource {
@@ -111,7 +112,10 @@ impl ImageSource for LayoutSource {
 /// crate refuses entries that would escape the directory).
 pub fn open_archive_source(archive: &Path, tag: Option<&str>) -> Result<LayoutSource, Error> {
     let file = fs::File::open(archive).map_err(|e| io_err(format!("`{}`", archive.display()), e))?;
-    let extracted = tempfile::tempdir().map_err(|e| io_err("creating a temporary directory", e))?;
+    let scratch = std::env::temp_dir();
+    let _ = atomic::remove_stale_partials(&scratch); // a killed run's extraction, best effort
+    let extracted = atomic::partial_dir(&scratch, "oci-archive")
+        .map_err(|e| io_err(format!("creating a directory in `{}`", scratch.display()), e))?;
     tar::Archive::new(io::BufReader::new(file))
         .unpack(extracted.path())
         .map_err(|e| Error::Malformed(format!("`{}` is not a readable tar archive: {e}", archive.display())))?;
@@ -182,14 +186,30 @@ pub struct LayoutDestination {
     /// The directory did not exist before: a failed run removes it whole.
     created_dir: bool,
     committed: bool,
+    /// The mode of committed blobs: 0644, or 0600 for plaintext ([`LayoutDestination::private`]).
+    blob_mode: u32,
 }
 
 impl LayoutDestination {
+    /// Keeps what is written from other users: blobs 0600, and a layout directory this run creates 0700. For
+    /// decrypted images, whose layers are plaintext.
+    pub fn private(mut self) -> Result<Self, Error> {
+        self.blob_mode = atomic::MODE_PRIVATE;
+        if self.created_dir {
+            fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| io_err(format!("restricting `{}`", self.dir.display()), e))?;
+        }
+        Ok(self)
+    }
+
     /// Prepares `dir` (creating the layout if it does not exist) to receive an image tagged `tag`.
     pub fn create(dir: &Path, tag: Option<&str>) -> Result<Self, Error> {
         let created_dir = !dir.exists();
         let blobs = dir.join("blobs/sha256");
         fs::create_dir_all(&blobs).map_err(|e| io_err(format!("creating `{}`", blobs.display()), e))?;
+        // Blobs a killed run was writing (its lock is gone with it); a run still writing keeps its own.
+        atomic::remove_stale_partials(&blobs)
+            .map_err(|e| io_err(format!("removing stale partial blobs in `{}`", blobs.display()), e))?;
         let marker = dir.join("oci-layout");
         if !marker.exists() {
             atomic::write(&marker, br#"{"imageLayoutVersion":"1.0.0"}"#, MODE_PUBLIC)
@@ -201,6 +221,7 @@ impl LayoutDestination {
             created: Vec::new(),
             created_dir,
             committed: false,
+            blob_mode: MODE_PUBLIC,
         })
     }
 
@@ -247,10 +268,8 @@ impl ImageDestination for LayoutDestination {
 
     fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         let dir = self.dir.join("blobs/sha256");
-        let temp = tempfile::Builder::new()
-            .prefix(".partial-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(MODE_PUBLIC))
-            .tempfile_in(&dir)
+        // 0600 until verified and committed: a partial blob may be plaintext whose HMAC has not been checked yet.
+        let temp = atomic::partial_file(&dir, "blob", atomic::MODE_PRIVATE)
             .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
         Ok(Box::new(LayoutBlobWriter { file: io::BufWriter::with_capacity(1 << 20, temp), destination: self }))
     }
@@ -304,6 +323,11 @@ impl BlobWriter for LayoutBlobWriter<'_> {
         if target.is_file() {
             return Ok(()); // content-addressed: the same bytes are already there
         }
+        if self.destination.blob_mode != atomic::MODE_PRIVATE {
+            temp.as_file()
+                .set_permissions(fs::Permissions::from_mode(self.destination.blob_mode))
+                .map_err(|e| io_err("writing a blob", e))?;
+        }
         temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
         self.destination.created.push(target);
         Ok(())
@@ -314,14 +338,23 @@ impl BlobWriter for LayoutBlobWriter<'_> {
 /// over it on commit.
 pub struct ArchiveDestination {
     layout: LayoutDestination,
-    staging: tempfile::TempDir,
+    staging: atomic::PartialDir,
     target: PathBuf,
 }
 
 impl ArchiveDestination {
     /// Prepares to write an archive at `target` holding one image tagged `tag`.
     pub fn create(target: &Path, tag: Option<&str>) -> Result<Self, Error> {
-        let staging = tempfile::tempdir().map_err(|e| io_err("creating a temporary directory", e))?;
+        // Staged beside the target (same filesystem, and where the next run looks for a killed run's leftovers).
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        atomic::remove_stale_partials(&parent)
+            .map_err(|e| io_err(format!("removing stale partial files in `{}`", parent.display()), e))?;
+        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("archive");
+        let staging = atomic::partial_dir(&parent, name)
+            .map_err(|e| io_err(format!("creating a directory in `{}`", parent.display()), e))?;
         let layout = LayoutDestination::create(staging.path(), tag)?;
         Ok(Self { layout, staging, target: target.to_path_buf() })
     }
@@ -349,9 +382,9 @@ fn write_archive(staging: &Path, target: &Path) -> Result<(), Error> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let temp = tempfile::Builder::new()
-        .prefix(".cryptadm-")
-        .tempfile_in(&parent)
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("archive");
+    // 0600, as before: a decrypted image's archive holds plaintext.
+    let temp = atomic::partial_file(&parent, name, atomic::MODE_PRIVATE)
         .map_err(|e| io_err(format!("writing in `{}`", parent.display()), e))?;
     let mut builder = tar::Builder::new(io::BufWriter::new(temp));
     builder.mode(tar::HeaderMode::Deterministic);

@@ -160,3 +160,87 @@ fn standard_input_feeds_one_secret_per_run() {
         .stderr(predicate::str::contains("both read standard input"));
     assert!(!scratch.path("out").exists());
 }
+
+/// Starts `disk luks-format --from FIFO` and feeds it a little data, so it is mid-run (waiting for more input)
+/// with its partial output open when the test signals it.
+fn luks_format_stalled_on_a_fifo(scratch: &Scratch) -> (std::process::Child, std::fs::File) {
+    let fifo = scratch.path("raw.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    scratch.write("key", "pass");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+        .current_dir(scratch.dir.path())
+        .args(["disk", "luks-format", "--key-file", "key", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"])
+        .args(["--size", "64M", "--from", "raw.fifo", "disk.img"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    std::io::Write::write_all(&mut writer, &vec![7u8; 1 << 20]).unwrap();
+    // Wait until the partial output exists: the run is now inside the payload loop.
+    let start = std::time::Instant::now();
+    while partials(scratch).is_empty() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "no partial output appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, writer)
+}
+
+fn partials(scratch: &Scratch) -> Vec<String> {
+    scratch.entries().into_iter().filter(|name| name.ends_with(".cryptadm-partial")).collect()
+}
+
+#[test]
+fn a_terminated_run_removes_its_partial_output() {
+    let scratch = Scratch::new();
+    let (mut child, _writer) = luks_format_stalled_on_a_fifo(&scratch);
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(15), "{status:?}");
+    assert_eq!(partials(&scratch), Vec::<String>::new());
+    assert!(!scratch.path("disk.img").exists());
+}
+
+#[test]
+fn a_killed_runs_partial_output_is_removed_by_the_next_run() {
+    let scratch = Scratch::new();
+    let (mut child, writer) = luks_format_stalled_on_a_fifo(&scratch);
+    child.kill().unwrap(); // SIGKILL: nothing runs in the process
+    child.wait().unwrap();
+    drop(writer);
+    assert_eq!(partials(&scratch).len(), 1, "kill -9 leaves the partial behind");
+    cryptadm()
+        .current_dir(scratch.dir.path())
+        .args(["disk", "luks-format", "--key-file", "key", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"])
+        .args(["--size", "1M", "disk.img"])
+        .assert()
+        .success();
+    assert_eq!(partials(&scratch), Vec::<String>::new(), "the next run removed it");
+}
+
+#[test]
+fn decrypted_layouts_are_private() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (private, public) = keys.rsa("rsa", 2048);
+    let enc = work.path("enc");
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    let dec = work.path("dec");
+    cryptadm().args(["image", "decrypt", "--key", &private]).arg(oci(&enc)).arg(oci(&dec)).assert().success();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dec), 0o700);
+    for blob in std::fs::read_dir(dec.join("blobs/sha256")).unwrap() {
+        assert_eq!(mode(&blob.unwrap().path()), 0o600);
+    }
+    // Ciphertext stays readable as before.
+    let any_enc_blob = std::fs::read_dir(enc.join("blobs/sha256")).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(mode(&any_enc_blob), 0o644);
+}

@@ -39,6 +39,7 @@ pub struct DecryptArgs {
 
 /// Runs `cryptadm disk decrypt`.
 pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    crate::cmd::interrupt::remove_partials_on_signal();
     let to_stdout = crate::cmd::secrets::is_stdin(&args.out);
     if to_stdout && printer.stdout_is_terminal() {
         return Err(Failure::new(ExitStatus::Usage, "refusing to write a disk image to a terminal")

@@ -382,6 +382,7 @@ fn resolve_kdf(
 
 /// Runs `cryptadm disk luks-format`.
 pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    crate::cmd::interrupt::remove_partials_on_signal();
     let mut settings = resolve(&args, printer)?;
     let key = VolumeKey::generate(settings.options.key_bytes);
     let written = match &settings.target {

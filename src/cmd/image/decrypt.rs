@@ -45,12 +45,14 @@ pub struct DecryptArgs {
 
 /// Runs `cryptadm image decrypt`.
 pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    crate::cmd::interrupt::remove_partials_on_signal();
     let keys = args.keys.resolve(super::provider_config()?, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);
     let source = super::open_source(&args.source, &source_access, printer)
         .with_context(|| format!("opening `{}`", args.source))?;
-    let destination = super::open_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
-        .with_context(|| format!("opening `{}`", args.destination))?;
+    let destination =
+        super::open_plaintext_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
+            .with_context(|| format!("opening `{}`", args.destination))?;
     let selection = super::selection(&args.selection, &args.layers);
     let reports = image::decrypt_image(source.as_ref(), destination, &selection, &keys.unwrappers(), printer)
         .with_context(|| format!("decrypting `{}`", args.source))?;

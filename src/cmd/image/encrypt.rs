@@ -69,6 +69,7 @@ pub struct EncryptArgs {
 
 /// Runs `cryptadm image encrypt`.
 pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    crate::cmd::interrupt::remove_partials_on_signal();
     check_removals(&args)?;
     let provider_config = super::provider_config()?;
     let recipients =

@@ -192,10 +192,34 @@ pub fn open_destination(
     registry: &registry::RegistryFlags<'_>,
     printer: &Printer,
 ) -> anyhow::Result<Box<dyn ImageDestination>> {
+    destination(reference, source, registry, printer, false)
+}
+
+/// [`open_destination`] for plaintext layers: a local layout is kept from other users (0700 directory, 0600
+/// blobs).
+pub fn open_plaintext_destination(
+    reference: &ImageReference,
+    source: &ImageReference,
+    registry: &registry::RegistryFlags<'_>,
+    printer: &Printer,
+) -> anyhow::Result<Box<dyn ImageDestination>> {
+    destination(reference, source, registry, printer, true)
+}
+
+fn destination(
+    reference: &ImageReference,
+    source: &ImageReference,
+    registry: &registry::RegistryFlags<'_>,
+    printer: &Printer,
+    plaintext: bool,
+) -> anyhow::Result<Box<dyn ImageDestination>> {
     let tag = reference.tag().or(source.tag());
     refuse_same_image(source, reference, tag)?;
     Ok(match reference {
-        ImageReference::Layout { path, .. } => Box::new(oci::LayoutDestination::create(path, tag)?),
+        ImageReference::Layout { path, .. } => {
+            let layout = oci::LayoutDestination::create(path, tag)?;
+            Box::new(if plaintext { layout.private()? } else { layout })
+        }
         ImageReference::Archive { path, .. } => Box::new(oci::ArchiveDestination::create(path, tag)?),
         ImageReference::Registry(location) => {
             let options = registry.options(&location.registry, printer)?;
