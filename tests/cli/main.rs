@@ -23,6 +23,7 @@ mod luks_library;
 mod plugins;
 mod properties;
 mod registry;
+mod remote_config;
 mod secret;
 mod terminal;
 mod volume;
