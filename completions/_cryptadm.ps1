@@ -50,7 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -108,7 +108,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;bootstrap;help' {
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -474,7 +474,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;bootstrap' {
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             break
         }

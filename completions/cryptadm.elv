@@ -46,7 +46,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -101,7 +101,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;bootstrap;help'= {
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -432,7 +432,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;help;bootstrap'= {
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
         }
         &'cryptadm;help;bootstrap;seal'= {

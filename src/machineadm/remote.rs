@@ -126,7 +126,7 @@ impl RemoteSettings {
             return Err(bad("expected an https:// URL"));
         }
         let url = reqwest::Url::parse(uri).map_err(|e| bad(&e.to_string()))?;
-        let client = self.client(providers.timeout)?;
+        let client = self.client(uri, providers.timeout)?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
             Error::RemoteFailed { uri: uri.into(), problem: format!("cannot start the I/O runtime: {e}") }
         })?;
@@ -156,7 +156,7 @@ impl RemoteSettings {
         unreachable!("the loop returns on its last attempt")
     }
 
-    fn client(&self, timeout: Duration) -> Result<reqwest::Client, Error> {
+    fn client(&self, uri: &str, timeout: Duration) -> Result<reqwest::Client, Error> {
         // reqwest is built without a default crypto provider, so that no C library (aws-lc) is linked.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
@@ -177,7 +177,7 @@ impl RemoteSettings {
             builder = builder.proxy(reqwest::Proxy::all(&proxy.url).map_err(failed)?.no_proxy(no_proxy));
         }
         builder.build().map_err(|e| Error::RemoteFailed {
-            uri: String::new(),
+            uri: uri.into(),
             problem: format!("cannot set up the HTTPS client: {}", describe_chain(&e)),
         })
     }

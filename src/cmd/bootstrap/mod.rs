@@ -19,8 +19,8 @@ pub const EXAMPLES: &str = "Examples:
 /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
 ///
 /// `seal` encrypts a machine configuration into a versioned EncryptedConfig document (PBKDF2-HMAC-SHA-512 with
-/// 50,000 rounds, AES-256-GCM) or into cloud-init userdata; `open` decrypts it on the machine, with the passphrase
-/// from the document's provider.
+/// 50,000 rounds, AES-256-GCM), into cloud-init userdata or into an Ignition config; `open` decrypts it on the
+/// machine, with the passphrase from the document's provider, and fetches the RemoteConfig documents it meets.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct BootstrapNamespace {

@@ -41,7 +41,7 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --template bootstrap.tmpl";
 
-/// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)
+/// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)
 ///
 /// The configuration is sealed with AES-256-GCM under a key derived from the passphrase with
 /// PBKDF2-HMAC-SHA-512 (50,000 iterations, fresh 16-byte salt and 12-byte IV). The passphrase comes from
