@@ -146,7 +146,8 @@ fn a_remote_config_tree_opens_into_the_concatenation_in_stream_order() {
         "{}---\n{}---\n{}",
         remote("nested", "file", &nested_uri),
         oracle_seal(&scratch, &pass, "top", TOP),
-        remote("plain", "https", &server.url("/files/plain.yaml"))
+        // Through a redirect, which the provider follows (https to https).
+        remote("plain", "https", &server.url("/redirect/plain.yaml"))
     );
     let cert_dir = server.cert_dir.to_str().unwrap();
 
@@ -167,7 +168,7 @@ fn a_remote_config_tree_opens_into_the_concatenation_in_stream_order() {
     ] {
         assert!(log.contains(&line), "`{line}` not in:\n{log}");
     }
-    assert_eq!(server.requests(), "GET /files/plain.yaml\n");
+    assert_eq!(server.requests(), "GET /redirect/plain.yaml\nGET /files/plain.yaml\n");
 
     // The same again: nothing changes, exit 0.
     let (output, _) = open(&scratch, &stream, &["--cert-dir", cert_dir]);
