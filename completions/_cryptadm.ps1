@@ -50,7 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -61,6 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--remote-config', '--remote-config', [CompletionResultType]::ParameterName, 'Put a RemoteConfig document before the EncryptedConfig (repeatable)')
+            [CompletionResult]::new('--cryptadm-path', '--cryptadm-path', [CompletionResultType]::ParameterName, 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`')
             [CompletionResult]::new('--template', '--template', [CompletionResultType]::ParameterName, 'Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)')
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Write to FILE (mode 0600, atomically) instead of standard output')
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed documents')
@@ -69,7 +70,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--salt-hex', '--salt-hex', [CompletionResultType]::ParameterName, 'Test fixtures only: use this salt (hex) instead of a random one')
             [CompletionResult]::new('--iv-hex', '--iv-hex', [CompletionResultType]::ParameterName, 'Test fixtures only: use this IV (hex, 12 bytes) instead of a random one')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
-            [CompletionResult]::new('--cloud-init', '--cloud-init', [CompletionResultType]::ParameterName, 'Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`')
+            [CompletionResult]::new('--cloud-init', '--cloud-init', [CompletionResultType]::ParameterName, 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd')
+            [CompletionResult]::new('--ignition', '--ignition', [CompletionResultType]::ParameterName, 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service')
             [CompletionResult]::new('--insecure-fixed-nonce', '--insecure-fixed-nonce', [CompletionResultType]::ParameterName, 'Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -89,8 +91,11 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--creates', '--creates', [CompletionResultType]::ParameterName, 'Do nothing and exit 0 when PATH exists')
             [CompletionResult]::new('--plugin-timeout', '--plugin-timeout', [CompletionResultType]::ParameterName, 'Seconds one run of a provider plugin may take before it is killed')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)')
+            [CompletionResult]::new('--cert-dir', '--cert-dir', [CompletionResultType]::ParameterName, 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
-            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Fail on RemoteConfig documents instead of skipping them')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'In-band configuration only: fail on RemoteConfig documents instead of fetching them')
+            [CompletionResult]::new('--skip-remote', '--skip-remote', [CompletionResultType]::ParameterName, 'Skip RemoteConfig documents instead of fetching them')
+            [CompletionResult]::new('--allow-http', '--allow-http', [CompletionResultType]::ParameterName, 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -103,7 +108,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;bootstrap;help' {
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -469,7 +474,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;bootstrap' {
-            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)')
+            [CompletionResult]::new('seal', 'seal', [CompletionResultType]::ParameterValue, 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)')
             [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Decrypt a machineadm configuration stream back into the machine configuration')
             break
         }

@@ -46,7 +46,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -56,6 +56,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
+            cand --cryptadm-path 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`'
             cand --template 'Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)'
             cand --out 'Write to FILE (mode 0600, atomically) instead of standard output'
             cand --output-format 'Format of the printed documents'
@@ -64,7 +65,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --salt-hex 'Test fixtures only: use this salt (hex) instead of a random one'
             cand --iv-hex 'Test fixtures only: use this IV (hex, 12 bytes) instead of a random one'
             cand --color 'When to colour messages'
-            cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`'
+            cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
+            cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
             cand --insecure-fixed-nonce 'Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -83,8 +85,11 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --creates 'Do nothing and exit 0 when PATH exists'
             cand --plugin-timeout 'Seconds one run of a provider plugin may take before it is killed'
             cand --retries 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)'
+            cand --cert-dir 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)'
             cand --color 'When to colour messages'
-            cand --strict 'Fail on RemoteConfig documents instead of skipping them'
+            cand --strict 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
+            cand --skip-remote 'Skip RemoteConfig documents instead of fetching them'
+            cand --allow-http 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -96,7 +101,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;bootstrap;help'= {
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -427,7 +432,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;help;bootstrap'= {
-            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)'
+            cand seal 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
             cand open 'Decrypt a machineadm configuration stream back into the machine configuration'
         }
         &'cryptadm;help;bootstrap;seal'= {

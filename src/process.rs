@@ -9,7 +9,7 @@
 //! This module only runs and collects; what a failure means (retry, report, which message) is the caller's.
 
 use crate::crypto::SecretBytes;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -66,7 +66,7 @@ pub enum RunError {
 }
 
 /// Runs `program` with `args`, feeding `stdin` (or nothing: `/dev/null`) and waiting at most `limits.timeout`.
-#[allow(clippy::disallowed_methods)] // the one place a child starts; see clippy.toml
+/// The program inherits cryptadm's environment.
 pub fn run<I, S>(
     program: impl AsRef<OsStr>,
     args: I,
@@ -77,10 +77,34 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_with_env(program, args, stdin, limits, None)
+}
+
+/// [`run`], with `env` (when given) as the program's whole environment instead of cryptadm's: nothing else is
+/// passed on.
+#[allow(clippy::disallowed_methods)] // the one place a child starts; see clippy.toml
+pub fn run_with_env<I, S>(
+    program: impl AsRef<OsStr>,
+    args: I,
+    stdin: Option<&[u8]>,
+    limits: Limits,
+    env: Option<&[(OsString, OsString)]>,
+) -> Result<Finished, RunError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     use std::os::unix::process::CommandExt;
     let mut command = Command::new(program);
-    for name in SCRUBBED_VARIABLES {
-        command.env_remove(name);
+    match env {
+        Some(env) => {
+            command.env_clear().envs(env.iter().map(|(name, value)| (name, value)));
+        }
+        None => {
+            for name in SCRUBBED_VARIABLES {
+                command.env_remove(name);
+            }
+        }
     }
     let mut child = command
         .args(args)
@@ -248,6 +272,14 @@ mod tests {
             run("/nonexistent/program", std::iter::empty::<&str>(), None, limits(1000, 10)),
             Err(RunError::Spawn(_))
         ));
+    }
+
+    #[test]
+    fn a_given_environment_replaces_ours() {
+        let env = [(OsString::from("ONLY"), OsString::from("this"))];
+        let done =
+            run_with_env("/usr/bin/env", std::iter::empty::<&str>(), None, limits(10_000, 1000), Some(&env)).unwrap();
+        assert_eq!(&done.stdout[..], b"ONLY=this\n");
     }
 
     #[test]

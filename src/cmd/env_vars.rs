@@ -37,6 +37,29 @@ pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
 pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// The proxy of the built-in `https` RemoteConfig provider (also `https_proxy`).
+pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+/// Hosts the `https` provider reaches without the proxy (also `no_proxy`).
+pub const NO_PROXY: &str = "NO_PROXY";
+/// Prefix of the variables passed on to remote-configuration plugins besides [`REMOTE_PLUGIN_ENV`].
+pub const MACHINEADM_PREFIX: &str = "MACHINEADM_";
+/// The variables a remote-configuration plugin gets (when set), besides those starting with
+/// [`MACHINEADM_PREFIX`]; nothing else of cryptadm's environment (passphrases, registry passwords) reaches it.
+pub const REMOTE_PLUGIN_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+];
 
 /// (name, meaning) for the man pages' ENVIRONMENT section.
 pub const DOCUMENTED: &[(&str, &str)] = &[
@@ -93,7 +116,21 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "Run-time directory of the volume commands (default /run/cryptadm); the lock file of each volume id is <dir>/volume-locks/<volume-id>.lock.",
     ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
+    (
+        HTTPS_PROXY,
+        "Proxy URL of the built-in `https` RemoteConfig provider (or https_proxy); NO_PROXY (or no_proxy) lists the hosts reached directly.",
+    ),
+    (
+        "MACHINEADM_*",
+        "Variables whose names start with MACHINEADM_ are passed to remote-configuration plugins, with PATH, HOME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR and the proxy variables; no other variable reaches them.",
+    ),
 ];
+
+/// The variables whose names start with `prefix`, with their values.
+#[allow(clippy::disallowed_methods)] // the one sanctioned reader; see clippy.toml
+pub fn vars_with_prefix(prefix: &str) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(name, _)| name.to_str().is_some_and(|n| n.starts_with(prefix))).collect()
+}
 
 /// Reads a variable of the environment: the only place cryptadm does.
 #[allow(clippy::disallowed_methods)] // the one sanctioned reader; see clippy.toml

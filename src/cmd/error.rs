@@ -185,9 +185,18 @@ fn machineadm_hint(error: &crate::machineadm::Error) -> Option<&'static str> {
         Error::ProviderFailed { .. } => {
             Some("run the plugin by hand to see its error; --retries and --plugin-timeout tune the retry policy")
         }
-        Error::RemoteRefused { .. } => {
-            Some("fetch the RemoteConfig with its own provider first, or drop --strict to skip it")
+        Error::RemoteRefused { .. } => Some("drop --strict to fetch it, or use --skip-remote to skip it"),
+        Error::Remote { source, .. } => machineadm_hint(source),
+        Error::RemoteProviderNotFound { .. } => {
+            Some("install the plugin (PATH, /usr/libexec/machineadm), or use the built-in `file` or `https` provider")
         }
+        Error::RemoteFailed { .. } => Some("--retries and --plugin-timeout tune the retry policy and the deadline"),
+        Error::RemoteUntrusted { .. } => Some("trust the server's CA with --cert-dir DIR (DIR/*.crt, PEM)"),
+        Error::PlainHttpRefused { .. } => Some("use an https:// URI, or allow plain http with --allow-http"),
+        Error::BadCryptadmPath { .. } => {
+            Some("give --cryptadm-path an absolute path of letters, digits and `/._-+`, e.g. /usr/local/bin/cryptadm")
+        }
+        Error::CertDir { .. } => Some("--cert-dir takes a directory of PEM CA certificates named *.crt"),
         _ => None,
     }
 }

@@ -7,18 +7,52 @@ use super::Error;
 use crate::crypto::encoding::b64_encode;
 use std::io::Write;
 
-/// The built-in cloud-init template (spec/machineadm.md §7.3): the stream written 0600 under `/run/machineadm`
-/// (not `/tmp`, which `systemd-tmpfiles-clean` races), then opened by an exec-form runcmd entry.
-pub const DEFAULT_TEMPLATE: &str = "#cloud-config
+/// Where the rendered userdata and Ignition configs expect the cryptadm binary unless told otherwise.
+pub const DEFAULT_CRYPTADM_PATH: &str = "/usr/local/bin/cryptadm";
+/// Where cloud-init writes the sealed stream.
+pub const CLOUD_INIT_STREAM_PATH: &str = "/run/machineadm/machineadm_config.yaml";
+/// Where the rendered userdata and Ignition configs have `cryptadm bootstrap open` write the configuration.
+pub const CONFIG_PATH: &str = "/run/machineadm/machine_config.yaml";
+
+/// The built-in cloud-init template (spec/machineadm.md §7.3) for a cryptadm at `cryptadm_path` (checked with
+/// [`validate_cryptadm_path`]): the stream written 0600 under `/run/machineadm` (not `/tmp`, which
+/// `systemd-tmpfiles-clean` races), then opened by an exec-form runcmd entry.
+pub fn default_template(cryptadm_path: &str) -> Result<String, Error> {
+    validate_cryptadm_path(cryptadm_path)?;
+    Ok(format!(
+        "#cloud-config
 write_files:
-- path: /run/machineadm/machineadm_config.yaml
+- path: {CLOUD_INIT_STREAM_PATH}
   owner: root:root
   permissions: '0600'
   encoding: gz+b64
-  content: {{ machine_config | gzipBase64 }}
+  content: {{{{ machine_config | gzipBase64 }}}}
 runcmd:
-- [/usr/local/bin/cryptadm, bootstrap, open, --in, /run/machineadm/machineadm_config.yaml, --out, /run/machineadm/machine_config.yaml]
-";
+- [{cryptadm_path}, bootstrap, open, --in, {CLOUD_INIT_STREAM_PATH}, --out, {CONFIG_PATH}]
+"
+    ))
+}
+
+/// A cryptadm path goes unquoted into a YAML flow sequence, a minijinja template and a systemd `ExecStart=`
+/// line: it must be absolute and hold only characters none of them treats specially (letters, digits, `/`, `.`,
+/// `_`, `-`, `+`). systemd would expand `%` and `$`, split on blanks and quotes; YAML would end the item at `,`
+/// or `]`, or start a comment at `#`.
+pub fn validate_cryptadm_path(path: &str) -> Result<(), Error> {
+    let bad = |problem| Err(Error::BadCryptadmPath { path: path.into(), problem });
+    if !path.starts_with('/') {
+        return bad("is not absolute");
+    }
+    if path.ends_with('/') {
+        return bad("names a directory");
+    }
+    if !path.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'+')) {
+        return bad("may hold only letters, digits and `/._-+` (systemd and YAML would change other characters)");
+    }
+    if path.split('/').any(|part| part == "..") {
+        return bad("has a `..` component");
+    }
+    Ok(())
+}
 
 /// EC2 takes at most 16 KiB of raw userdata; larger output gets a warning.
 pub const USERDATA_SIZE_WARNING: usize = 16 * 1024;
@@ -83,10 +117,39 @@ mod tests {
 
     #[test]
     fn default_template_round_trips() {
-        let rendered = render_template(DEFAULT_TEMPLATE, "kind: X\n").unwrap();
+        let rendered = render_template(&default_template(DEFAULT_CRYPTADM_PATH).unwrap(), "kind: X\n").unwrap();
         let content = rendered.lines().find_map(|l| l.strip_prefix("  content: ")).unwrap();
         assert_eq!(gunzip_b64(content), "kind: X\n");
         assert!(rendered.ends_with("machine_config.yaml]\n"));
+    }
+
+    #[test]
+    fn cryptadm_paths() {
+        for good in ["/usr/local/bin/cryptadm", "/opt/cryptadm-1.2/bin/cryptadm_x86+64"] {
+            assert!(validate_cryptadm_path(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "cryptadm",
+            "bin/cryptadm",
+            "/usr/bin/",
+            "/a b",
+            "/a%i",
+            "/a$HOME",
+            "/a'b",
+            "/a\"b",
+            "/a\\b",
+            "/a,b",
+            "/a]b",
+            "/a#b",
+            "/a:b",
+            "/a\nb",
+            "/a/../b",
+            "/ä",
+        ] {
+            assert!(validate_cryptadm_path(bad).is_err(), "{bad:?}");
+        }
+        let rendered = default_template("/opt/bin/cryptadm").unwrap();
+        assert!(rendered.contains("- [/opt/bin/cryptadm, bootstrap, open,"), "{rendered}");
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub struct EncryptedConfig {
     pub iterations: u32,
 }
 
-/// A `RemoteConfig`: cryptadm writes these and skips them when opening.
+/// A `RemoteConfig`: a pointer to configuration that a remote-configuration provider fetches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteConfig {
     /// `metadata.name`.
@@ -84,6 +84,31 @@ pub fn parse_stream(input: &[u8]) -> Result<Vec<Document>, Error> {
         documents.push(parse_document(documents.len() + 1, value)?);
     }
     Ok(documents)
+}
+
+/// What a remote-configuration provider returned: a machineadm stream (`Some`, every document validated) or plain
+/// configuration (`None`): bytes that are not a YAML stream, or a YAML stream none of whose documents has a
+/// machineadm apiVersion. A stream that mixes both is refused: which parts to decrypt would be a guess.
+pub(super) fn parse_fetched(input: &[u8]) -> Result<Option<Vec<Document>>, Error> {
+    let Ok(text) = std::str::from_utf8(input) else { return Ok(None) };
+    let mut options = serde_saphyr::options::Options::default();
+    options.with_snippet = false;
+    let Ok(raw) = serde_saphyr::from_multiple_with_options::<Value>(text, options) else { return Ok(None) };
+    let values: Vec<Value> = raw.into_iter().flat_map(flatten_list).filter(|v| !v.is_null()).collect();
+    let ours = values
+        .iter()
+        .filter(|v| {
+            v.get("apiVersion")
+                .and_then(Value::as_str)
+                .and_then(|a| a.split_once('/'))
+                .is_some_and(|(group, _)| ACCEPTED_GROUPS.contains(&group))
+        })
+        .count();
+    match ours {
+        0 => Ok(None),
+        n if n < values.len() => Err(Error::BadRemoteContent("mixes machineadm documents and plain configuration")),
+        _ => parse_stream(input).map(Some),
+    }
 }
 
 /// kubectl prints several objects as a `v1 List`; read its items as documents.

@@ -50,18 +50,126 @@ pub enum Error {
         /// The document's provider.
         provider: String,
     },
-    /// Strict mode forbids RemoteConfig documents, which cryptadm does not fetch.
-    #[error(
-        "document {index}: RemoteConfig `{name}` refused in strict mode: cryptadm does not fetch remote configuration"
-    )]
+    /// Strict mode accepts in-band configuration only: a RemoteConfig document is refused, never fetched.
+    #[error("document {index}: RemoteConfig `{name}` refused in strict mode (in-band configuration only)")]
     RemoteRefused {
         /// 1-based position of the document in the stream.
         index: usize,
         /// `metadata.name` of the document.
         name: String,
     },
+    /// Something went wrong with what a RemoteConfig document points at; `source` says what.
+    #[error("document {index} (RemoteConfig `{name}`, provider `{provider}`)")]
+    Remote {
+        /// 1-based position of the RemoteConfig document in its stream.
+        index: usize,
+        /// `metadata.name` of the document.
+        name: String,
+        /// Its provider.
+        provider: String,
+        /// What failed: the fetch, or a document of the fetched stream.
+        #[source]
+        source: Box<Error>,
+    },
+    /// No remote-configuration plugin for a provider.
+    #[error("remote-configuration provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
+    RemoteProviderNotFound {
+        /// The provider.
+        provider: String,
+        /// The executable name looked for.
+        program: String,
+        /// The system plugin directories searched besides PATH.
+        system_dirs: String,
+    },
+    /// The configuration a RemoteConfig points at does not exist (missing file, HTTP 404 or 410, plugin exit 5).
+    #[error("`{uri}` not found: {problem}")]
+    RemoteNotFound {
+        /// The URI.
+        uri: String,
+        /// What the provider said.
+        problem: String,
+    },
+    /// Fetching failed: plugin failure or timeout, network error, HTTP error status (after the retries).
+    #[error("fetching `{uri}` failed: {problem}")]
+    RemoteFailed {
+        /// The URI.
+        uri: String,
+        /// What happened.
+        problem: String,
+    },
+    /// The HTTPS server's certificate did not verify against the trusted roots.
+    #[error("fetching `{uri}`: the server's TLS certificate is not trusted: {problem}")]
+    RemoteUntrusted {
+        /// The URI.
+        uri: String,
+        /// The verifier's reason.
+        problem: String,
+    },
+    /// The fetched configuration is larger than the limit.
+    #[error("`{uri}` is larger than the {limit}-byte limit")]
+    RemoteTooLarge {
+        /// The URI.
+        uri: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// A URI the provider cannot use (wrong scheme, plain http without the opt-in, a host in a file URI).
+    #[error("uri `{uri}` is not usable by the `{provider}` provider: {problem}")]
+    BadRemoteUri {
+        /// The provider.
+        provider: String,
+        /// The URI.
+        uri: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Plain `http://` was not allowed.
+    #[error("uri `{uri}`: plain http is refused (the configuration would travel unauthenticated)")]
+    PlainHttpRefused {
+        /// The URI.
+        uri: String,
+    },
+    /// A RemoteConfig points, directly or through others, at itself.
+    #[error("RemoteConfig loop: {chain}")]
+    RemoteLoop {
+        /// The fetches that lead back to the first, as `provider uri → …`.
+        chain: String,
+    },
+    /// RemoteConfig documents nested deeper than the limit.
+    #[error("RemoteConfig documents nested more than {limit} deep")]
+    RemoteTooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// More fetches than the limit for one stream.
+    #[error("more than {limit} RemoteConfig fetches for one stream")]
+    TooManyFetches {
+        /// The limit.
+        limit: usize,
+    },
+    /// A fetched configuration is neither a machineadm stream nor plain configuration.
+    #[error("the fetched configuration {0}")]
+    BadRemoteContent(&'static str),
+    /// A cryptadm path that systemd, YAML or the shell would change.
+    #[error("cryptadm path `{path}` {problem}")]
+    BadCryptadmPath {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// A certificate directory could not be read.
+    #[error("certificate directory `{path}`: {problem}")]
+    CertDir {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+        /// The directory is missing.
+        not_found: bool,
+    },
     /// The stream has nothing to decrypt.
-    #[error("the stream holds no EncryptedConfig document")]
+    #[error("the stream holds no EncryptedConfig document and no fetched configuration")]
     NothingToOpen,
     /// A provider name that cannot name a plugin.
     #[error("invalid provider name `{0}`: use lowercase letters, digits and dashes")]
@@ -123,8 +231,13 @@ pub enum Error {
 impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
-            Error::Unauthenticated { .. } => ExitStatus::Unauthenticated,
-            Error::ProviderNotFound { .. } => ExitStatus::NotFound,
+            Error::Remote { source, .. } => source.status(),
+            Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
+            Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
+                ExitStatus::NotFound
+            }
+            Error::CertDir { not_found: true, .. } => ExitStatus::NotFound,
+            Error::RemoteFailed { .. } => ExitStatus::Failure,
             Error::PassphraseFile { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ExitStatus::NotFound
             }
@@ -143,12 +256,25 @@ impl Classify for Error {
             | Error::BadProviderName(_)
             | Error::BadPassphraseUri { .. }
             | Error::BadPassphrase(_)
-            | Error::Template(_) => ExitStatus::InvalidInput,
+            | Error::Template(_)
+            | Error::RemoteTooLarge { .. }
+            | Error::BadRemoteUri { .. }
+            | Error::PlainHttpRefused { .. }
+            | Error::RemoteLoop { .. }
+            | Error::RemoteTooDeep { .. }
+            | Error::TooManyFetches { .. }
+            | Error::BadRemoteContent(_)
+            | Error::BadCryptadmPath { .. }
+            | Error::CertDir { .. } => ExitStatus::InvalidInput,
         }
     }
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
+            Error::Remote { source, .. } => return source.hint(),
+            Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
+            Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",
+            Error::RemoteLoop { .. } => "a fetched stream must not point back at a configuration that includes it",
             Error::Unauthenticated { .. } => {
                 "check that the passphrase source gives the exact bytes used when sealing (no newline is stripped)"
             }
@@ -157,7 +283,7 @@ impl Classify for Error {
             Error::Unsupported { what: "apiVersion", .. } | Error::Unsupported { what: "kind", .. } => {
                 "this cryptadm reads machineadm.cluster.x-k8s.io/v1alpha1 EncryptedConfig and RemoteConfig documents"
             }
-            Error::RemoteRefused { .. } => "fetch the RemoteConfig with its own provider first",
+            Error::RemoteRefused { .. } => "open it without strict mode to fetch the RemoteConfig",
             Error::NothingToOpen => "seal a configuration with `cryptadm bootstrap seal` first",
             Error::Template(_) => "templates may use `machine_config` and the filters `base64` and `gzipBase64`",
             _ => return None,

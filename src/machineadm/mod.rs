@@ -1,6 +1,7 @@
 //! The Cluster API machineadm "encrypted configuration": versioned `EncryptedConfig` documents that carry a
 //! machine configuration sealed with PBKDF2-HMAC-SHA-512 and AES-256-GCM, the passphrase providers that fetch
-//! their passphrase on the machine, and the cloud-init userdata that ships them.
+//! their passphrase on the machine, `RemoteConfig` documents fetched by remote-configuration providers, and the
+//! cloud-init userdata and Ignition configs that ship them.
 //!
 //! The proposal (kubernetes-sigs/cluster-api PR #4221) was never merged or implemented, so this module pins
 //! down what it left open; `../shared/spec/machineadm.md` §3.2 lists each choice and why.
@@ -9,19 +10,29 @@ mod cloudinit;
 mod document;
 mod envelope;
 mod error;
+mod ignition;
 mod provider;
+mod remote;
 mod stream;
 
-pub use cloudinit::{DEFAULT_TEMPLATE, USERDATA_SIZE_WARNING, gzip_base64, render_template};
+pub use cloudinit::{
+    CLOUD_INIT_STREAM_PATH, CONFIG_PATH, DEFAULT_CRYPTADM_PATH, USERDATA_SIZE_WARNING, default_template, gzip_base64,
+    render_template, validate_cryptadm_path,
+};
 pub use document::{
     API_VERSION, Document, EncryptedConfig, MAX_ITERATIONS, MAX_STREAM_BYTES, RECOMMENDED_ITERATIONS, RemoteConfig,
     parse_stream,
 };
 pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;
+pub use ignition::{IGNITION_STREAM_PATH, UNIT_NAME, render_ignition, unit};
 pub use provider::{
     BUILTIN_FILE_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX, ProviderSettings, SYSTEM_PLUGIN_DIRS,
     validate_provider_name,
+};
+pub use remote::{
+    BUILTIN_REMOTE_FILE, BUILTIN_REMOTE_HTTPS, MAX_REMOTE_BYTES, MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES, Proxy,
+    REMOTE_PLUGIN_PREFIX, RemoteSettings,
 };
 pub use stream::{OpenOptions, Opened, SealRequest, open_stream, resolve_seal_passphrase, seal_stream};
 

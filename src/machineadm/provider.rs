@@ -87,9 +87,16 @@ impl ProviderSettings {
 
     fn find_plugin(&self, provider: &str) -> Result<PathBuf, Error> {
         let program = format!("{PLUGIN_PREFIX}{provider}");
-        self.search_dirs.iter().map(|dir| dir.join(&program)).find(|path| is_executable(path)).ok_or_else(|| {
-            Error::ProviderNotFound { provider: provider.into(), program, system_dirs: SYSTEM_PLUGIN_DIRS.join(", ") }
+        self.find_executable(&program).ok_or_else(|| Error::ProviderNotFound {
+            provider: provider.into(),
+            program,
+            system_dirs: SYSTEM_PLUGIN_DIRS.join(", "),
         })
+    }
+
+    /// The first executable named `program` in the search directories.
+    pub(super) fn find_executable(&self, program: &str) -> Option<PathBuf> {
+        self.search_dirs.iter().map(|dir| dir.join(program)).find(|path| is_executable(path))
     }
 
     fn run_with_retries(
@@ -99,29 +106,79 @@ impl ProviderSettings {
         args: &[&str],
         ui: &dyn Interaction,
     ) -> Result<SecretBytes, Error> {
+        self.run_plugin_with_retries(&PluginRun::PASSPHRASE, provider, program, args, ui)
+            .map_err(|failure| Error::ProviderFailed { provider: provider.into(), problem: failure.problem })
+    }
+
+    /// Runs a plugin of either family, retrying what [`PluginRun`] does not call final.
+    pub(super) fn run_plugin_with_retries(
+        &self,
+        run: &PluginRun<'_>,
+        provider: &str,
+        program: &Path,
+        args: &[&str],
+        ui: &dyn Interaction,
+    ) -> Result<SecretBytes, PluginFailure> {
         let attempts = self.retries.saturating_add(1);
         let mut backoff = self.first_backoff;
         for attempt in 1..=attempts {
             ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), args.join(" ")));
-            let _busy = ui.busy(&format!("waiting for passphrase provider `{provider}` ({})", args[0]));
-            let failure = match run_plugin(program, args, self.timeout) {
+            let _busy = ui.busy(&format!("waiting for {} `{provider}` ({})", run.family, args[0]));
+            let failure = match run_plugin(program, args, self.timeout, run) {
                 Ok(output) => return Ok(output),
-                Err(RunError::Final(problem)) => problem,
+                Err(RunError::Final(failure)) => failure,
                 Err(RunError::Retryable(problem)) if attempt < attempts => {
                     ui.warn(&format!(
-                        "passphrase provider `{provider}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
+                        "{} `{provider}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
+                        run.family,
                         humanize(backoff)
                     ));
                     std::thread::sleep(backoff);
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                     continue;
                 }
-                Err(RunError::Retryable(problem)) if attempts > 1 => format!("{problem} (after {attempts} attempts)"),
-                Err(RunError::Retryable(problem)) => problem,
+                Err(RunError::Retryable(problem)) if attempts > 1 => {
+                    PluginFailure::failed(format!("{problem} (after {attempts} attempts)"))
+                }
+                Err(RunError::Retryable(problem)) => PluginFailure::failed(problem),
             };
-            return Err(Error::ProviderFailed { provider: provider.into(), problem: failure });
+            return Err(failure);
         }
         unreachable!("the loop returns on its last attempt")
+    }
+}
+
+/// How one family of plugins is run: what it is called in messages, how much of its stdout is read, which exit
+/// statuses end the retries, and the environment it gets.
+pub(super) struct PluginRun<'a> {
+    /// "passphrase provider", "remote-configuration provider".
+    pub family: &'static str,
+    /// Most bytes read from stdout; more is a final failure.
+    pub max_stdout: usize,
+    /// Exit status by which the plugin says "not found" (final), if the family's contract has one.
+    pub not_found_status: Option<i32>,
+    /// The plugin's whole environment; `None` inherits cryptadm's.
+    pub env: Option<&'a [(std::ffi::OsString, std::ffi::OsString)]>,
+}
+
+impl PluginRun<'static> {
+    const PASSPHRASE: PluginRun<'static> =
+        PluginRun { family: "passphrase provider", max_stdout: MAX_PLUGIN_OUTPUT, not_found_status: None, env: None };
+}
+
+/// Why a plugin did not deliver.
+pub(super) struct PluginFailure {
+    /// What happened (exit status, last line of its stderr, timeout).
+    pub problem: String,
+    /// The plugin said that what it was asked for does not exist.
+    pub not_found: bool,
+    /// It printed more than the family's stdout bound.
+    pub too_large: bool,
+}
+
+impl PluginFailure {
+    fn failed(problem: String) -> Self {
+        Self { problem, not_found: false, too_large: false }
     }
 }
 
@@ -148,13 +205,17 @@ fn read_passphrase_file(uri: &str) -> Result<Passphrase, Error> {
 
 /// Checks a passphraseURI for the built-in `file` provider and returns its path.
 pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
-    let bad = |problem| Error::BadPassphraseUri { uri: uri.into(), problem };
-    let rest = uri.strip_prefix("file://").ok_or_else(|| bad("expected file:///absolute/path"))?;
+    parse_file_uri(uri).map_err(|problem| Error::BadPassphraseUri { uri: uri.into(), problem })
+}
+
+/// `file:///absolute/path` → the path; the problem otherwise.
+pub(super) fn parse_file_uri(uri: &str) -> Result<PathBuf, &'static str> {
+    let rest = uri.strip_prefix("file://").ok_or("expected file:///absolute/path")?;
     if !rest.starts_with('/') {
-        return Err(bad("expected file:///absolute/path (a host part is not supported)"));
+        return Err("expected file:///absolute/path (a host part is not supported)");
     }
     if rest.contains('%') || rest.contains('?') || rest.contains('#') {
-        return Err(bad("percent-escapes, queries and fragments are not supported"));
+        return Err("percent-escapes, queries and fragments are not supported");
     }
     Ok(PathBuf::from(rest))
 }
@@ -186,13 +247,13 @@ fn is_executable(path: &Path) -> bool {
 
 enum RunError {
     Retryable(String),
-    Final(String),
+    Final(PluginFailure),
 }
 
 /// Runs a plugin once with bounded output and a deadline.
-fn run_plugin(program: &Path, args: &[&str], timeout: Duration) -> Result<SecretBytes, RunError> {
-    let limits = process::Limits { timeout, max_stdout: MAX_PLUGIN_OUTPUT, max_stderr: MAX_PLUGIN_STDERR };
-    let done = process::run(program, args, None, limits).map_err(|e| {
+fn run_plugin(program: &Path, args: &[&str], timeout: Duration, run: &PluginRun<'_>) -> Result<SecretBytes, RunError> {
+    let limits = process::Limits { timeout, max_stdout: run.max_stdout, max_stderr: MAX_PLUGIN_STDERR };
+    let done = process::run_with_env(program, args, None, limits, run.env).map_err(|e| {
         RunError::Retryable(match e {
             process::RunError::Spawn(e) => format!("cannot run `{}`: {e}", program.display()),
             process::RunError::TimedOut => format!("timed out after {}", humanize(timeout)),
@@ -202,13 +263,17 @@ fn run_plugin(program: &Path, args: &[&str], timeout: Duration) -> Result<Secret
         })
     })?;
     if done.stdout_truncated {
-        return Err(RunError::Final(format!("printed more than {MAX_PLUGIN_OUTPUT} bytes on stdout")));
+        let problem = format!("printed more than {} bytes on stdout", run.max_stdout);
+        return Err(RunError::Final(PluginFailure { problem, not_found: false, too_large: true }));
     }
     if !done.status.success() {
         let reason = process::last_line(&done.stderr).map(|l| format!(": {l}")).unwrap_or_default();
         let problem = format!("plugin {}{reason}", process::describe_status(done.status));
-        return Err(if done.status.code() == Some(EXIT_UNSUPPORTED_VERB) {
-            RunError::Final(problem)
+        let code = done.status.code();
+        return Err(if code == Some(EXIT_UNSUPPORTED_VERB) {
+            RunError::Final(PluginFailure::failed(problem))
+        } else if code.is_some() && code == run.not_found_status {
+            RunError::Final(PluginFailure { problem, not_found: true, too_large: false })
         } else {
             RunError::Retryable(problem)
         });

@@ -1,9 +1,10 @@
 //! Sealing a configuration into a stream, and opening a stream back into the configuration.
 
 use super::Error;
-use super::document::{Document, EncryptedConfig, RECOMMENDED_ITERATIONS, RemoteConfig, parse_stream};
+use super::document::{Document, EncryptedConfig, RECOMMENDED_ITERATIONS, RemoteConfig, parse_fetched, parse_stream};
 use super::envelope::{Nonces, seal_bytes};
 use super::provider::{BUILTIN_FILE_PROVIDER, ProviderSettings, file_uri_path, validate_provider_name};
+use super::remote::{MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES, RemoteSettings};
 use crate::crypto::{Passphrase, SecretBytes};
 use crate::interact::Interaction;
 use std::collections::HashMap;
@@ -68,22 +69,30 @@ pub fn seal_stream(
 /// How to open a stream.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
-    /// Refuse RemoteConfig documents instead of skipping them.
+    /// Refuse RemoteConfig documents (in-band configuration only) instead of fetching them.
     pub strict: bool,
+    /// Skip RemoteConfig documents instead of fetching them.
+    pub skip_remote: bool,
+    /// How RemoteConfig documents are fetched.
+    pub remote: RemoteSettings,
 }
 
 /// The result of opening a stream.
 pub struct Opened {
-    /// The decrypted configuration: every EncryptedConfig's plaintext, in order.
+    /// The configuration: every EncryptedConfig's plaintext and every fetched plain configuration, in order.
     pub plaintext: SecretBytes,
-    /// How many EncryptedConfig documents were decrypted.
+    /// How many EncryptedConfig documents were decrypted (fetched ones included).
     pub decrypted: usize,
+    /// How many RemoteConfig documents were fetched.
+    pub fetched: usize,
     /// How many RemoteConfig documents were skipped.
     pub skipped: usize,
 }
 
-/// Opens a machineadm stream: validates every document first, then decrypts the EncryptedConfig documents in
-/// order with the `explicit` passphrase or, without one, the passphrase each document's provider returns.
+/// Opens a machineadm stream. First every document is validated and every RemoteConfig fetched, recursively,
+/// each fetched stream processed in place of its RemoteConfig; then the EncryptedConfig documents are
+/// decrypted in order with the `explicit` passphrase or, without one, the passphrase each document's provider
+/// returns. Nothing is returned unless every step succeeded.
 pub fn open_stream(
     input: &[u8],
     explicit: Option<&Passphrase>,
@@ -93,39 +102,45 @@ pub fn open_stream(
 ) -> Result<Opened, Error> {
     let documents = parse_stream(input)?;
     preflight(&documents, options)?;
-    let mut fetched: HashMap<(String, String), Passphrase> = HashMap::new();
+    let mut expansion =
+        Expansion { providers, options, ui, chain: Vec::new(), pieces: Vec::new(), fetched: 0, skipped: 0 };
+    expansion.expand(documents, &[])?;
+    let Expansion { pieces, fetched, skipped, .. } = expansion;
+    if pieces.is_empty() {
+        return Err(Error::NothingToOpen);
+    }
+
+    let mut passphrases: HashMap<(String, String), Passphrase> = HashMap::new();
     let mut plaintext = SecretBytes::new(Vec::new());
-    let (mut decrypted, mut skipped) = (0, 0);
-    for (position, document) in documents.iter().enumerate() {
-        let index = position + 1;
-        match document {
-            Document::Remote(remote) => {
-                ui.info(&format!(
-                    "skipping document {index}: RemoteConfig `{}` (provider `{}`); cryptadm does not fetch remote configuration",
-                    remote.name, remote.provider
-                ));
-                skipped += 1;
-            }
-            Document::Encrypted(doc) => {
+    let mut decrypted = 0;
+    for piece in &pieces {
+        match piece {
+            Piece::Plain { bytes, .. } => append_document(&mut plaintext, bytes),
+            Piece::Encrypted { origin, index, doc } => {
+                let index = *index;
                 ui.debug(&format!(
-                    "document {index}: EncryptedConfig, provider `{}`, passphraseURI `{}`, {} PBKDF2 iterations, {} ciphertext bytes",
+                    "{}: EncryptedConfig, provider `{}`, passphraseURI `{}`, {} PBKDF2 iterations, {} ciphertext bytes",
+                    describe(origin, index),
                     doc.provider,
                     doc.passphrase_uri,
                     doc.iterations,
                     doc.ciphertext.len()
                 ));
                 let chunk = match explicit {
-                    Some(passphrase) => doc.decrypt(index, passphrase)?,
+                    Some(passphrase) => doc.decrypt(index, passphrase),
                     None => {
                         let key = (doc.provider.clone(), doc.passphrase_uri.clone());
-                        if !fetched.contains_key(&key) {
-                            fetched.insert(key.clone(), fetch_passphrase(doc, providers, ui)?);
+                        if !passphrases.contains_key(&key) {
+                            let passphrase = fetch_passphrase(doc, providers, ui).map_err(|e| nest(origin, e))?;
+                            passphrases.insert(key.clone(), passphrase);
                         }
-                        doc.decrypt(index, &fetched[&key])?
+                        doc.decrypt(index, &passphrases[&key])
                     }
-                };
+                }
+                .map_err(|e| nest(origin, e))?;
                 ui.info(&format!(
-                    "decrypted document {index}: EncryptedConfig (provider `{}`, {} bytes)",
+                    "decrypted {}: EncryptedConfig (provider `{}`, {} bytes)",
+                    describe(origin, index),
                     doc.provider,
                     chunk.len()
                 ));
@@ -134,20 +149,140 @@ pub fn open_stream(
             }
         }
     }
-    Ok(Opened { plaintext, decrypted, skipped })
+    Ok(Opened { plaintext, decrypted, fetched, skipped })
 }
 
-/// Everything that can be known wrong without a passphrase fails before any provider runs.
+/// Everything that can be known wrong without a passphrase or a fetch fails before any provider runs.
 fn preflight(documents: &[Document], options: &OpenOptions) -> Result<(), Error> {
     for (position, document) in documents.iter().enumerate() {
         if let (true, Document::Remote(remote)) = (options.strict, document) {
             return Err(Error::RemoteRefused { index: position + 1, name: remote.name.clone() });
         }
     }
-    if !documents.iter().any(|d| matches!(d, Document::Encrypted(_))) {
-        return Err(Error::NothingToOpen);
-    }
     Ok(())
+}
+
+/// A RemoteConfig document on the way to a piece of the output.
+#[derive(Debug, Clone)]
+struct Hop {
+    index: usize,
+    name: String,
+    provider: String,
+}
+
+/// One part of the output, in stream order.
+enum Piece {
+    /// An EncryptedConfig (document `index` of the stream reached through `origin`), decrypted later.
+    Encrypted { origin: Vec<Hop>, index: usize, doc: EncryptedConfig },
+    /// Plain configuration a RemoteConfig returned, used as it is.
+    Plain { bytes: SecretBytes },
+}
+
+/// The first phase of opening: every RemoteConfig fetched, every fetched stream validated.
+struct Expansion<'a> {
+    providers: &'a ProviderSettings,
+    options: &'a OpenOptions,
+    ui: &'a dyn Interaction,
+    /// (provider, uri) of the fetches being processed, outermost first: a loop finds itself here.
+    chain: Vec<(String, String)>,
+    pieces: Vec<Piece>,
+    fetched: usize,
+    skipped: usize,
+}
+
+impl Expansion<'_> {
+    fn expand(&mut self, documents: Vec<Document>, origin: &[Hop]) -> Result<(), Error> {
+        for (position, document) in documents.into_iter().enumerate() {
+            let index = position + 1;
+            match document {
+                Document::Encrypted(doc) => self.pieces.push(Piece::Encrypted { origin: origin.to_vec(), index, doc }),
+                Document::Remote(remote) if self.options.skip_remote => {
+                    self.ui.info(&format!(
+                        "skipping {}: RemoteConfig `{}` (provider `{}`)",
+                        describe(origin, index),
+                        remote.name,
+                        remote.provider
+                    ));
+                    self.skipped += 1;
+                }
+                Document::Remote(remote) => {
+                    let hop = Hop { index, name: remote.name.clone(), provider: remote.provider.clone() };
+                    let mut inner = origin.to_vec();
+                    inner.push(hop.clone());
+                    self.follow(&remote, &inner, describe(origin, index)).map_err(|source| Error::Remote {
+                        index: hop.index,
+                        name: hop.name,
+                        provider: hop.provider,
+                        source: Box::new(source),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn follow(&mut self, remote: &RemoteConfig, origin: &[Hop], at: String) -> Result<(), Error> {
+        let key = (remote.provider.clone(), remote.uri.clone());
+        if self.chain.contains(&key) {
+            let chain: Vec<String> =
+                self.chain.iter().chain(std::iter::once(&key)).map(|(p, u)| format!("{p} {u}")).collect();
+            return Err(Error::RemoteLoop { chain: chain.join(" → ") });
+        }
+        if self.chain.len() >= MAX_REMOTE_DEPTH {
+            return Err(Error::RemoteTooDeep { limit: MAX_REMOTE_DEPTH });
+        }
+        if self.fetched >= MAX_REMOTE_FETCHES {
+            return Err(Error::TooManyFetches { limit: MAX_REMOTE_FETCHES });
+        }
+        self.fetched += 1;
+        let bytes = self.options.remote.fetch(remote, self.providers, self.ui)?;
+        if bytes.is_empty() {
+            return Err(Error::BadRemoteContent("is empty"));
+        }
+        match parse_fetched(&bytes)? {
+            Some(documents) => {
+                self.ui.info(&format!(
+                    "fetched {at}: RemoteConfig `{}` (provider `{}`): a machineadm stream of {} documents",
+                    remote.name,
+                    remote.provider,
+                    documents.len()
+                ));
+                self.chain.push(key);
+                let result = self.expand(documents, origin);
+                self.chain.pop();
+                result
+            }
+            None => {
+                self.ui.info(&format!(
+                    "fetched {at}: RemoteConfig `{}` (provider `{}`): {} bytes of plain configuration",
+                    remote.name,
+                    remote.provider,
+                    bytes.len()
+                ));
+                self.pieces.push(Piece::Plain { bytes });
+                Ok(())
+            }
+        }
+    }
+}
+
+/// "document 2", or "document 2 of RemoteConfig `a` > `b`" for a document of a fetched stream.
+fn describe(origin: &[Hop], index: usize) -> String {
+    if origin.is_empty() {
+        return format!("document {index}");
+    }
+    let path: Vec<String> = origin.iter().map(|hop| format!("`{}`", hop.name)).collect();
+    format!("document {index} of RemoteConfig {}", path.join(" > "))
+}
+
+/// Wraps an error of a fetched document in the RemoteConfig documents that led to it.
+fn nest(origin: &[Hop], error: Error) -> Error {
+    origin.iter().rev().fold(error, |source, hop| Error::Remote {
+        index: hop.index,
+        name: hop.name.clone(),
+        provider: hop.provider.clone(),
+        source: Box::new(source),
+    })
 }
 
 fn fetch_passphrase(
@@ -225,19 +360,102 @@ mod tests {
     }
 
     #[test]
-    fn open_skips_remote_configs_and_concatenates() {
+    fn open_skips_remote_configs_when_asked_and_concatenates() {
         let pass = Passphrase::new(b"pw".to_vec());
         let remote = RemoteConfig { name: "r".into(), provider: "s3".into(), uri: "s3://b/k".into() };
         let first = to_yaml(&seal_stream(b"a: 1\n", &pass, "file:///x", &request(vec![remote])).unwrap());
         let second = to_yaml(&seal_stream(b"b: 2\n", &pass, "file:///x", &request(vec![])).unwrap());
         let stream = format!("{first}---\n{second}");
-        let opened =
-            open_stream(stream.as_bytes(), Some(&pass), &settings(), &OpenOptions::default(), &NonInteractive).unwrap();
+        let skip = OpenOptions { skip_remote: true, ..OpenOptions::default() };
+        let opened = open_stream(stream.as_bytes(), Some(&pass), &settings(), &skip, &NonInteractive).unwrap();
         assert_eq!((opened.decrypted, opened.skipped), (2, 1));
         assert_eq!(opened.plaintext.as_slice(), b"a: 1\n---\nb: 2\n");
-        let strict =
-            open_stream(stream.as_bytes(), Some(&pass), &settings(), &OpenOptions { strict: true }, &NonInteractive);
+        let strict = OpenOptions { strict: true, ..OpenOptions::default() };
+        let strict = open_stream(stream.as_bytes(), Some(&pass), &settings(), &strict, &NonInteractive);
         assert!(matches!(strict, Err(Error::RemoteRefused { index: 1, .. })));
+    }
+
+    fn remote(name: &str, provider: &str, uri: &str) -> String {
+        format!(
+            "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: {name}\nspec:\n  provider: {provider}\n  uri: {uri}\n"
+        )
+    }
+
+    #[test]
+    fn remote_configs_are_fetched_in_place_and_nested() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| format!("file://{}/{name}", dir.path().display());
+        let pass = Passphrase::new(b"pw".to_vec());
+        let sealed = |text: &[u8]| to_yaml(&seal_stream(text, &pass, "file:///x", &request(vec![])).unwrap());
+        std::fs::write(dir.path().join("plain.yaml"), b"plain: 3\n").unwrap();
+        let inner = format!("{}---\n{}", sealed(b"inner: 1\n"), remote("p", "file", &at("plain.yaml")));
+        std::fs::write(dir.path().join("inner.yaml"), inner).unwrap();
+        let top = format!("{}---\n{}", remote("i", "file", &at("inner.yaml")), sealed(b"top: 2\n"));
+        let opened =
+            open_stream(top.as_bytes(), Some(&pass), &settings(), &OpenOptions::default(), &NonInteractive).unwrap();
+        assert_eq!(opened.plaintext.as_slice(), b"inner: 1\n---\nplain: 3\n---\ntop: 2\n");
+        assert_eq!((opened.decrypted, opened.fetched), (2, 2));
+
+        // A loop: a.yaml → b.yaml → a.yaml.
+        std::fs::write(dir.path().join("a.yaml"), remote("b", "file", &at("b.yaml"))).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), remote("a", "file", &at("a.yaml"))).unwrap();
+        let err = open_stream(
+            remote("a", "file", &at("a.yaml")).as_bytes(),
+            None,
+            &settings(),
+            &OpenOptions::default(),
+            &NonInteractive,
+        )
+        .err()
+        .unwrap();
+        let text = format!("{:#}", anyhow::Error::new(err));
+        assert!(text.contains("RemoteConfig loop") && text.contains("a.yaml → file"), "{text}");
+
+        // Too deep: d0 → d1 → … each a new file.
+        for depth in 0..6 {
+            std::fs::write(dir.path().join(format!("d{depth}")), remote("d", "file", &at(&format!("d{}", depth + 1))))
+                .unwrap();
+        }
+        let err = open_stream(
+            remote("d", "file", &at("d0")).as_bytes(),
+            None,
+            &settings(),
+            &OpenOptions::default(),
+            &NonInteractive,
+        )
+        .err()
+        .unwrap();
+        assert!(format!("{:#}", anyhow::Error::new(err)).contains("nested more than 4 deep"));
+
+        // Mixed content is refused; a missing file is not found.
+        std::fs::write(
+            dir.path().join("mixed.yaml"),
+            format!("{}---\nkind: ConfigMap\napiVersion: v1\n", sealed(b"x")),
+        )
+        .unwrap();
+        let err = open_stream(
+            remote("m", "file", &at("mixed.yaml")).as_bytes(),
+            Some(&pass),
+            &settings(),
+            &OpenOptions::default(),
+            &NonInteractive,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            matches!(&err, Error::Remote { source, .. } if matches!(**source, Error::BadRemoteContent(_))),
+            "{err}"
+        );
+        let err = open_stream(
+            remote("n", "file", &at("none.yaml")).as_bytes(),
+            None,
+            &settings(),
+            &OpenOptions::default(),
+            &NonInteractive,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(crate::exit::Classify::status(&err), crate::exit::ExitStatus::NotFound);
     }
 
     #[test]

@@ -230,7 +230,7 @@ fn seal_refuses_a_file_uri_the_machine_cannot_use() {
 }
 
 #[test]
-fn remote_configs_come_first_and_are_skipped_when_opening() {
+fn remote_configs_come_first_and_are_fetched_skipped_or_refused_when_opening() {
     let scratch = Scratch::new();
     scratch.write("pass", VECTOR_PASSPHRASE);
     scratch.write("plain.yaml", VECTOR_PLAINTEXT);
@@ -245,7 +245,19 @@ fn remote_configs_come_first_and_are_skipped_when_opening() {
     assert!(sealed.starts_with(
         "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: remote-config-1\nspec:\n  provider: s3\n  uri: s3://bucket/key.yaml\n---\n"
     ), "{sealed}");
+    // Fetched by default: no `s3` plugin here, so not found, and nothing written.
     open_in(&scratch)
+        .env("PATH", "/usr/bin:/bin")
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(
+            "document 1 (RemoteConfig `remote-config-1`, provider `s3`): remote-configuration provider `s3`: plugin \
+             `machineadm-remote-configuration-provider-s3` not found",
+        ))
+        .stderr(predicate::str::contains("hint: install the plugin"));
+    assert!(!scratch.path("out.yaml").exists());
+    open_in(&scratch)
+        .arg("--skip-remote")
         .assert()
         .success()
         .stderr(predicate::str::contains("skipping document 1: RemoteConfig `remote-config-1` (provider `s3`)"));
@@ -254,7 +266,8 @@ fn remote_configs_come_first_and_are_skipped_when_opening() {
         .arg("--strict")
         .assert()
         .code(3)
-        .stderr(predicate::str::contains("refused in strict mode").and(predicate::str::contains("drop --strict")));
+        .stderr(predicate::str::contains("refused in strict mode"))
+        .stderr(predicate::str::contains("hint: drop --strict"));
     assert!(!scratch.path("out.yaml").exists());
 }
 
@@ -278,7 +291,7 @@ fn json_output_opens_too() {
         let expected_kind = if remote.is_some() { "List" } else { "EncryptedConfig" };
         assert_eq!(json["kind"], expected_kind);
         let _ = std::fs::remove_file(scratch.path("out.yaml"));
-        open_in(&scratch).assert().success();
+        open_in(&scratch).arg("--skip-remote").assert().success();
         assert_eq!(std::fs::read_to_string(scratch.path("out.yaml")).unwrap(), VECTOR_PLAINTEXT);
     }
 }

@@ -301,3 +301,123 @@ fn oversized_userdata_warns_about_the_ec2_limit() {
     assert!(output.status.success());
     assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
 }
+
+/// The module lists of the sandboxed boot: only what the userdata uses, so cloud-init touches nothing else
+/// (network, hostname, users, ssh keys).
+const SANDBOX_CFG: &str = "datasource_list: [NoCloud]
+network: {config: disabled}
+preserve_hostname: true
+manage_etc_hosts: false
+cloud_init_modules: [write_files]
+cloud_config_modules: [runcmd]
+cloud_final_modules: [scripts_user]
+";
+
+/// Boots the userdata `seal --cloud-init` printed through cloud-init itself (see `tests/interop/cloud_init_sandbox.sh`)
+/// on a machine whose /etc/machineadm/passphrase holds `machine_passphrase`; returns the output directory.
+fn boot_with_cloud_init(sandbox: &crate::sandbox::Sandbox, tag: &str, machine_passphrase: &str) -> std::path::PathBuf {
+    require_cloud_init();
+    let scratch = &sandbox.scratch;
+    let sealing = scratch.write("sealing-passphrase", "correct horse battery staple");
+    let plaintext = scratch.write("config.yaml", machine_config());
+    let output = cryptadm()
+        .args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
+        .arg("--passphrase-file")
+        .arg(&sealing)
+        .arg("--in")
+        .arg(&plaintext)
+        .arg("--cloud-init")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let userdata = scratch.write(&format!("user-data-{tag}"), &output.stdout);
+    let meta = scratch.write("meta-data", "instance-id: iid-cryptadm-test-1\nlocal-hostname: sandbox\n");
+    let cfg = scratch.write("99-sandbox.cfg", SANDBOX_CFG);
+    let extra = scratch.path(&format!("extra-{tag}"));
+    std::fs::create_dir_all(extra.join("etc/machineadm")).unwrap();
+    std::fs::write(extra.join("etc/machineadm/passphrase"), machine_passphrase).unwrap();
+    let out = scratch.path(&format!("out-{tag}"));
+    let binary = Path::new(env!("CARGO_BIN_EXE_cryptadm"));
+    let ran = sandbox.run("cloud_init_sandbox.sh", &[&userdata, &meta, &cfg, binary, &extra, &out]);
+    assert!(
+        ran.status.success(),
+        "the cloud-init sandbox failed:\n{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        stderr(&ran)
+    );
+    out
+}
+
+#[test]
+fn cloud_init_runs_write_files_and_runcmd_and_cryptadm_opens_the_stream() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = crate::sandbox::Sandbox::new();
+    let out = boot_with_cloud_init(&sandbox, "good", "correct horse battery staple");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_default();
+    assert_eq!(
+        read("steps"),
+        "init 0\nmodules --mode config 0\nmodules --mode final 0\n",
+        "{}",
+        read("cloud-init-output.log")
+    );
+    assert!(read("status").contains("status: done"), "{}", read("status"));
+    let argv = ["/usr/local/bin/cryptadm", "bootstrap", "open", "--in", STREAM_PATH, "--out", CONFIG_PATH];
+    let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
+    assert_eq!(read("runcmd"), format!("#!/bin/sh\n{}\n", quoted.join(" ")));
+    let mode =
+        |name: &str| std::fs::metadata(out.join("run-machineadm").join(name)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("machineadm_config.yaml"), 0o600, "write_files wrote the stream 0600");
+    assert_eq!(mode("machine_config.yaml"), 0o600, "cryptadm wrote the configuration 0600");
+    assert_eq!(std::fs::read(out.join("run-machineadm/machine_config.yaml")).unwrap(), machine_config());
+    assert!(read("cloud-init-output.log").contains("decrypted document 1: EncryptedConfig (provider `file`"));
+    // cloud-init wrote only its own state and what the userdata asked for.
+    for path in read("upper-layer.txt").lines().filter(|p| p.len() > 1) {
+        let allowed =
+            ["./var", "./var/lib", "./var/lib/cloud", "./var/log", "./usr", "./usr/local", "./usr/local/bin", "./etc"];
+        assert!(
+            allowed.contains(&path)
+                || [
+                    "./var/lib/cloud/",
+                    "./var/log/cloud-init",
+                    "./usr/local/bin/cryptadm",
+                    "./etc/cloud",
+                    "./etc/machineadm"
+                ]
+                .iter()
+                .any(|prefix| path.starts_with(prefix)),
+            "cloud-init wrote `{path}`"
+        );
+    }
+
+    // The negative control: another passphrase on the machine; runcmd fails, cloud-init reports it, nothing is
+    // written.
+    let out = boot_with_cloud_init(&sandbox, "bad", "wrong");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_default();
+    assert!(read("steps").ends_with("modules --mode final 1\n"), "{}", read("steps"));
+    assert!(read("status").contains("status: error"), "{}", read("status"));
+    assert!(
+        read("cloud-init-output.log").contains("decryption failed: wrong passphrase"),
+        "{}",
+        read("cloud-init-output.log")
+    );
+    assert!(!out.join("run-machineadm/machine_config.yaml").exists());
+}
+
+#[test]
+fn cryptadm_path_moves_the_runcmd_binary() {
+    let scratch = Scratch::new();
+    let passphrase = scratch.write("passphrase", "s3cret");
+    let input = scratch.write("config.yaml", machine_config());
+    let output =
+        seal_cmd(&passphrase, &input).args(["--cloud-init", "--cryptadm-path", "/opt/bin/cryptadm"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let userdata = scratch.write("userdata", &output.stdout);
+    assert_eq!(schema(&userdata).status.code(), Some(0));
+    let decoded = decode_with_cloud_init(&scratch, &userdata, "path");
+    assert_eq!(decoded.summary["runcmd"][0][0], "/opt/bin/cryptadm");
+    for bad in ["cryptadm", "/opt/my bin/cryptadm", "/opt/%h/cryptadm", "/opt/$X", "/a,b"] {
+        let output = seal_cmd(&passphrase, &input).args(["--cloud-init", "--cryptadm-path", bad]).output().unwrap();
+        assert_eq!(output.status.code(), Some(3), "{bad}: {}", stderr(&output));
+        assert!(stderr(&output).contains("hint: give --cryptadm-path an absolute path"), "{}", stderr(&output));
+    }
+}

@@ -19,8 +19,8 @@ pub const EXAMPLES: &str = "Examples:
 /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)
 ///
 /// `seal` encrypts a machine configuration into a versioned EncryptedConfig document (PBKDF2-HMAC-SHA-512 with
-/// 50,000 rounds, AES-256-GCM) or into cloud-init userdata; `open` decrypts it on the machine, with the passphrase
-/// from the document's provider.
+/// 50,000 rounds, AES-256-GCM), into cloud-init userdata or into an Ignition config; `open` decrypts it on the
+/// machine, with the passphrase from the document's provider, and fetches the RemoteConfig documents it meets.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct BootstrapNamespace {
@@ -67,6 +67,46 @@ impl PluginArgs {
             timeout: std::time::Duration::from_secs(self.plugin_timeout),
             retries: self.retries,
             first_backoff: std::time::Duration::from_secs(1),
+        }
+    }
+}
+
+/// How `open` treats RemoteConfig documents.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Remote configuration")]
+pub struct RemoteArgs {
+    /// Skip RemoteConfig documents instead of fetching them
+    #[arg(long, conflicts_with = "strict")]
+    pub skip_remote: bool,
+    /// Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots
+    /// (repeatable)
+    #[arg(long, value_name = "DIR")]
+    pub cert_dir: Vec<std::path::PathBuf>,
+    /// Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated
+    #[arg(long)]
+    pub allow_http: bool,
+}
+
+impl RemoteArgs {
+    /// Resolves the fetch settings: the proxy from HTTPS_PROXY/NO_PROXY, and the environment remote-configuration
+    /// plugins get (an allow-list; see [`super::env_vars::REMOTE_PLUGIN_ENV`]).
+    pub fn settings(&self) -> crate::machineadm::RemoteSettings {
+        use super::env_vars::{self as env, var_os};
+        let text = |names: [&str; 2]| {
+            names.iter().find_map(|n| var_os(n)).and_then(|v| v.into_string().ok()).filter(|v| !v.is_empty())
+        };
+        let proxy = text([env::HTTPS_PROXY, "https_proxy"])
+            .map(|url| crate::machineadm::Proxy { url, no_proxy: text([env::NO_PROXY, "no_proxy"]) });
+        let mut plugin_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = env::REMOTE_PLUGIN_ENV
+            .iter()
+            .filter_map(|name| var_os(name).map(|value| ((*name).into(), value)))
+            .collect();
+        plugin_env.extend(env::vars_with_prefix(env::MACHINEADM_PREFIX));
+        crate::machineadm::RemoteSettings {
+            cert_dirs: self.cert_dir.clone(),
+            allow_http: self.allow_http,
+            proxy,
+            plugin_env: Some(plugin_env),
         }
     }
 }

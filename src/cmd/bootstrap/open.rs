@@ -1,6 +1,6 @@
 //! `cryptadm bootstrap open`: decrypt a machineadm configuration stream on the machine.
 
-use super::PluginArgs;
+use super::{PluginArgs, RemoteArgs};
 use crate::atomic;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
@@ -20,14 +20,22 @@ pub const EXAMPLES: &str = "Examples:
   # Once per instance, even if the decrypted file is consumed and removed afterwards
   cryptadm bootstrap open --in sealed.yaml --out config.yaml --creates /var/lib/machineadm/bootstrapped
 
+  # A RemoteConfig on an HTTPS server with a private CA (ca.crt in /etc/machineadm/certs.d)
+  cryptadm bootstrap open --in machineadm_config.yaml --out /run/machineadm/machine_config.yaml \\
+      --cert-dir /etc/machineadm/certs.d
+
   # Decrypt to a pipe (never to a terminal), e.g. to check a sealed file against its source
   cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase | cmp - machine-config.yaml";
 
 /// Decrypt a machineadm configuration stream back into the machine configuration
 ///
-/// Documents are processed in order: each EncryptedConfig is decrypted and authenticated, RemoteConfig documents
-/// are skipped (refused with --strict), anything else is an error. Every document is checked before any
-/// passphrase is fetched. The passphrase comes from --passphrase-file, CRYPTADM_PASSPHRASE_FILE or
+/// Documents are processed in order: each EncryptedConfig is decrypted and authenticated; each RemoteConfig is
+/// fetched by its provider and what it returns takes its place: a machineadm stream is processed the same way
+/// (nested at most 4 deep, a loop refused), anything else is plain configuration used as it is. `file`
+/// (file:///absolute/path) and `https` (TLS verified against the system roots and --cert-dir) are built in; any
+/// other provider runs machineadm-remote-configuration-provider-NAME as `fetch URI`. --strict refuses
+/// RemoteConfig documents, --skip-remote skips them. Every document is checked and every RemoteConfig fetched
+/// before any passphrase is fetched; a fetch may return at most 16 MiB. The passphrase comes from --passphrase-file, CRYPTADM_PASSPHRASE_FILE or
 /// CRYPTADM_PASSPHRASE if given, else from each document's provider: `file` reads the file its passphraseURI
 /// names; any other provider runs the plugin machineadm-plugin-encryption-provider-NAME from PATH,
 /// /usr/libexec/machineadm or /usr/local/libexec/machineadm as `get-passphrase URI`.
@@ -45,7 +53,7 @@ pub struct OpenArgs {
     pub out: PathBuf,
     #[command(flatten)]
     passphrase: PassphraseArgs,
-    /// Fail on RemoteConfig documents instead of skipping them
+    /// In-band configuration only: fail on RemoteConfig documents instead of fetching them
     #[arg(long)]
     pub strict: bool,
     /// Do nothing and exit 0 when PATH exists
@@ -53,6 +61,8 @@ pub struct OpenArgs {
     pub creates: Option<PathBuf>,
     #[command(flatten)]
     plugin: PluginArgs,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// Runs `cryptadm bootstrap open`.
@@ -76,7 +86,8 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     let input = super::read_input(&args.input, "the sealed stream")?;
     let explicit = args.passphrase.read(&mut stdin)?;
-    let options = OpenOptions { strict: args.strict };
+    let options =
+        OpenOptions { strict: args.strict, skip_remote: args.remote.skip_remote, remote: args.remote.settings() };
     let opened = machineadm::open_stream(&input, explicit.as_ref(), &args.plugin.settings(), &options, printer)
         .with_context(|| format!("opening {}", describe_input(&args.input)))?;
 

@@ -23,11 +23,25 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm bootstrap seal --in machine-config.yaml --provider aws \\
       --passphrase-uri arn:aws:kms:us-west-2:111122223333:key/1234abcd --cloud-init > userdata
 
+  # ... or an Ignition config (Fedora CoreOS, Flatcar), with cryptadm installed elsewhere on the machine
+  cryptadm bootstrap seal --in machine-config.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
+      --ignition --cryptadm-path /opt/bin/cryptadm > config.ign
+
+  # A large configuration out of band: seal it, put it where the machine fetches it (here over HTTPS), and ship
+  # userdata holding a RemoteConfig pointer to it plus the small in-band part (e.g. the join token)
+  cryptadm bootstrap seal --in kubeadm.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --out machine-0.yaml
+  curl --fail -T machine-0.yaml https://config.example/machines/machine-0.yaml
+  cryptadm bootstrap seal --in join-token.yaml --provider file \\
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
+      --remote-config https=https://config.example/machines/machine-0.yaml --cloud-init > userdata
+
   # Render your own bootstrap template ({{ machine_config | gzipBase64 }})
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --template bootstrap.tmpl";
 
-/// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata)
+/// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)
 ///
 /// The configuration is sealed with AES-256-GCM under a key derived from the passphrase with
 /// PBKDF2-HMAC-SHA-512 (50,000 iterations, fresh 16-byte salt and 12-byte IV). The passphrase comes from
@@ -50,9 +64,19 @@ pub struct SealArgs {
     /// Put a RemoteConfig document before the EncryptedConfig (repeatable)
     #[arg(long, value_name = "PROVIDER=URI", value_parser = parse_remote_config)]
     pub remote_config: Vec<(String, String)>,
-    /// Print #cloud-config userdata that writes the sealed stream and runs `cryptadm bootstrap open`
-    #[arg(long, help_heading = "Output")]
+    /// Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml)
+    /// and runs `cryptadm bootstrap open` from runcmd
+    #[arg(long, help_heading = "Output", conflicts_with = "ignition")]
     pub cloud_init: bool,
+    /// Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600,
+    /// /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs
+    /// `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service
+    #[arg(long, help_heading = "Output", conflicts_with = "template")]
+    pub ignition: bool,
+    /// Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and
+    /// `/._-+`
+    #[arg(long, value_name = "PATH", help_heading = "Output", default_value = machineadm::DEFAULT_CRYPTADM_PATH)]
+    pub cryptadm_path: String,
     /// Render this bootstrap template (variable `machine_config`, filters `base64`, `gzipBase64`)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub template: Option<PathBuf>,
@@ -61,7 +85,7 @@ pub struct SealArgs {
     pub out: Option<PathBuf>,
     /// Format of the printed documents
     #[arg(long, value_enum, default_value_t, value_name = "FORMAT", help_heading = "Output",
-          conflicts_with_all = ["cloud_init", "template"])]
+          conflicts_with_all = ["cloud_init", "template", "ignition"])]
     pub output_format: OutputFormatArg,
     #[command(flatten)]
     plugin: PluginArgs,
@@ -87,6 +111,7 @@ fn parse_remote_config(value: &str) -> Result<(String, String), String> {
 enum Rendering {
     Documents(crate::render::OutputFormat),
     Template(String),
+    Ignition(String),
 }
 
 /// Everything resolved before anything is sealed or written.
@@ -101,12 +126,22 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
     if is_stdin(&args.input) {
         stdin.claim("--in")?;
     }
-    let rendering = match (&args.template, args.cloud_init) {
-        (Some(path), _) => Rendering::Template(
+    let custom_path = args.cryptadm_path != machineadm::DEFAULT_CRYPTADM_PATH;
+    if custom_path && !args.cloud_init && !args.ignition {
+        return Err(Failure::new(ExitStatus::Usage, "--cryptadm-path applies only to --cloud-init and --ignition")
+            .with_hint("add --cloud-init or --ignition, or drop --cryptadm-path")
+            .into());
+    }
+    let rendering = match (&args.template, args.cloud_init, args.ignition) {
+        (Some(path), _, _) => Rendering::Template(
             std::fs::read_to_string(path).with_context(|| format!("reading the template `{}`", path.display()))?,
         ),
-        (None, true) => Rendering::Template(machineadm::DEFAULT_TEMPLATE.to_owned()),
-        (None, false) => Rendering::Documents(args.output_format.into()),
+        (None, true, _) => Rendering::Template(machineadm::default_template(&args.cryptadm_path)?),
+        (None, false, true) => {
+            machineadm::validate_cryptadm_path(&args.cryptadm_path)?;
+            Rendering::Ignition(args.cryptadm_path.clone())
+        }
+        (None, false, false) => Rendering::Documents(args.output_format.into()),
     };
     let remote_configs = args
         .remote_config
@@ -158,9 +193,13 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let documents = machineadm::seal_stream(&settings.plaintext, &passphrase, &passphrase_uri, &settings.request)?;
     let output = match &settings.rendering {
         Rendering::Documents(format) => machineadm::render_documents(&documents, *format)?,
-        Rendering::Template(template) => {
+        Rendering::Template(_) | Rendering::Ignition(_) => {
             let stream = machineadm::render_documents(&documents, crate::render::OutputFormat::Yaml)?;
-            let userdata = machineadm::render_template(template, &stream)?;
+            let userdata = match &settings.rendering {
+                Rendering::Ignition(cryptadm_path) => machineadm::render_ignition(&stream, cryptadm_path)?,
+                Rendering::Template(template) => machineadm::render_template(template, &stream)?,
+                Rendering::Documents(_) => unreachable!("matched above"),
+            };
             if userdata.len() > machineadm::USERDATA_SIZE_WARNING {
                 printer.warn(&format!(
                     "the userdata is {} bytes; EC2 accepts at most {} bytes of raw userdata",

@@ -1,0 +1,361 @@
+//! Fetching what a `RemoteConfig` document points at: the built-in `file` and `https` providers, and
+//! remote-configuration plugins run as executables.
+//!
+//! The proposal names the plugin `machineadm-remote-configuration-provider-<provider>` (no `plugin-` infix) and
+//! meant go-plugin; cryptadm keeps the name and the search path of the passphrase plugins and speaks a plain exec
+//! contract:
+//!
+//! - `machineadm-remote-configuration-provider-<provider> fetch <uri>` (the document's `spec.uri`, verbatim):
+//!   the bytes of the configuration on stdout, nothing added or stripped; diagnostics on stderr.
+//! - Exit 0: success. Exit 3: verb not supported. Exit 5: the configuration does not exist. Both are final;
+//!   any other status, a timeout or a spawn failure is retried with backoff, as for the passphrase plugins.
+//! - No stdin; at most [`MAX_REMOTE_BYTES`] of stdout (more is a final failure); the process group is killed
+//!   at the deadline; the environment is the one the command line passes ([`RemoteSettings::plugin_env`]).
+//!
+//! What comes back is either a machineadm stream, processed in place of the RemoteConfig document, or plain
+//! configuration, used as it is (the stream code decides; see `stream.rs`).
+
+use super::Error;
+use super::document::{MAX_STREAM_BYTES, RemoteConfig};
+use super::provider::{PluginRun, ProviderSettings, SYSTEM_PLUGIN_DIRS, parse_file_uri, validate_provider_name};
+use crate::crypto::SecretBytes;
+use crate::interact::Interaction;
+use crate::process::humanize;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Executable name prefix of remote-configuration plugins.
+pub const REMOTE_PLUGIN_PREFIX: &str = "machineadm-remote-configuration-provider-";
+/// The provider that reads a local file (`file:///absolute/path`).
+pub const BUILTIN_REMOTE_FILE: &str = "file";
+/// The provider that fetches over HTTPS.
+pub const BUILTIN_REMOTE_HTTPS: &str = "https";
+/// Most bytes one fetch may return (the same bound as an input stream).
+pub const MAX_REMOTE_BYTES: u64 = MAX_STREAM_BYTES;
+/// How deep RemoteConfig documents may nest (a RemoteConfig in the input stream is at depth 1).
+pub const MAX_REMOTE_DEPTH: usize = 4;
+/// Most fetches while opening one stream.
+pub const MAX_REMOTE_FETCHES: usize = 32;
+/// Most redirects an HTTPS fetch follows.
+const MAX_REDIRECTS: usize = 5;
+/// Exit status by which a remote-configuration plugin says the configuration does not exist.
+const EXIT_NOT_FOUND: i32 = 5;
+
+/// How RemoteConfig documents are fetched.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteSettings {
+    /// Directories of extra CA certificates (`*.crt`, PEM) trusted besides the system roots.
+    pub cert_dirs: Vec<PathBuf>,
+    /// Allow `http://` URIs for the `https` provider (and redirects to them).
+    pub allow_http: bool,
+    /// The proxy for HTTPS fetches; `None` connects directly.
+    pub proxy: Option<Proxy>,
+    /// The whole environment of remote-configuration plugins; `None` passes cryptadm's own.
+    pub plugin_env: Option<Vec<(OsString, OsString)>>,
+}
+
+/// An HTTP(S) proxy.
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    /// The proxy URL.
+    pub url: String,
+    /// Hosts reached directly (curl's `NO_PROXY` syntax).
+    pub no_proxy: Option<String>,
+}
+
+impl RemoteSettings {
+    /// Fetches the configuration `remote` points at.
+    pub(super) fn fetch(
+        &self,
+        remote: &RemoteConfig,
+        providers: &ProviderSettings,
+        ui: &dyn Interaction,
+    ) -> Result<SecretBytes, Error> {
+        validate_provider_name(&remote.provider)?;
+        match remote.provider.as_str() {
+            BUILTIN_REMOTE_FILE => read_file(&remote.uri),
+            BUILTIN_REMOTE_HTTPS => self.fetch_https(&remote.uri, providers, ui),
+            provider => self.fetch_with_plugin(provider, &remote.uri, providers, ui),
+        }
+    }
+
+    fn fetch_with_plugin(
+        &self,
+        provider: &str,
+        uri: &str,
+        providers: &ProviderSettings,
+        ui: &dyn Interaction,
+    ) -> Result<SecretBytes, Error> {
+        let program = format!("{REMOTE_PLUGIN_PREFIX}{provider}");
+        let path = providers.find_executable(&program).ok_or_else(|| Error::RemoteProviderNotFound {
+            provider: provider.into(),
+            program,
+            system_dirs: SYSTEM_PLUGIN_DIRS.join(", "),
+        })?;
+        let run = PluginRun {
+            family: "remote-configuration provider",
+            max_stdout: MAX_REMOTE_BYTES as usize,
+            not_found_status: Some(EXIT_NOT_FOUND),
+            env: self.plugin_env.as_deref(),
+        };
+        providers.run_plugin_with_retries(&run, provider, &path, &["fetch", uri], ui).map_err(|failure| {
+            if failure.too_large {
+                Error::RemoteTooLarge { uri: uri.into(), limit: MAX_REMOTE_BYTES }
+            } else if failure.not_found {
+                Error::RemoteNotFound { uri: uri.into(), problem: failure.problem }
+            } else {
+                Error::RemoteFailed { uri: uri.into(), problem: failure.problem }
+            }
+        })
+    }
+
+    fn fetch_https(&self, uri: &str, providers: &ProviderSettings, ui: &dyn Interaction) -> Result<SecretBytes, Error> {
+        let bad = |problem: &str| Error::BadRemoteUri {
+            provider: BUILTIN_REMOTE_HTTPS.into(),
+            uri: uri.into(),
+            problem: problem.into(),
+        };
+        let lower = uri.to_ascii_lowercase();
+        if lower.starts_with("http://") {
+            if !self.allow_http {
+                return Err(Error::PlainHttpRefused { uri: uri.into() });
+            }
+        } else if !lower.starts_with("https://") {
+            return Err(bad("expected an https:// URL"));
+        }
+        let url = reqwest::Url::parse(uri).map_err(|e| bad(&e.to_string()))?;
+        let client = self.client(uri, providers.timeout)?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+            Error::RemoteFailed { uri: uri.into(), problem: format!("cannot start the I/O runtime: {e}") }
+        })?;
+
+        let attempts = providers.retries.saturating_add(1);
+        let mut backoff = providers.first_backoff;
+        for attempt in 1..=attempts {
+            ui.debug(&format!("fetching `{uri}` (attempt {attempt} of {attempts})"));
+            let _busy = ui.busy(&format!("fetching `{uri}`"));
+            match runtime.block_on(get(&client, url.clone(), uri)) {
+                Ok(body) => return Ok(body),
+                Err(Attempt::Final(error)) => return Err(error),
+                Err(Attempt::Retryable(problem)) if attempt < attempts => {
+                    ui.warn(&format!(
+                        "fetching `{uri}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
+                        humanize(backoff)
+                    ));
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                }
+                Err(Attempt::Retryable(problem)) => {
+                    let problem = if attempts > 1 { format!("{problem} (after {attempts} attempts)") } else { problem };
+                    return Err(Error::RemoteFailed { uri: uri.into(), problem });
+                }
+            }
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+
+    fn client(&self, uri: &str, timeout: Duration) -> Result<reqwest::Client, Error> {
+        // reqwest is built without a default crypto provider, so that no C library (aws-lc) is linked.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder()
+            .https_only(!self.allow_http)
+            .tls_certs_merge(read_cert_dirs(&self.cert_dirs)?)
+            .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            // Proxies come from the settings (the command line reads the environment), never from reqwest itself.
+            .no_proxy();
+        if let Some(proxy) = &self.proxy {
+            let failed = |e: reqwest::Error| Error::BadRemoteUri {
+                provider: BUILTIN_REMOTE_HTTPS.into(),
+                uri: proxy.url.clone(),
+                problem: format!("not a usable proxy URL ({e})"),
+            };
+            let no_proxy = proxy.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
+            builder = builder.proxy(reqwest::Proxy::all(&proxy.url).map_err(failed)?.no_proxy(no_proxy));
+        }
+        builder.build().map_err(|e| Error::RemoteFailed {
+            uri: uri.into(),
+            problem: format!("cannot set up the HTTPS client: {}", describe_chain(&e)),
+        })
+    }
+}
+
+enum Attempt {
+    Retryable(String),
+    Final(Error),
+}
+
+/// One GET: the body, bounded by counting what arrives (a Content-Length over the bound fails at once).
+async fn get(client: &reqwest::Client, url: reqwest::Url, uri: &str) -> Result<SecretBytes, Attempt> {
+    let too_large = || Attempt::Final(Error::RemoteTooLarge { uri: uri.into(), limit: MAX_REMOTE_BYTES });
+    let mut response = client.get(url).send().await.map_err(|e| request_failure(&e, uri))?;
+    let status = response.status();
+    if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::GONE {
+        return Err(Attempt::Final(Error::RemoteNotFound { uri: uri.into(), problem: format!("HTTP {status}") }));
+    }
+    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        return Err(Attempt::Retryable(format!("HTTP {status}")));
+    }
+    if !status.is_success() {
+        return Err(Attempt::Final(Error::RemoteFailed { uri: uri.into(), problem: format!("HTTP {status}") }));
+    }
+    if response.content_length().is_some_and(|length| length > MAX_REMOTE_BYTES) {
+        return Err(too_large());
+    }
+    let mut body = SecretBytes::new(Vec::new());
+    while let Some(chunk) = response.chunk().await.map_err(|e| request_failure(&e, uri))? {
+        if (body.len() + chunk.len()) as u64 > MAX_REMOTE_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A certificate the verifier rejected is final (exit 16); anything else on the way is worth another try.
+fn request_failure(error: &reqwest::Error, uri: &str) -> Attempt {
+    if let Some(tls) = rustls_error(error).filter(|e| {
+        matches!(
+            e,
+            rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented
+                | rustls::Error::UnsupportedNameType
+        )
+    }) {
+        return Attempt::Final(Error::RemoteUntrusted { uri: uri.into(), problem: tls.to_string() });
+    }
+    if error.is_redirect() || error.is_builder() {
+        return Attempt::Final(Error::RemoteFailed { uri: uri.into(), problem: describe_chain(error) });
+    }
+    Attempt::Retryable(describe_chain(error))
+}
+
+/// The rustls error somewhere in the chain (hyper-rustls hands it up inside an `io::Error`, whose `source` skips
+/// it).
+fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut next: Option<&'a (dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = next {
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(inner) = cause.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                return Some(tls);
+            }
+            next = Some(inner);
+            continue;
+        }
+        next = cause.source();
+    }
+    None
+}
+
+/// `error: cause: cause`, each message once (reqwest's own says only "error sending request").
+fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = cause.source();
+    }
+    parts.join(": ")
+}
+
+/// The built-in `file` provider: `file:///absolute/path`, at most [`MAX_REMOTE_BYTES`].
+fn read_file(uri: &str) -> Result<SecretBytes, Error> {
+    let path = parse_file_uri(uri).map_err(|problem| Error::BadRemoteUri {
+        provider: BUILTIN_REMOTE_FILE.into(),
+        uri: uri.into(),
+        problem: problem.into(),
+    })?;
+    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::RemoteNotFound { uri: uri.into(), problem: e.to_string() },
+        _ => Error::RemoteFailed { uri: uri.into(), problem: e.to_string() },
+    })?;
+    let mut bytes = SecretBytes::new(Vec::new());
+    file.take(MAX_REMOTE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::RemoteFailed { uri: uri.into(), problem: e.to_string() })?;
+    if bytes.len() as u64 > MAX_REMOTE_BYTES {
+        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: MAX_REMOTE_BYTES });
+    }
+    Ok(bytes)
+}
+
+/// Every `*.crt` (PEM, one or more certificates) in `dirs`, sorted by name. A missing directory is an error.
+fn read_cert_dirs(dirs: &[PathBuf]) -> Result<Vec<reqwest::Certificate>, Error> {
+    let mut certificates = Vec::new();
+    for dir in dirs {
+        let failed = |path: &std::path::Path, problem: String, not_found: bool| Error::CertDir {
+            path: path.to_owned(),
+            problem,
+            not_found,
+        };
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| failed(dir, e.to_string(), e.kind() == std::io::ErrorKind::NotFound))?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|p| p.extension().is_some_and(|ext| ext == "crt"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let pem = std::fs::read(&path).map_err(|e| failed(&path, e.to_string(), false))?;
+            let found = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| failed(&path, format!("not a PEM certificate ({e})"), false))?;
+            if found.is_empty() {
+                return Err(failed(&path, "holds no PEM certificate".into(), false));
+            }
+            certificates.extend(found);
+        }
+    }
+    Ok(certificates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_provider_reads_bounded_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, b"a: 1\n").unwrap();
+        assert_eq!(read_file(&format!("file://{}", path.display())).unwrap().as_slice(), b"a: 1\n");
+        let missing = read_file(&format!("file://{}/nope", dir.path().display()));
+        assert!(matches!(missing, Err(Error::RemoteNotFound { .. })));
+        assert!(matches!(read_file("file://host/x"), Err(Error::BadRemoteUri { .. })));
+    }
+
+    #[test]
+    fn https_provider_refuses_plain_http_and_other_schemes() {
+        let providers = ProviderSettings {
+            search_dirs: vec![],
+            timeout: Duration::from_secs(1),
+            retries: 0,
+            first_backoff: Duration::ZERO,
+        };
+        let ui = crate::interact::NonInteractive;
+        let settings = RemoteSettings::default();
+        let err = settings.fetch_https("http://127.0.0.1:1/x", &providers, &ui).unwrap_err();
+        assert!(matches!(err, Error::PlainHttpRefused { .. }), "{err}");
+        let err = settings.fetch_https("ftp://x/y", &providers, &ui).unwrap_err();
+        assert!(matches!(err, Error::BadRemoteUri { .. }), "{err}");
+        // Allowed, but nothing listens on port 1: a network failure, not a refusal.
+        let allowed = RemoteSettings { allow_http: true, ..RemoteSettings::default() };
+        let err = allowed.fetch_https("http://127.0.0.1:1/x", &providers, &ui).unwrap_err();
+        assert!(matches!(err, Error::RemoteFailed { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_missing_certificate_directory_is_not_found() {
+        let err = read_cert_dirs(&[PathBuf::from("/nonexistent/certs.d")]).unwrap_err();
+        assert!(matches!(err, Error::CertDir { not_found: true, .. }));
+    }
+}
