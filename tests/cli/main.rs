@@ -26,3 +26,4 @@ mod registry;
 mod secret;
 mod terminal;
 mod volume;
+mod volume_sidecar;
