@@ -26,4 +26,5 @@ mod registry;
 mod secret;
 mod terminal;
 mod volume;
+mod volume_deploy;
 mod volume_sidecar;
