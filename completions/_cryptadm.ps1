@@ -418,10 +418,13 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;volume;rotate' {
             [CompletionResult]::new('--volume-id', '--volume-id', [CompletionResultType]::ParameterName, 'The volume''s id: its entry in the key store and the name of its lock')
-            [CompletionResult]::new('--volume-path', '--volume-path', [CompletionResultType]::ParameterName, 'The LUKS1 or LUKS2 volume: an image file or a block device')
+            [CompletionResult]::new('--volume-path', '--volume-path', [CompletionResultType]::ParameterName, 'The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see --volume-path-template and --sysfs-root)')
             [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
             [CompletionResult]::new('--new-key-file', '--new-key-file', [CompletionResultType]::ParameterName, 'Set the passphrase in FILE (byte for byte) instead of generating one')
             [CompletionResult]::new('--request', '--request', [CompletionResultType]::ParameterName, 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path')
+            [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
+            [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
+            [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -437,6 +440,12 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;volume;serve' {
             [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Where to listen: unix:///absolute/path.sock')
             [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
+            [CompletionResult]::new('--drivername', '--drivername', [CompletionResultType]::ParameterName, 'The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV''s spec.csi.driver)')
+            [CompletionResult]::new('--max-concurrent', '--max-concurrent', [CompletionResultType]::ParameterName, 'Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]')
+            [CompletionResult]::new('--max-queued', '--max-queued', [CompletionResultType]::ParameterName, 'Requests that may wait for a turn; more get ABORTED')
+            [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
+            [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
+            [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')

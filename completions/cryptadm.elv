@@ -383,10 +383,13 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;volume;rotate'= {
             cand --volume-id 'The volume''s id: its entry in the key store and the name of its lock'
-            cand --volume-path 'The LUKS1 or LUKS2 volume: an image file or a block device'
+            cand --volume-path 'The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see --volume-path-template and --sysfs-root)'
             cand --key-store 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
             cand --new-key-file 'Set the passphrase in FILE (byte for byte) instead of generating one'
             cand --request 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path'
+            cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
+            cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
+            cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
             cand --color 'When to colour messages'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -401,6 +404,12 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;volume;serve'= {
             cand --endpoint 'Where to listen: unix:///absolute/path.sock'
             cand --key-store 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
+            cand --drivername 'The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV''s spec.csi.driver)'
+            cand --max-concurrent 'Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]'
+            cand --max-queued 'Requests that may wait for a turn; more get ABORTED'
+            cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
+            cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
+            cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
             cand --color 'When to colour messages'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'

@@ -116,9 +116,12 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
     use crate::volume::Error as Volume;
     if let Some(error) = cause.downcast_ref::<Volume>() {
         return match error {
-            Volume::MissingField { .. } => {
-                Some("the request needs `volume_id` and `volume_path` (or --volume-id and --volume-path)")
-            }
+            Volume::MissingField { .. } => Some("the request needs `volume_id` (or --volume-id)"),
+            Volume::NoDevice { .. } => Some(
+                "give --volume-path, or --volume-path-template; or check that the volume is staged here (its \
+                 dm-crypt mapping named <volume id> or *-<volume id> under --sysfs-root)",
+            ),
+            Volume::AmbiguousDevice { .. } => Some("give --volume-path (or a --volume-path-template that exists)"),
             Volume::VolumeNotFound { .. } => Some("check --volume-path (an image file or a block device)"),
             Volume::NoStoredKey { .. } => {
                 Some("check --volume-id and --key-store; DIR/<volume-id>/current must hold the passphrase")

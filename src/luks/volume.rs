@@ -193,10 +193,10 @@ impl Volume {
                     &h.mk_digest_salt,
                     &h.mk_digest,
                     key.as_bytes(),
-                )),
+                )?),
             Header::V2(h) => {
                 let (_, d) = h.meta.segment_digest().ok_or_else(|| Error::corrupt("no digest for the data segment"))?;
-                Ok(digest::matches(Hash::from_name(&d.hash)?, d.iterations, &d.salt.0, &d.digest.0, key.as_bytes()))
+                digest::matches(Hash::from_name(&d.hash)?, d.iterations, &d.salt.0, &d.digest.0, key.as_bytes())
             }
         }
     }
@@ -422,7 +422,7 @@ fn unlock_luks1(file: &File, h: &luks1::Header, id: u32, passphrase: &[u8]) -> R
     };
     let kdf = Kdf::Pbkdf2 { hash: h.hash_spec.clone(), iterations: slot.iterations };
     let candidate = material.recover(file, &kdf, &slot.salt, passphrase)?;
-    if digest::matches(hash, h.mk_digest_iterations, &h.mk_digest_salt, &h.mk_digest, &candidate) {
+    if digest::matches(hash, h.mk_digest_iterations, &h.mk_digest_salt, &h.mk_digest, &candidate)? {
         Ok(VolumeKey(candidate))
     } else {
         Err(Error::WrongPassphrase(id))
@@ -451,7 +451,7 @@ fn unlock_luks2(file: &File, h: &luks2::Header, id: u32, passphrase: &[u8]) -> R
     let candidate = material.recover(file, &kdf_of(kdf_json), kdf_json.salt(), passphrase)?;
     // A keyslot listed in no digest is "unbound": it cannot open the data segment.
     let Some((_, d)) = h.meta.digest_of_keyslot(Id(id)) else { return Err(Error::WrongPassphrase(id)) };
-    if digest::matches(Hash::from_name(&d.hash)?, d.iterations, &d.salt.0, &d.digest.0, &candidate) {
+    if digest::matches(Hash::from_name(&d.hash)?, d.iterations, &d.salt.0, &d.digest.0, &candidate)? {
         Ok(VolumeKey(candidate))
     } else {
         Err(Error::WrongPassphrase(id))

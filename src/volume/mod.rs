@@ -10,12 +10,14 @@
 //!
 //! Like every core module this one never prints, prompts, exits or reads the environment.
 
+pub mod authority;
 pub mod keystore;
 pub mod lock;
 mod luks_slots;
 pub mod operation;
 pub mod proto;
 pub mod request;
+pub mod resolve;
 pub mod rotate;
 pub mod server;
 
@@ -45,6 +47,22 @@ pub enum Error {
     VolumeNotFound {
         /// The path that was given.
         path: PathBuf,
+    },
+    /// The request has no volume path and none of the configured ways found the volume's device.
+    #[error("no device found for volume `{volume_id}`; tried {tried}")]
+    NoDevice {
+        /// The volume id asked for.
+        volume_id: String,
+        /// What was tried, in order.
+        tried: String,
+    },
+    /// More than one active dm-crypt mapping matches the volume id: cryptadm does not guess.
+    #[error("more than one device matches volume `{volume_id}`: {}", candidates.join(", "))]
+    AmbiguousDevice {
+        /// The volume id asked for.
+        volume_id: String,
+        /// The matching mappings and their devices.
+        candidates: Vec<String>,
     },
     /// The key store knows no key for the volume id.
     #[error("the key store has no key for volume `{volume_id}`")]
@@ -101,7 +119,8 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::MissingField { .. } | Error::BadRequest(_) => ExitStatus::InvalidInput,
-            Error::VolumeNotFound { .. } | Error::NoStoredKey { .. } => ExitStatus::NotFound,
+            Error::VolumeNotFound { .. } | Error::NoStoredKey { .. } | Error::NoDevice { .. } => ExitStatus::NotFound,
+            Error::AmbiguousDevice { .. } => ExitStatus::InvalidInput,
             Error::Busy { .. } => ExitStatus::Aborted,
             Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
@@ -113,7 +132,11 @@ impl Classify for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
-            Error::MissingField { .. } => "the request needs `volume_id` and `volume_path`",
+            Error::MissingField { .. } => "the request needs `volume_id`",
+            Error::NoDevice { .. } => {
+                "is the volume staged on this node? Its dm-crypt mapping must be named `<volume id>` or `*-<volume id>`"
+            }
+            Error::AmbiguousDevice { .. } => "give the volume path explicitly; cryptadm does not guess",
             Error::BadRequest(_) => {
                 "the request is a JSON object with volume_id, volume_path, encryption_key, parameters, secrets"
             }

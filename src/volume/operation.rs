@@ -2,6 +2,7 @@
 
 use super::keystore::{self, PluginContext, PluginSettings};
 use super::lock::{IdLock, lock_volume};
+use super::resolve::Resolver;
 use super::rotate::{self, Observer, Outcome};
 use super::{Error, RotateRequest};
 use crate::exit::Classify;
@@ -17,12 +18,21 @@ pub struct Settings {
     pub lock_dir: PathBuf,
     /// How key-store plugins are found.
     pub plugins: PluginSettings,
+    /// How a volume's device is found when the request has no path.
+    pub resolver: Resolver,
 }
 
 /// Rotates the key of the request's volume. Fails with [`Error::Busy`] at once when another operation holds the
 /// volume id or the volume.
 pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Observer<'_>) -> Result<Outcome, Error> {
-    let path = &request.volume_path;
+    let resolved;
+    let path = match &request.volume_path {
+        Some(path) => path,
+        None => {
+            resolved = settings.resolver.resolve(&request.volume_id)?;
+            &resolved
+        }
+    };
     match std::fs::metadata(path) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

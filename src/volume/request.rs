@@ -3,8 +3,8 @@
 //!
 //! What the fields mean here:
 //! - `volume_id` (required): the key store's entry for the volume and the name of its lock.
-//! - `volume_path` (required by cryptadm, optional in the spec): the LUKS image file or block device. cryptadm runs
-//!   where the volume is attached (a NodePlugin), so it needs the path.
+//! - `volume_path` (optional, as in the spec; the csi-addons sidecar never sends it): the LUKS image file or block
+//!   device. Without it the device is found from the volume id ([`super::resolve`]).
 //! - `encryption_key` (optional, secret): the new passphrase to set; empty means "generate one". A request whose
 //!   key is already current succeeds without a change.
 //! - `parameters`: opaque; handed to a key-store plugin as they are.
@@ -54,8 +54,8 @@ impl Drop for Secrets {
 pub struct RotateRequest {
     /// The volume id (non-empty).
     pub volume_id: String,
-    /// The LUKS image or block device.
-    pub volume_path: PathBuf,
+    /// The LUKS image or block device; `None` means "find it from the volume id".
+    pub volume_path: Option<PathBuf>,
     /// The new passphrase the caller chose, if any.
     pub new_key: Option<Passphrase>,
     /// Opaque plugin parameters.
@@ -98,11 +98,9 @@ impl RotateRequest {
         if volume_id.is_empty() {
             return Err(Error::MissingField { field: "volume_id" });
         }
-        if volume_path.is_empty() {
-            return Err(Error::MissingField { field: "volume_path" });
-        }
         let new_key = (!encryption_key.is_empty()).then(|| Passphrase::new(encryption_key.as_bytes().to_vec()));
-        Ok(Self { volume_id, volume_path: PathBuf::from(volume_path), new_key, parameters, secrets })
+        let volume_path = (!volume_path.is_empty()).then(|| PathBuf::from(volume_path));
+        Ok(Self { volume_id, volume_path, new_key, parameters, secrets })
     }
 
     /// Parses the JSON form. serde's messages can quote the input, which may hold secrets: errors say only
@@ -146,10 +144,7 @@ mod tests {
             RotateRequest::from_json(br#"{"volume_path":"/x"}"#),
             Err(Error::MissingField { field: "volume_id" })
         ));
-        assert!(matches!(
-            RotateRequest::from_json(br#"{"volume_id":"v"}"#),
-            Err(Error::MissingField { field: "volume_path" })
-        ));
+        assert!(RotateRequest::from_json(br#"{"volume_id":"v"}"#).unwrap().volume_path.is_none());
         let err = RotateRequest::from_json(br#"{"volume_id":"v","encryption_key":42424242}"#).unwrap_err();
         assert!(!err.to_string().contains("42424242"), "{err}");
         let err = RotateRequest::from_json(br#"{"secrets":{"t":7777777}}"#).unwrap_err();

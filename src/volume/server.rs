@@ -2,6 +2,11 @@
 //! and EncryptionKeyRotationController.EncryptionKeyRotate, over a unix socket. Each rotation runs on a blocking
 //! thread with the same engine and locks as `volume rotate`; errors map to the CSI-Addons codes through the
 //! exit-status table, which follows the same gRPC codes.
+//!
+//! At most [`Limits::max_concurrent`] rotations run at once (each may run a KDF of up to 4 GiB); up to
+//! [`Limits::max_queued`] more wait for a turn in arrival order, and a request beyond that is refused at once with
+//! ABORTED, which the csi-addons controller requeues with a back-off. Every accepted connection goes through
+//! [`super::authority`], so clients whose `:authority` is a socket path (Python grpcio) are served.
 
 use super::operation::{self, Settings};
 use super::proto::encryptionkeyrotation::encryption_key_rotation_controller_server::{
@@ -28,25 +33,100 @@ pub fn bind(socket: &Path) -> std::io::Result<tokio::net::UnixListener> {
     Ok(listener)
 }
 
+/// How many rotations run and wait at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Rotations running at once (at least 1).
+    pub max_concurrent: usize,
+    /// Requests waiting for a turn; more are refused with ABORTED.
+    pub max_queued: usize,
+}
+
 /// Serves both services on `listener` until `shutdown` completes, then waits for the rotations in flight.
 /// `driver_name` is what GetIdentity answers; `log` hears one line per rotation.
 pub async fn serve<L>(
     listener: tokio::net::UnixListener,
     settings: Arc<Settings>,
     driver_name: &str,
+    limits: Limits,
     log: L,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error>
 where
     L: Interaction + Send + Sync + 'static,
 {
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-    let rotator = Rotator { settings, log };
+    let incoming = futures_util::stream::unfold(listener, |listener| async move {
+        let accepted = listener.accept().await.map(|(stream, _)| shim(stream));
+        Some((accepted, listener))
+    });
+    let rotator = Rotator {
+        settings,
+        log,
+        running: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
+        admitted: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1) + limits.max_queued)),
+    };
     tonic::transport::Server::builder()
         .add_service(IdentityServer::new(IdentityService { driver_name: driver_name.to_owned() }))
         .add_service(EncryptionKeyRotationControllerServer::new(rotator))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
+}
+
+/// The server's end of an accepted connection, behind the `:authority` shim.
+pub struct Shimmed(tokio::io::DuplexStream);
+
+impl tonic::transport::server::Connected for Shimmed {
+    type ConnectInfo = ();
+    fn connect_info(&self) -> Self::ConnectInfo {}
+}
+
+impl tokio::io::AsyncRead for Shimmed {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Shimmed {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+/// Puts the `:authority` rewriter between `stream` and the server: requests through
+/// [`super::authority::forward_requests`], responses unchanged.
+fn shim(stream: tokio::net::UnixStream) -> Shimmed {
+    let (server_end, shim_end) = tokio::io::duplex(64 * 1024);
+    let (client_read, mut client_write) = stream.into_split();
+    let (mut shim_read, shim_write) = tokio::io::split(shim_end);
+    tokio::spawn(async move {
+        let _ = super::authority::forward_requests(client_read, shim_write).await;
+    });
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let _ = tokio::io::copy(&mut shim_read, &mut client_write).await;
+        let _ = client_write.shutdown().await;
+    });
+    Shimmed(server_end)
 }
 
 struct IdentityService {
@@ -90,6 +170,10 @@ impl Identity for IdentityService {
 struct Rotator<L> {
     settings: Arc<Settings>,
     log: L,
+    /// One permit per rotation that may run.
+    running: Arc<tokio::sync::Semaphore>,
+    /// One permit per request that may run or wait.
+    admitted: Arc<tokio::sync::Semaphore>,
 }
 
 #[tonic::async_trait]
@@ -110,6 +194,14 @@ impl<L: Interaction + Send + Sync + 'static> EncryptionKeyRotationController for
         );
         let result = match parsed {
             Ok(request) => {
+                let Ok(_admitted) = self.admitted.clone().try_acquire_owned() else {
+                    let status = Status::aborted("too many rotations are running or waiting; retry later");
+                    self.log.warn(&format!("EncryptionKeyRotate `{volume_id}`: {}", status.message()));
+                    return Err(status);
+                };
+                // tokio's semaphore is fair: waiters are served in arrival order.
+                let _running =
+                    self.running.clone().acquire_owned().await.map_err(|_| Status::unavailable("stopping"))?;
                 let settings = self.settings.clone();
                 tokio::task::spawn_blocking(move || {
                     operation::rotate_volume(&request, &settings, &mut |_| ControlFlow::Continue(()))
@@ -141,6 +233,7 @@ impl<L: Interaction + Send + Sync + 'static> EncryptionKeyRotationController for
 pub fn grpc_status(error: &Error) -> Status {
     let message = error.to_string();
     match error.status() {
+        _ if matches!(error, Error::AmbiguousDevice { .. }) => Status::failed_precondition(message),
         ExitStatus::InvalidInput | ExitStatus::Usage => Status::invalid_argument(message),
         ExitStatus::NotFound => Status::not_found(message),
         ExitStatus::Aborted => Status::aborted(message),

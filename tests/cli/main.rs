@@ -30,3 +30,5 @@ mod sandbox;
 mod secret;
 mod terminal;
 mod volume;
+mod volume_deploy;
+mod volume_sidecar;

@@ -55,8 +55,41 @@ pub fn run(namespace: VolumeNamespace, printer: &Printer) -> anyhow::Result<Exit
     }
 }
 
+/// How `rotate` and `serve` find a volume's device when no path is given.
+#[derive(Args, Debug, Clone)]
+pub struct ResolveArgs {
+    /// Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id
+    /// with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise
+    /// the volume's dm-crypt mapping is looked up in sysfs
+    #[arg(long, value_name = "TEMPLATE")]
+    pub volume_path_template: Option<String>,
+    /// Where sysfs is mounted, for finding a volume's active dm-crypt mapping (a LUKS1/LUKS2 mapping named
+    /// <volume id> or *-<volume id>, e.g. ceph-csi's luks-rbd-<volume id>; its one backing device holds the header)
+    #[arg(long, value_name = "DIR", default_value = "/sys")]
+    pub sysfs_root: PathBuf,
+    /// Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)
+    #[arg(long, value_name = "DIR", default_value = "/dev")]
+    pub dev_root: PathBuf,
+}
+
+impl ResolveArgs {
+    fn resolver(&self) -> anyhow::Result<crate::volume::resolve::Resolver> {
+        if let Some(template) = &self.volume_path_template {
+            crate::volume::resolve::check_template(template).map_err(|message| {
+                crate::cmd::error::Failure::new(ExitStatus::Usage, message)
+                    .with_hint("--volume-path-template takes an absolute path containing {volume_id}")
+            })?;
+        }
+        Ok(crate::volume::resolve::Resolver {
+            template: self.volume_path_template.clone(),
+            sysfs: self.sysfs_root.clone(),
+            dev: self.dev_root.clone(),
+        })
+    }
+}
+
 /// Resolves where the key store, the locks and the plugins are.
-fn settings(key_store: &str) -> Settings {
+fn settings(key_store: &str, resolver: crate::volume::resolve::Resolver) -> Settings {
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
     let search_dirs =
@@ -65,6 +98,7 @@ fn settings(key_store: &str) -> Settings {
         key_store: key_store.to_owned(),
         lock_dir: run_dir.join("volume-locks"),
         plugins: crate::volume::keystore::PluginSettings { search_dirs },
+        resolver,
     }
 }
 

@@ -1,6 +1,6 @@
 //! `cryptadm volume rotate`: rotate the passphrase of one LUKS volume.
 
-use super::{DEFAULT_KEY_STORE, settings, step_observer};
+use super::{DEFAULT_KEY_STORE, ResolveArgs, settings, step_observer};
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::secrets::{StdinClaim, is_stdin};
@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 pub const EXAMPLES: &str = "Examples:
   # Rotate with the built-in file store: DIR/pvc-1/current holds the passphrase that opens the volume
   cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb --key-store file:///etc/cryptadm/keys
+
+  # Without --volume-path: the backing device of the active dm-crypt mapping luks-rbd-pvc-1 (or luks-pvc-1, pvc-1)
+  cryptadm volume rotate --volume-id pvc-1 --key-store file:///etc/cryptadm/keys
 
   # Set a chosen passphrase (a rerun with the same file changes nothing and exits 0)
   cryptadm volume rotate --volume-id pvc-1 --volume-path disk.img --key-store file:///etc/cryptadm/keys \\
@@ -52,7 +55,8 @@ pub const EXAMPLES: &str = "Examples:
 /// output is read; a run is killed after 60 s.
 ///
 /// Request (--request FILE|-): the CSI-Addons EncryptionKeyRotateRequest as JSON with the proto's field names:
-/// volume_id and volume_path (both required here), encryption_key (the new passphrase; empty: generate one),
+/// volume_id (required), volume_path (optional: without it the device is found with --volume-path-template or
+/// from the volume's active dm-crypt mapping in sysfs), encryption_key (the new passphrase; empty: generate one),
 /// parameters and secrets (handed to a key-store plugin, never logged), volume_capability (ignored).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
@@ -60,8 +64,9 @@ pub struct RotateArgs {
     /// The volume's id: its entry in the key store and the name of its lock
     #[arg(long, value_name = "ID", required_unless_present = "request", conflicts_with = "request")]
     pub volume_id: Option<String>,
-    /// The LUKS1 or LUKS2 volume: an image file or a block device
-    #[arg(long, value_name = "PATH", required_unless_present = "request", conflicts_with = "request")]
+    /// The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see
+    /// --volume-path-template and --sysfs-root)
+    #[arg(long, value_name = "PATH", conflicts_with = "request")]
     pub volume_path: Option<PathBuf>,
     /// Where the volume's passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME
     #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
@@ -72,6 +77,9 @@ pub struct RotateArgs {
     /// The RPC's request as JSON (`-`: standard input) instead of --volume-id and --volume-path
     #[arg(long, value_name = "FILE")]
     pub request: Option<PathBuf>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
 }
 
 /// Runs `cryptadm volume rotate`.
@@ -98,7 +106,7 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         request.new_key = Some(read_new_key(path, &mut stdin)?);
     }
-    let settings = settings(&args.key_store);
+    let settings = settings(&args.key_store, args.resolve.resolver()?);
     let mut observe = step_observer(printer);
     let outcome = operation::rotate_volume(&request, &settings, &mut observe)
         .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;

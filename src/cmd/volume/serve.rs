@@ -2,7 +2,7 @@
 //! socket. tokio runs here and nowhere else; each rotation runs on a blocking thread with the same engine and
 //! locks as `volume rotate`.
 
-use super::{DEFAULT_KEY_STORE, settings};
+use super::{DEFAULT_KEY_STORE, ResolveArgs, settings};
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
@@ -15,19 +15,37 @@ use std::sync::Arc;
 
 /// Examples for `cryptadm volume serve`.
 pub const EXAMPLES: &str = "Examples:
-  # Next to a CSI node plugin: the csi-addons sidecar connects to this socket
-  cryptadm volume serve --endpoint unix:///var/lib/kubelet/plugins/cryptadm/csi-addons.sock \\
-      --key-store file:///var/lib/cryptadm/volume-keys";
+  # In the pod of the csi-addons sidecar (deploy/cryptadm-volume.yaml), for the PVs of ceph-csi's RBD driver
+  cryptadm volume serve --endpoint unix:///csi/csi-addons.sock --drivername rbd.csi.ceph.com \\
+      --key-store file:///var/lib/cryptadm/volume-keys --max-concurrent 1
 
-/// The name GetIdentity reports.
+  # Volumes as image files named after their ids, instead of dm-crypt mappings found in sysfs
+  cryptadm volume serve --endpoint unix:///run/cryptadm/csi-addons.sock \\
+      --volume-path-template '/srv/volumes/{volume_id}.img'";
+
+/// The name GetIdentity reports unless --drivername says otherwise.
 pub const DRIVER_NAME: &str = "cryptadm.volume";
+/// The worst-case memory of one rotation: cryptsetup's largest Argon2 memory (4 GiB); larger headers are refused.
+pub const WORST_CASE_KDF_BYTES: u64 = 4 << 30;
+/// Requests that may wait for a turn unless --max-queued says otherwise.
+pub const DEFAULT_MAX_QUEUED: usize = 256;
 
 /// Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket
 ///
 /// Implements the CSI-Addons Identity service (GetIdentity, GetCapabilities: NODE_SERVICE and
 /// ENCRYPTIONKEYROTATION, Probe) and EncryptionKeyRotationController.EncryptionKeyRotate. Each request is handled
 /// like `cryptadm volume rotate --request` (see its help for the request fields, key stores and the plugin
-/// contract): volume_id and volume_path are required; encryption_key, when set, is the new passphrase.
+/// contract): volume_id is required; volume_path is optional (the csi-addons sidecar never sends it) and is
+/// otherwise found with --volume-path-template or from the volume's active dm-crypt mapping in sysfs;
+/// encryption_key, when set, is the new passphrase.
+///
+/// Routing: the csi-addons controller sends a PV's rotation jobs to the sidecar whose driver (GetIdentity's name)
+/// is the PV's spec.csi.driver and whose node has the PV attached, so --drivername must be the CSI driver's name.
+///
+/// Memory: at most --max-concurrent rotations run at once; the default is half the machine's memory divided by
+/// the worst-case KDF memory of one rotation (4 GiB, cryptsetup's largest Argon2 memory; headers asking more are
+/// refused), at least 1 and at most the number of CPUs. Up to --max-queued more requests wait; beyond that a
+/// request gets ABORTED (the controller retries it later).
 ///
 /// Errors map to the CSI-Addons codes: INVALID_ARGUMENT for a missing field or malformed request or header,
 /// NOT_FOUND when the volume or its stored key does not exist, ABORTED when another operation holds the volume,
@@ -46,19 +64,46 @@ pub struct ServeArgs {
     /// Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME
     #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
     pub key_store: String,
+    /// The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV's spec.csi.driver)
+    #[arg(long, value_name = "NAME", default_value = DRIVER_NAME)]
+    pub drivername: String,
+    /// Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: Option<u32>,
+    /// Requests that may wait for a turn; more get ABORTED
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_QUEUED)]
+    pub max_queued: usize,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
 }
 
 /// Runs `cryptadm volume serve` until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let socket = socket_path(&args.endpoint)?;
-    let settings = Arc::new(settings(&args.key_store));
+    let settings = Arc::new(settings(&args.key_store, args.resolve.resolver()?));
+    if args.drivername.is_empty() {
+        return Err(Failure::new(ExitStatus::Usage, "--drivername is empty")
+            .with_hint("give the CSI driver's name, as in the PVs' spec.csi.driver")
+            .into());
+    }
+    let max_concurrent = match args.max_concurrent {
+        Some(n) => n as usize,
+        None => default_max_concurrent(),
+    };
+    let limits = server::Limits { max_concurrent, max_queued: args.max_queued };
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
     claim_socket_path(&socket)?;
     runtime.block_on(async {
         let listener = server::bind(&socket).with_context(|| format!("listening on `{}`", socket.display()))?;
-        printer.info(&format!("serving CSI-Addons EncryptionKeyRotation on unix://{}", socket.display()));
-        let served = server::serve(listener, settings, DRIVER_NAME, printer.clone(), shutdown_signal()).await;
+        printer.info(&format!(
+            "serving CSI-Addons EncryptionKeyRotation for driver `{}` on unix://{} ({max_concurrent} at once)",
+            args.drivername,
+            socket.display()
+        ));
+        let served =
+            server::serve(listener, settings, &args.drivername, limits, printer.clone(), shutdown_signal()).await;
         let removed = std::fs::remove_file(&socket);
         served.context("serving gRPC")?;
         removed.with_context(|| format!("removing `{}`", socket.display()))?;
@@ -66,6 +111,17 @@ pub fn run(args: ServeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         anyhow::Ok(())
     })?;
     Ok(ExitStatus::Success)
+}
+
+/// Half the machine's memory over the worst-case KDF memory, between 1 and the number of CPUs.
+fn default_max_concurrent() -> usize {
+    let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|info| {
+        info.lines()
+            .find_map(|line| line.strip_prefix("MemTotal:")?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+    });
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let by_memory = total_kib.map_or(1, |kib| (kib * 1024 / 2 / WORST_CASE_KDF_BYTES) as usize);
+    by_memory.clamp(1, cpus.max(1))
 }
 
 fn socket_path(endpoint: &str) -> anyhow::Result<PathBuf> {
