@@ -32,6 +32,7 @@ fn open_in(scratch: &Scratch) -> assert_cmd::Command {
 }
 
 #[test]
+#[cfg_attr(not(feature = "test-vectors"), ignore = "needs `--features test-vectors` (.ci/run runs it)")]
 fn seal_reproduces_the_spec_vector() {
     let scratch = Scratch::new();
     scratch.write("pass", VECTOR_PASSPHRASE);
@@ -46,7 +47,21 @@ fn seal_reproduces_the_spec_vector() {
         .stdout(VECTOR_DOCUMENT);
 }
 
+/// Issue 15: the fixed-nonce flags exist only in test builds.
 #[test]
+#[cfg(not(feature = "test-vectors"))]
+fn a_release_build_has_no_fixed_nonce_flags() {
+    for flag in ["--salt-hex", "--iv-hex", "--insecure-fixed-nonce"] {
+        cryptadm()
+            .args(["bootstrap", "seal", "--in", "x", "--provider", "file", "--passphrase-uri", "file:///p", flag])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("unexpected argument"));
+    }
+}
+
+#[test]
+#[cfg_attr(not(feature = "test-vectors"), ignore = "needs `--features test-vectors` (.ci/run runs it)")]
 fn fixed_nonces_need_the_insecure_flag() {
     cryptadm()
         .args(["bootstrap", "seal", "--in", "x", "--provider", "file", "--passphrase-uri", "file:///p"])

@@ -209,8 +209,11 @@ fn both_implementations_reproduce_the_known_answer_vector() {
     // The vector exactly as spec §7.1 prints it.
     let python = String::from_utf8(oracle_seal(&plaintext, &passphrase, KAT_URI, true)).unwrap();
     assert_eq!(python, VECTOR_DOCUMENT, "the Python oracle does not reproduce the spec vector");
-    let rust = String::from_utf8(cryptadm_seal(&plaintext, &passphrase, KAT_URI, true)).unwrap();
-    assert_eq!(rust, VECTOR_DOCUMENT, "cryptadm does not reproduce the spec vector");
+    // cryptadm fixes nonces only in builds with `test-vectors` (.ci/run runs this test in one).
+    if cfg!(feature = "test-vectors") {
+        let rust = String::from_utf8(cryptadm_seal(&plaintext, &passphrase, KAT_URI, true)).unwrap();
+        assert_eq!(rust, VECTOR_DOCUMENT, "cryptadm does not reproduce the spec vector");
+    }
 
     // The passphraseURI is metadata, not key material: pointed at the scratch passphrase, only that line changes,
     // and cryptadm's built-in file provider then finds the passphrase on its own.
@@ -218,7 +221,9 @@ fn both_implementations_reproduce_the_known_answer_vector() {
     let adjusted = VECTOR_DOCUMENT.replace(KAT_URI, &uri);
     let python = String::from_utf8(oracle_seal(&plaintext, &passphrase, &uri, true)).unwrap();
     assert_eq!(python, adjusted);
-    assert_eq!(String::from_utf8(cryptadm_seal(&plaintext, &passphrase, &uri, true)).unwrap(), adjusted);
+    if cfg!(feature = "test-vectors") {
+        assert_eq!(String::from_utf8(cryptadm_seal(&plaintext, &passphrase, &uri, true)).unwrap(), adjusted);
+    }
     let sealed = scratch.write("adjusted.yaml", &python);
     let out = scratch.path("opened-by-cryptadm");
     let output = cryptadm_open(&sealed, None, &out);

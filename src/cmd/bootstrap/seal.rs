@@ -89,15 +89,25 @@ pub struct SealArgs {
     pub output_format: OutputFormatArg,
     #[command(flatten)]
     plugin: PluginArgs,
+    #[cfg(feature = "test-vectors")]
+    #[command(flatten)]
+    fixed: FixedNonceArgs,
+}
+
+/// Known-answer tests only, in builds with the `test-vectors` feature (never a release binary): a fixed salt and
+/// IV reproduce the spec's vector byte for byte. Reusing an IV with one passphrase breaks AES-GCM.
+#[cfg(feature = "test-vectors")]
+#[derive(clap::Args, Debug)]
+struct FixedNonceArgs {
     /// Test fixtures only: use this salt (hex) instead of a random one
     #[arg(long, hide = true, value_name = "HEX", requires = "insecure_fixed_nonce")]
-    pub salt_hex: Option<String>,
+    salt_hex: Option<String>,
     /// Test fixtures only: use this IV (hex, 12 bytes) instead of a random one
     #[arg(long, hide = true, value_name = "HEX", requires = "insecure_fixed_nonce")]
-    pub iv_hex: Option<String>,
+    iv_hex: Option<String>,
     /// Allow --salt-hex and --iv-hex; reusing an IV with one passphrase breaks AES-GCM
     #[arg(long, hide = true, requires_all = ["salt_hex", "iv_hex"])]
-    pub insecure_fixed_nonce: bool,
+    insecure_fixed_nonce: bool,
 }
 
 fn parse_remote_config(value: &str) -> Result<(String, String), String> {
@@ -167,8 +177,14 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
     Ok(Settings { plaintext, request, rendering, out })
 }
 
+#[cfg(not(feature = "test-vectors"))]
+fn fixed_nonces(_: &SealArgs) -> anyhow::Result<Nonces> {
+    Ok(Nonces::Fresh)
+}
+
+#[cfg(feature = "test-vectors")]
 fn fixed_nonces(args: &SealArgs) -> anyhow::Result<Nonces> {
-    let (Some(salt), Some(iv)) = (&args.salt_hex, &args.iv_hex) else { return Ok(Nonces::Fresh) };
+    let (Some(salt), Some(iv)) = (&args.fixed.salt_hex, &args.fixed.iv_hex) else { return Ok(Nonces::Fresh) };
     let invalid = |what: &str| {
         Failure::new(ExitStatus::InvalidInput, format!("--{what}-hex is not valid hex of the right length"))
     };
