@@ -722,21 +722,26 @@ fn encrypted_private_keys_take_their_password_from_a_file_a_variable_or_ocicrypt
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("Password for"), "{screen}");
     assert!(screen.contains("authorized") && !screen.contains("hunter2"), "{screen}");
-    // ocicrypt's FILE:PASSWORD works, with a warning that never repeats the password.
-    decrypt("argv")
-        .args(["--key", &format!("{locked}:hunter2")])
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("warning: the password of"))
-        .stderr(predicate::str::contains("hunter2").not());
+    // Issue 15: ocicrypt's FILE:PASSWORD puts the password on argv; refused (exit 2) like `--src-creds USER:PASS`,
+    // without repeating the password, and nothing is written.
+    for form in ["hunter2", "pass=hunter2"] {
+        decrypt("argv")
+            .args(["--key", &format!("{locked}:{form}")])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("a password on the command line is refused"))
+            .stderr(predicate::str::contains("hunter2").not());
+        assert!(!work.path("argv").exists());
+    }
     // A distinctive wrong password, so that the test sees it if the error ever repeats it.
+    let wrong = work.write("wrong-password", "Zq-not-it");
     decrypt("wrong")
-        .args(["--key", &format!("{locked}:Zq-not-it")])
+        .args(["--key", &format!("{locked}:file={}", wrong.display())])
         .assert()
         .code(3)
         .stderr(predicate::str::contains("password"))
         .stderr(predicate::str::contains("Zq-not-it").not());
-    assert_eq!(layer_digests(&work.path("argv")), layer_digests(&src));
+    assert_eq!(layer_digests(&work.path("pwfile")), layer_digests(&src));
 }
 
 #[test]

@@ -88,8 +88,7 @@ pub struct KeyArgs {
     ///
     /// Repeatable; every key is tried on every layer. A password-protected key takes its password from
     /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's
-    /// FILE:PASSWORD, FILE:file=PWFILE and FILE:fd=N forms work too (a password on the command line draws a
-    /// warning: other users can read it).
+    /// FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv).
     #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
@@ -111,16 +110,17 @@ impl KeyArgs {
     ) -> anyhow::Result<DecryptionKeys> {
         let mut stdin = super::secrets::StdinClaim::default();
         let password = self.password.read(&mut stdin)?;
-        let sources = self.keys.iter().map(|key| key_source(key, printer)).collect::<anyhow::Result<Vec<_>>>()?;
+        let sources = self.keys.iter().map(|key| key_source(key)).collect::<anyhow::Result<Vec<_>>>()?;
         let gpg_homedir = self.key_gpg_homedir.as_deref();
         Ok(DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?)
     }
 }
 
 /// Parses one `--key`: a file; `provider:NAME[:OPTS]`; or, for compatibility with skopeo and ctr-enc, ocicrypt's
-/// `FILE:PASSWORD`, `FILE:pass=PASSWORD`, `FILE:file=PASSWORD_FILE` and `FILE:fd=N`. As in ocicrypt, a password
-/// part is recognised only when the value has exactly one `:` and is not itself an existing file.
-fn key_source(key: &str, printer: &Printer) -> anyhow::Result<KeySource> {
+/// `FILE:file=PASSWORD_FILE` and `FILE:fd=N` (its `FILE:PASSWORD` and `FILE:pass=PASSWORD` are refused: argv is
+/// readable by every user). As in ocicrypt, a password part is recognised only when the value has exactly one
+/// `:` and is not itself an existing file.
+fn key_source(key: &str) -> anyhow::Result<KeySource> {
     use anyhow::Context;
     if let Some(provider) = key.strip_prefix("provider:") {
         let (name, options) = match provider.split_once(':') {
@@ -152,10 +152,18 @@ fn key_source(key: &str, printer: &Printer) -> anyhow::Result<KeySource> {
         )
         .with_context(|| format!("reading the password from descriptor {fd}"))?
     } else {
-        printer.warn(&format!(
-            "the password of `{path}` was given on the command line, where other users can read it; use --passphrase-file or CRYPTADM_PASSPHRASE"
-        ));
-        secret.strip_prefix("pass=").unwrap_or(secret).as_bytes().to_vec()
+        // ocicrypt's `FILE:PASSWORD` and `FILE:pass=PASSWORD` put the password in argv, where every user of the
+        // machine can read it (/proc/PID/cmdline): refused, as `--src-creds USER:PASSWORD` is. The password is
+        // never repeated in the message.
+        return Err(Failure::new(
+            ExitStatus::Usage,
+            format!("--key `{path}:…`: a password on the command line is refused (other users can read it)"),
+        )
+        .with_hint(format!(
+            "give it as `{path}:file=PASSWORD_FILE` or `{path}:fd=N`, or with --passphrase-file FILE or \
+             CRYPTADM_PASSPHRASE"
+        ))
+        .into());
     };
     Ok(KeySource::File { path: path.into(), password: Some(crate::crypto::Passphrase::new(password)) })
 }
