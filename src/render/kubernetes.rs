@@ -373,6 +373,14 @@ fn classify(key: &KeyFile, format: SecretFormat, password: Option<&Passphrase>) 
     if pkcs7::parse_certificate(&key.bytes, &key.source).is_ok() {
         return Ok(KeyKind::Certificate);
     }
+    #[cfg(not(feature = "pgp"))]
+    if pgp::looks_like_openpgp(&key.bytes) {
+        return Err(unusable(
+            pgp::NO_OPENPGP.into(),
+            "give a private key (PEM, DER or JWK; RSA or EC) or a certificate",
+        ));
+    }
+    #[cfg(feature = "pgp")]
     if let Ok(certs) = pgp::parse_keyring(&key.bytes, &key.source) {
         if !certs.iter().any(|c| c.is_tsk()) {
             return Err(unusable(
@@ -411,6 +419,7 @@ const NO_PASSWORD_HINT: &str = "give the key's password with --passphrase-file F
      CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE";
 
 /// An OpenPGP secret key: usable on nodes only without a passphrase; in the KEP's list with the one given.
+#[cfg(feature = "pgp")]
 fn openpgp_secret_key(
     key: &KeyFile,
     certs: &[sequoia_openpgp::Cert],

@@ -10,10 +10,13 @@ mod generated;
 mod image;
 mod interop_jwe;
 mod interop_keyprovider;
+#[cfg(feature = "pgp")]
 mod interop_pgp;
 mod interop_pkcs7;
 mod interop_python;
 mod invariants;
+#[cfg(not(feature = "pgp"))]
+mod no_pgp;
 mod plugins;
 mod properties;
 mod registry;
