@@ -1,11 +1,5 @@
-//! Fuzzes user bootstrap templates (`seal --template`): rendering must never panic and, with the template
-//! fuel limit, never run away; a template error is an ordinary `Err`.
+//! cargo-fuzz entry point: the target's body is `cryptadm_fuzz::bootstrap_template::run` (fuzz/src/bootstrap_template.rs), which the
+//! corpus replay in `cargo test` (tests/fuzz_replay.rs) runs too.
 #![no_main]
 
-use cryptadm::machineadm::render_template;
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(template) = std::str::from_utf8(data) else { return };
-    let _ = render_template(template, "x");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cryptadm_fuzz::bootstrap_template::run(data));

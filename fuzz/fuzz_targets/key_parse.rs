@@ -1,15 +1,5 @@
-//! Fuzzes key loading: `parse_public_key` and `parse_private_key` never panic on arbitrary bytes, and a private
-//! key they accept has a public key that describes itself.
+//! cargo-fuzz entry point: the target's body is `cryptadm_fuzz::key_parse::run` (fuzz/src/key_parse.rs), which the
+//! corpus replay in `cargo test` (tests/fuzz_replay.rs) runs too.
 #![no_main]
 
-use cryptadm::crypto::keys::{parse_private_key, parse_public_key};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    if let Ok(recipient) = parse_public_key(data, "fuzz") {
-        let _ = recipient.key.description();
-    }
-    if let Ok(key) = parse_private_key(data, Some(b"password"), "fuzz") {
-        let _ = format!("{key:?}");
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cryptadm_fuzz::key_parse::run(data));

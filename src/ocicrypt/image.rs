@@ -493,6 +493,11 @@ pub fn unwrap_private_options(
     if !problems.is_empty() {
         message.push_str(&format!("; {}", problems.join("; ")));
     }
+    // Without the `pgp` feature, a layer wrapped for OpenPGP may be one the operator could open with another build.
+    #[cfg(not(feature = "pgp"))]
+    if schemes.iter().any(|s| s == "pgp") {
+        return Err(super::pgp::unsupported(&format!("{message}; its `pgp` entries")));
+    }
     Err(Error::Unauthenticated(message))
 }
 
@@ -595,5 +600,26 @@ fn authorize_descriptor(
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(all(test, not(feature = "pgp")))]
+mod no_pgp_tests {
+    use super::*;
+    use crate::exit::{Classify, ExitStatus};
+
+    /// A layer wrapped for OpenPGP cannot be opened by this build: exit 3 and the reason, not "wrong key" (16).
+    #[test]
+    fn a_layer_wrapped_for_openpgp_is_refused_for_the_missing_feature() {
+        let layer = Descriptor::from_value(serde_json::json!({
+            "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip+encrypted",
+            "digest": format!("sha256:{}", "0".repeat(64)),
+            "size": 1,
+            "annotations": { "org.opencontainers.image.enc.keys.pgp": "AAAA" },
+        }))
+        .unwrap();
+        let error = unwrap_private_options(&layer, 0, &[]).unwrap_err();
+        assert!(error.to_string().contains("no OpenPGP support"), "{error}");
+        assert_eq!(error.status(), ExitStatus::InvalidInput);
     }
 }

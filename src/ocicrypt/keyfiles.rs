@@ -52,6 +52,8 @@ pub enum Remedy {
     GivePrivateKey,
     /// Nothing recognisable.
     GiveAnyKey,
+    /// An OpenPGP key, in a build without OpenPGP support.
+    NoOpenPgpInThisBuild,
 }
 
 impl Remedy {
@@ -74,6 +76,7 @@ impl Remedy {
                 "give the private key: the Secret must hold what decrypts the image; the public key is only for \
                  `cryptadm image encrypt --recipient jwe:PUB.pem`"
             }
+            Remedy::NoOpenPgpInThisBuild => "give a private key (PEM, DER or JWK; RSA or EC) or a certificate",
             Remedy::GiveAnyKey => {
                 "give a private key (PEM, DER or JWK; RSA or EC), an OpenPGP secret key, or the X.509 certificate of \
                  a PKCS#7 recipient next to its private key"
@@ -163,6 +166,11 @@ pub fn kind_of(
     if pkcs7::parse_certificate(file.bytes, file.source).is_ok() {
         return Ok(KeyKind::Certificate);
     }
+    #[cfg(not(feature = "pgp"))]
+    if pgp::looks_like_openpgp(file.bytes) {
+        return Err(unusable(pgp::NO_OPENPGP.into(), Remedy::NoOpenPgpInThisBuild));
+    }
+    #[cfg(feature = "pgp")]
     if let Ok(certs) = pgp::parse_keyring(file.bytes, file.source) {
         if !certs.iter().any(|c| c.is_tsk()) {
             return Err(unusable(
@@ -188,6 +196,7 @@ pub fn kind_of(
 }
 
 /// An OpenPGP secret key: usable on nodes only without a passphrase; in a list with the one given.
+#[cfg(feature = "pgp")]
 fn openpgp_secret_key(
     file: &KeyFileRef<'_>,
     certs: &[sequoia_openpgp::Cert],

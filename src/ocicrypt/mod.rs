@@ -12,6 +12,11 @@ pub mod keyfiles;
 pub mod keyprovider;
 pub mod keywrap;
 pub mod layer;
+#[cfg(feature = "pgp")]
+pub mod pgp;
+/// Without the `pgp` feature (the LGPL-free build), a stand-in that refuses every OpenPGP operation.
+#[cfg(not(feature = "pgp"))]
+#[path = "pgp_disabled.rs"]
 pub mod pgp;
 pub mod pkcs7;
 pub mod recipients;

@@ -22,8 +22,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
+pub use openpgp::cert::Cert;
 use openpgp::cert::amalgamation::ValidAmalgamation;
-use openpgp::cert::{Cert, CertParser, Preferences};
+use openpgp::cert::{CertParser, Preferences};
 use openpgp::crypto::{Password, SessionKey};
 use openpgp::packet::key::{PublicParts, SecretParts, UnspecifiedRole};
 use openpgp::packet::{Key, PKESK, SKESK};

@@ -94,7 +94,7 @@ fn read_key_file(path: &Path) -> Result<SecretBytes, Error> {
 pub struct Recipients {
     jwe: Vec<RecipientKey>,
     pkcs7: Vec<x509_cert::Certificate>,
-    pgp: Vec<sequoia_openpgp::Cert>,
+    pgp: Vec<pgp::Cert>,
     /// Key providers named, with the options given for each, in order.
     providers: Parameters,
     provider_config: Option<Arc<KeyProviderConfig>>,
@@ -176,7 +176,7 @@ fn provider_option(options: &Option<String>) -> Vec<u8> {
 pub struct DecryptionKeys {
     private: Vec<PrivateKey>,
     certificates: Vec<x509_cert::Certificate>,
-    pgp: Vec<sequoia_openpgp::Cert>,
+    pgp: Vec<pgp::Cert>,
     passphrases: Vec<Passphrase>,
     /// Options for key providers named with `--key provider:NAME[:OPTS]`. Only these reach the providers: unlike
     /// ocicrypt, cryptadm never hands the other schemes' private keys to an external program.
@@ -261,6 +261,11 @@ impl DecryptionKeys {
         if let Ok(cert) = pkcs7::parse_certificate(&bytes, &what) {
             self.certificates.push(cert);
             return Ok(());
+        }
+        // Without the `pgp` feature, an OpenPGP key is refused for that reason, not as an unreadable private key.
+        #[cfg(not(feature = "pgp"))]
+        if pgp::looks_like_openpgp(&bytes) {
+            return Err(pgp::unsupported(&what));
         }
         if let Ok(certs) = pgp::parse_keyring(&bytes, &what) {
             if !certs.iter().any(|c| c.is_tsk()) {
@@ -363,7 +368,7 @@ impl KeyUnwrapper for Pkcs7Unwrapper {
     }
 }
 
-struct PgpWrapper(Vec<sequoia_openpgp::Cert>);
+struct PgpWrapper(Vec<pgp::Cert>);
 impl KeyWrapper for PgpWrapper {
     fn scheme(&self) -> String {
         "pgp".into()
@@ -374,7 +379,7 @@ impl KeyWrapper for PgpWrapper {
 }
 
 struct PgpUnwrapper {
-    keys: Vec<sequoia_openpgp::Cert>,
+    keys: Vec<pgp::Cert>,
     passphrases: Vec<Passphrase>,
 }
 impl KeyUnwrapper for PgpUnwrapper {

@@ -490,10 +490,12 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
 
 /// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
 /// stopped on drop.
+#[cfg(feature = "pgp")]
 pub(crate) struct GnupgHome {
     dir: Scratch,
 }
 
+#[cfg(feature = "pgp")]
 impl GnupgHome {
     pub(crate) fn new() -> Self {
         require_tool("gpg", "apt-get install -y gnupg gpg-agent");
@@ -550,12 +552,14 @@ impl GnupgHome {
     }
 }
 
+#[cfg(feature = "pgp")]
 impl Drop for GnupgHome {
     fn drop(&mut self) {
         let _ = Command::new("gpgconf").args(["--kill", "gpg-agent"]).env("GNUPGHOME", self.path()).status();
     }
 }
 
+#[cfg(feature = "pgp")]
 #[test]
 fn openpgp_both_ways_with_skopeo() {
     tools();

@@ -15,6 +15,7 @@ mod ignition;
 mod image;
 mod interop_jwe;
 mod interop_keyprovider;
+#[cfg(feature = "pgp")]
 mod interop_pgp;
 mod interop_pkcs7;
 mod interop_python;
@@ -22,6 +23,8 @@ mod invariants;
 mod layering;
 mod luks_library;
 mod misuse;
+#[cfg(not(feature = "pgp"))]
+mod no_pgp;
 mod plugins;
 mod properties;
 mod registry;

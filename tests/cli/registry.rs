@@ -3,7 +3,9 @@
 //! htpasswd basic auth; credentials from flags, docker's config.json and podman's auth.json; a registry killed
 //! mid-push; the registry's access log proves that `authorize` reads no layer blob.
 
-use crate::image::{GnupgHome, Keys, TWO_LAYERS, TWO_PLATFORMS, fixture, layer_digests, layers, run};
+#[cfg(feature = "pgp")]
+use crate::image::GnupgHome;
+use crate::image::{Keys, TWO_LAYERS, TWO_PLATFORMS, fixture, layer_digests, layers, run};
 use crate::support::{Scratch, cryptadm, require_tool};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
@@ -186,6 +188,7 @@ fn jwe_through_a_registry_both_ways_multi_layer_and_multi_platform() {
     }
 }
 
+#[cfg(feature = "pgp")]
 #[test]
 fn openpgp_through_a_registry_both_ways_and_mixed_with_layouts() {
     let registry = shared();

@@ -624,50 +624,13 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     let text = scratch.write("notes.txt", "hello\n");
     refused(&["k", "--key", &text.display().to_string()], 3, "not a key");
     refused(&["k", "--key", &path("ed25519.pkcs8.pem")], 3, "ed25519.pkcs8.pem");
-    // OpenPGP: a public key; a passphrase-protected secret key (node model).
-    use sequoia_openpgp::serialize::SerializeInto;
-    let (cert, _) = sequoia_openpgp::cert::CertBuilder::general_purpose(Some("a@example.com")).generate().unwrap();
-    let public = scratch.write("pub.gpg", cert.to_vec().unwrap());
-    refused(&["k", "--key", &public.display().to_string()], 3, "an OpenPGP public key");
-    let (locked, _) = sequoia_openpgp::cert::CertBuilder::general_purpose(Some("b@example.com"))
-        .set_password(Some("pw".into()))
-        .generate()
-        .unwrap();
-    let locked = scratch.write("locked.gpg", locked.as_tsk().to_vec().unwrap());
-    refused(&["k", "--key", &locked.display().to_string()], 3, "protected by a passphrase");
-    let secret = scratch.write("secret.gpg", cert.as_tsk().to_vec().unwrap());
-    generate(&["k", "--key", &secret.display().to_string()]);
     // Forms cryptadm reads but ocicrypt on a node does not (PEM SEC1, ASCII-armoured OpenPGP) are refused for
     // nodes; the KEP's list, which no node reads, takes them.
     refused(&["k", "--key", &path("p521.sec1.pem")], 3, "openssl pkcs8 -topk8 -nocrypt");
-    let armoured = scratch.write("secret.asc", cert.as_tsk().armored().to_vec().unwrap());
-    refused(&["k", "--key", &armoured.display().to_string()], 3, "gpg --dearmor");
-    refused(&["k", "--format", "enc-key-sync", "--key", &armoured.display().to_string()], 3, "ASCII-armoured");
     generate(&["k", "--format", "kep", "--key", &path("p521.sec1.pem")]);
-    // In the KEP's list a protected OpenPGP key goes with its passphrase, which must unlock it.
-    let (locked_arg, pw, wrong) =
-        (locked.display().to_string(), scratch.write("pw", "pw"), scratch.write("wrong", "wrong"));
-    refused(&["k", "--format", "kep", "--key", &locked_arg], 3, "protected by a passphrase");
-    let wrong_arg = wrong.display().to_string();
-    refused(&["k", "--format", "kep", "--key", &locked_arg, "--passphrase-file", &wrong_arg], 3, "does not unlock");
-    let kep = generate(&[
-        "k",
-        "--format",
-        "kep",
-        "--key",
-        &locked_arg,
-        "--passphrase-file",
-        &pw.display().to_string(),
-        "--output-format",
-        "json",
-    ]);
-    let secret: Value = serde_json::from_str(&kep).unwrap();
-    let list: Value =
-        serde_json::from_slice(&BASE64.decode(secret["data"][".imagedecryptionkey"].as_str().unwrap()).unwrap())
-            .unwrap();
-    assert_eq!(list[0]["keyPass"], BASE64.encode("pw"));
     // kep: an encrypted key needs its password, the right one.
     refused(&["k", "--format", "kep", "--key", &path("rsa2048.enc.pem")], 3, "encrypted");
+    let wrong_arg = scratch.write("wrong", "wrong").display().to_string();
     // Legacy PEM encryption: no password helps, the hint says how to convert it.
     refused(
         &["k", "--format", "kep", "--key", &path("rsa2048.legacy-enc.pem"), "--passphrase-file", &wrong_arg],
@@ -706,4 +669,51 @@ fn bad_inputs_are_refused_before_anything_is_printed() {
     refused(&["k", "--key", &rsa, "--format", "kep", "--with-daemonset"], 2, "--with-daemonset");
     refused(&["k", "--key", &rsa, "--service-account", "default"], 2, "--service-account");
     cryptadm().args(["secret", "generate-k8s", "k", "--key", &rsa, "--runtime", "crio"]).assert().code(2);
+}
+
+/// OpenPGP key files: a public key and a protected secret key are refused for nodes, armour too; the KEP's list
+/// takes a protected key with the passphrase that unlocks it.
+#[cfg(feature = "pgp")]
+#[test]
+fn openpgp_keys_are_checked_like_the_others() {
+    let scratch = Scratch::new();
+    // OpenPGP: a public key; a passphrase-protected secret key (node model).
+    use sequoia_openpgp::serialize::SerializeInto;
+    let (cert, _) = sequoia_openpgp::cert::CertBuilder::general_purpose(Some("a@example.com")).generate().unwrap();
+    let public = scratch.write("pub.gpg", cert.to_vec().unwrap());
+    refused(&["k", "--key", &public.display().to_string()], 3, "an OpenPGP public key");
+    let (locked, _) = sequoia_openpgp::cert::CertBuilder::general_purpose(Some("b@example.com"))
+        .set_password(Some("pw".into()))
+        .generate()
+        .unwrap();
+    let locked = scratch.write("locked.gpg", locked.as_tsk().to_vec().unwrap());
+    refused(&["k", "--key", &locked.display().to_string()], 3, "protected by a passphrase");
+    let secret = scratch.write("secret.gpg", cert.as_tsk().to_vec().unwrap());
+    generate(&["k", "--key", &secret.display().to_string()]);
+    // ASCII-armoured OpenPGP is refused for nodes; the KEP's list, which no node reads, takes it.
+    let armoured = scratch.write("secret.asc", cert.as_tsk().armored().to_vec().unwrap());
+    refused(&["k", "--key", &armoured.display().to_string()], 3, "gpg --dearmor");
+    refused(&["k", "--format", "enc-key-sync", "--key", &armoured.display().to_string()], 3, "ASCII-armoured");
+    // In the KEP's list a protected OpenPGP key goes with its passphrase, which must unlock it.
+    let (locked_arg, pw, wrong) =
+        (locked.display().to_string(), scratch.write("pw", "pw"), scratch.write("wrong", "wrong"));
+    refused(&["k", "--format", "kep", "--key", &locked_arg], 3, "protected by a passphrase");
+    let wrong_arg = wrong.display().to_string();
+    refused(&["k", "--format", "kep", "--key", &locked_arg, "--passphrase-file", &wrong_arg], 3, "does not unlock");
+    let kep = generate(&[
+        "k",
+        "--format",
+        "kep",
+        "--key",
+        &locked_arg,
+        "--passphrase-file",
+        &pw.display().to_string(),
+        "--output-format",
+        "json",
+    ]);
+    let secret: Value = serde_json::from_str(&kep).unwrap();
+    let list: Value =
+        serde_json::from_slice(&BASE64.decode(secret["data"][".imagedecryptionkey"].as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(list[0]["keyPass"], BASE64.encode("pw"));
 }
