@@ -120,6 +120,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
@@ -213,10 +215,42 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;image;node-config'= {
+            cand --runtime 'The container runtime of the nodes'
+            cand --containerd-version 'containerd''s major version: 1 (config version 2) or 2 (config version 3)'
+            cand --binary 'Where cryptadm is on the nodes (absolute; default: this binary''s path)'
+            cand --keys-dir 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)'
+            cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;stream-decrypt'= {
+            cand --decryption-keys-path 'The node''s keys directory: every regular file below it is tried as a key (ctd-decoder''s flag)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;image;help'= {
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;help;encrypt'= {
@@ -224,6 +258,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;help;decrypt'= {
         }
         &'cryptadm;image;help;authorize'= {
+        }
+        &'cryptadm;image;help;node-config'= {
+        }
+        &'cryptadm;image;help;stream-decrypt'= {
         }
         &'cryptadm;image;help;help'= {
         }
@@ -438,12 +476,18 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
         }
         &'cryptadm;help;image;encrypt'= {
         }
         &'cryptadm;help;image;decrypt'= {
         }
         &'cryptadm;help;image;authorize'= {
+        }
+        &'cryptadm;help;image;node-config'= {
+        }
+        &'cryptadm;help;image;stream-decrypt'= {
         }
         &'cryptadm;help;secret'= {
             cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'

@@ -108,6 +108,8 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image encrypt" => Some(image::encrypt::EXAMPLES),
         "cryptadm image decrypt" => Some(image::decrypt::EXAMPLES),
         "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
+        "cryptadm image node-config" => Some(image::node_config::EXAMPLES),
+        "cryptadm image stream-decrypt" => Some(image::stream_decrypt::EXAMPLES),
         "cryptadm secret" => Some(secret::EXAMPLES),
         "cryptadm secret generate-k8s" => Some(secret::generate_k8s::EXAMPLES),
         "cryptadm disk" => Some(disk::EXAMPLES),

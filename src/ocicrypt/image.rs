@@ -465,6 +465,15 @@ pub fn unwrap_private_options(
     index: usize,
     unwrappers: &[Box<dyn KeyUnwrapper>],
 ) -> Result<SecretBytes, Error> {
+    unwrap_layer_key(layer, &format!("layer {index}"), unwrappers)
+}
+
+/// [`unwrap_private_options`] for a layer named `label` in messages (`layer 2`, or just `the layer`).
+pub fn unwrap_layer_key(
+    layer: &Descriptor,
+    label: &str,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+) -> Result<SecretBytes, Error> {
     let digest = layer.digest()?;
     let schemes = wrapped_schemes(layer);
     let mut problems = Vec::new();
@@ -487,7 +496,7 @@ pub fn unwrap_private_options(
     let wrapped_for = if schemes.is_empty() { "no recipients".to_owned() } else { schemes.join(", ") };
     let given: Vec<String> = unwrappers.iter().map(|u| u.scheme()).collect();
     let mut message = format!(
-        "layer {index} ({digest}): none of the given keys unwraps its key (wrapped for: {wrapped_for}; keys given: {})",
+        "{label} ({digest}): none of the given keys unwraps its key (wrapped for: {wrapped_for}; keys given: {})",
         if given.is_empty() { "none".to_owned() } else { given.join(", ") }
     );
     if !problems.is_empty() {

@@ -12,9 +12,11 @@ pub mod keyfiles;
 pub mod keyprovider;
 pub mod keywrap;
 pub mod layer;
+pub mod nodeconfig;
 pub mod pgp;
 pub mod pkcs7;
 pub mod recipients;
+pub mod stream;
 
 pub use error::Error;
 

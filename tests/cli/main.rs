@@ -8,6 +8,7 @@ mod support;
 
 mod bootstrap;
 mod cloud_init;
+mod containerd;
 mod crypto_oracles;
 mod disk;
 mod generated;
