@@ -118,6 +118,9 @@ _cryptadm() {
             cryptadm__subcmd__help__subcmd__image,encrypt)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__encrypt"
                 ;;
+            cryptadm__subcmd__help__subcmd__image,inspect)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__inspect"
+                ;;
             cryptadm__subcmd__help__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config"
                 ;;
@@ -145,6 +148,9 @@ _cryptadm() {
             cryptadm__subcmd__image,help)
                 cmd="cryptadm__subcmd__image__subcmd__help"
                 ;;
+            cryptadm__subcmd__image,inspect)
+                cmd="cryptadm__subcmd__image__subcmd__inspect"
+                ;;
             cryptadm__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__node__subcmd__config"
                 ;;
@@ -162,6 +168,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__image__subcmd__help,help)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__help"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,inspect)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__inspect"
                 ;;
             cryptadm__subcmd__image__subcmd__help,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config"
@@ -766,7 +775,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image)
-            opts="encrypt decrypt authorize node-config stream-decrypt"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -808,6 +817,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image__subcmd__encrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__inspect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -920,7 +943,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize node-config stream-decrypt help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1212,7 +1235,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help)
-            opts="encrypt decrypt authorize node-config stream-decrypt help"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1281,6 +1304,20 @@ _cryptadm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1302,6 +1339,48 @@ _cryptadm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__inspect)
+            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --creds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-verify)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --cert-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

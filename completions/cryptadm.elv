@@ -120,6 +120,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -215,6 +216,24 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;image;inspect'= {
+            cand --creds 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line'
+            cand --password-file 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped'
+            cand --authfile 'Registry credentials from this auth file only (docker config.json or podman auth.json format)'
+            cand --tls-verify 'Verify the registry''s TLS certificate; =false allows plain HTTP or an unverified certificate'
+            cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
+            cand --output-format 'Print the layers as a document'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;image;node-config'= {
             cand --runtime 'The container runtime of the nodes'
             cand --containerd-version 'containerd''s major version: 1 (config version 2) or 2 (config version 3)'
@@ -249,6 +268,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -258,6 +278,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;help;decrypt'= {
         }
         &'cryptadm;image;help;authorize'= {
+        }
+        &'cryptadm;image;help;inspect'= {
         }
         &'cryptadm;image;help;node-config'= {
         }
@@ -476,6 +498,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
         }
@@ -484,6 +507,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;image;decrypt'= {
         }
         &'cryptadm;help;image;authorize'= {
+        }
+        &'cryptadm;help;image;inspect'= {
         }
         &'cryptadm;help;image;node-config'= {
         }

@@ -108,6 +108,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image encrypt" => Some(image::encrypt::EXAMPLES),
         "cryptadm image decrypt" => Some(image::decrypt::EXAMPLES),
         "cryptadm image authorize" => Some(image::authorize::EXAMPLES),
+        "cryptadm image inspect" => Some(image::inspect::EXAMPLES),
         "cryptadm image node-config" => Some(image::node_config::EXAMPLES),
         "cryptadm image stream-decrypt" => Some(image::stream_decrypt::EXAMPLES),
         "cryptadm secret" => Some(secret::EXAMPLES),

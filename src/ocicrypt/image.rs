@@ -353,7 +353,7 @@ fn encrypt_layer(
 
     // The reader verified the source digest at the end of the stream, so it is the plaintext's digest.
     let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
-    let mut annotations = without_encryption_annotations(layer.annotations());
+    let mut annotations = encrypted_layer_annotations(layer.annotations());
     wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
     let mut encrypted_layer = layer.clone();
     encrypted_layer.set_content(
@@ -388,7 +388,7 @@ fn reencrypt_layer(
     let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
     writer.commit(&encrypted.ciphertext_digest)?;
     let private = PrivateOptions { key, digest: decrypted.plaintext_digest };
-    let mut annotations = without_encryption_annotations(layer.annotations());
+    let mut annotations = encrypted_layer_annotations(layer.annotations());
     wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
     let mut updated = layer.clone();
     updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
@@ -432,6 +432,24 @@ fn wrap_for_all(
 
 fn without_encryption_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
     annotations.into_iter().filter(|(k, _)| !k.starts_with(ANNOTATION_PREFIX)).collect()
+}
+
+/// Prefixes of the annotations that describe a zstd:chunked or eStargz layer's table of contents (containers/storage
+/// `pkg/chunked`, stargz-snapshotter `estargz`). On an encrypted layer they would reveal the plaintext's file list
+/// digest and offsets, and a snapshotter would try partial pulls a ciphertext cannot serve.
+pub const PLAINTEXT_TOC_PREFIXES: &[&str] = &[
+    "io.github.containers.zstd-chunked.",
+    "io.containers.zstd-chunked.",
+    "containerd.io/snapshot/stargz/",
+    "io.containers.estargz.",
+];
+
+/// The annotations of an encrypted layer: no old ocicrypt keys, no table of contents of the plaintext.
+fn encrypted_layer_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    without_encryption_annotations(annotations)
+        .into_iter()
+        .filter(|(k, _)| !PLAINTEXT_TOC_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect()
 }
 
 /// Adds recipients to an encrypted layer: its private options are unwrapped and wrapped again for the new
@@ -604,5 +622,29 @@ fn authorize_descriptor(
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encrypted_layers_lose_old_keys_and_the_plaintext_toc() {
+        let annotations: BTreeMap<String, String> = [
+            "io.github.containers.zstd-chunked.manifest-checksum",
+            "io.github.containers.zstd-chunked.manifest-position",
+            "io.github.containers.zstd-chunked.tarsplit-position",
+            "io.containers.zstd-chunked.manifest-checksum",
+            "containerd.io/snapshot/stargz/toc.digest",
+            "io.containers.estargz.uncompressed-size",
+            "org.opencontainers.image.enc.keys.jwe",
+            "org.opencontainers.image.title",
+        ]
+        .into_iter()
+        .map(|k| (k.to_owned(), "v".to_owned()))
+        .collect();
+        let kept: Vec<_> = encrypted_layer_annotations(annotations).into_keys().collect();
+        assert_eq!(kept, ["org.opencontainers.image.title"]);
     }
 }

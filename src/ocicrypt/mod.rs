@@ -7,6 +7,7 @@
 
 mod error;
 pub mod image;
+pub mod inspect;
 pub mod jwe;
 pub mod keyfiles;
 pub mod keyprovider;

@@ -13,6 +13,7 @@ mod crypto_oracles;
 mod disk;
 mod generated;
 mod image;
+mod image_inspect;
 mod interop_jwe;
 mod interop_keyprovider;
 mod interop_pgp;

@@ -3,6 +3,7 @@
 pub mod authorize;
 pub mod decrypt;
 pub mod encrypt;
+pub mod inspect;
 pub mod node_config;
 pub mod registry;
 pub mod stream_decrypt;
@@ -59,6 +60,8 @@ pub enum ImageCommand {
     #[allow(missing_docs)]
     Authorize(authorize::AuthorizeArgs),
     #[allow(missing_docs)]
+    Inspect(inspect::InspectArgs),
+    #[allow(missing_docs)]
     NodeConfig(node_config::NodeConfigArgs),
     #[allow(missing_docs)]
     StreamDecrypt(stream_decrypt::StreamDecryptArgs),
@@ -70,6 +73,7 @@ pub fn run(namespace: ImageNamespace, printer: &Printer) -> anyhow::Result<ExitS
         ImageCommand::Encrypt(args) => encrypt::run(*args, printer),
         ImageCommand::Decrypt(args) => decrypt::run(*args, printer),
         ImageCommand::Authorize(args) => authorize::run(args, printer),
+        ImageCommand::Inspect(args) => inspect::run(args, printer),
         ImageCommand::NodeConfig(args) => node_config::run(args, printer),
         ImageCommand::StreamDecrypt(args) => stream_decrypt::run(args, printer),
     }
