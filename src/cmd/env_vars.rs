@@ -56,7 +56,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ),
     (
         OCICRYPT_KEYPROVIDER_CONFIG,
-        "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}); a missing file means no providers.",
+        "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}, or {\"grpc\": \"HOST:PORT\" | \"unix:///PATH\"} for a keyprovider.KeyProviderService); a missing file means no providers.",
     ),
     (GNUPGHOME, "GnuPG home directory where pgp: recipients are looked up, unless --gpg-homedir is given."),
     (

@@ -495,6 +495,9 @@ pub fn unwrap_layer_key(
     let digest = layer.digest()?;
     let schemes = wrapped_schemes(layer);
     let mut problems = Vec::new();
+    // A key holder that could not be asked (a provider that is down, a gpg that cannot run) is a failure to
+    // fix there, not a denial: reported as such when nothing else opened the layer.
+    let mut unreachable: Option<(String, String)> = None;
     for scheme in &schemes {
         let entries = layer.annotation(&format!("{KEYS_ANNOTATION_PREFIX}{scheme}")).unwrap_or_default();
         for unwrapper in unwrappers.iter().filter(|u| u.scheme() == *scheme) {
@@ -506,10 +509,17 @@ pub fn unwrap_layer_key(
                 match unwrapper.unwrap(&wrapped) {
                     Ok(Some(private)) => return Ok(private),
                     Ok(None) => {}
+                    Err(Error::Unwrap { scheme, problem }) if unreachable.is_none() => {
+                        problems.push(format!("{scheme}: cannot unwrap the layer key: {problem}"));
+                        unreachable = Some((scheme, problem));
+                    }
                     Err(e) => problems.push(e.to_string()),
                 }
             }
         }
+    }
+    if let Some((scheme, problem)) = unreachable {
+        return Err(Error::Unwrap { scheme, problem: format!("{problem} (and no other key opens {label} {digest})") });
     }
     let wrapped_for = if schemes.is_empty() { "no recipients".to_owned() } else { schemes.join(", ") };
     let given: Vec<String> = unwrappers.iter().map(|u| u.scheme()).collect();

@@ -20,6 +20,7 @@ mod interop_pgp;
 mod interop_pkcs7;
 mod interop_python;
 mod invariants;
+mod keyprovider_grpc;
 mod layering;
 mod luks_library;
 mod plugins;
