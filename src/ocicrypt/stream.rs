@@ -313,12 +313,23 @@ pub fn decrypt_stream(
         Err(e) => return Err(e),
     };
     let private = PrivateOptions::from_json(&private, &public)?;
+    let digest = descriptor.digest()?.to_owned();
+    stream_layer(&private, &public, output, input, sink).map_err(|e| e.in_blob(&digest))
+}
+
+fn stream_layer(
+    private: &PrivateOptions,
+    public: &PublicOptions,
+    output: Output,
+    input: &mut dyn Read,
+    sink: &mut dyn Write,
+) -> Result<StreamReport, Error> {
     let write_error = |e: io::Error| Error::Io(format!("writing the decrypted layer: {e}"));
     let report = match output {
-        Output::AsIs => run_decryptor(&private, &public, HoldBack::new(&mut *sink), input)?,
+        Output::AsIs => run_decryptor(private, public, HoldBack::new(&mut *sink), input)?,
         Output::DecompressZstd => {
             let decoder = zstd::stream::write::Decoder::new(&mut *sink).map_err(write_error)?;
-            let (decoder, report) = run_decryptor_into(&private, &public, HoldBack::new(decoder), input)?;
+            let (decoder, report) = run_decryptor_into(private, public, HoldBack::new(decoder), input)?;
             let mut decoder = decoder;
             decoder.flush().map_err(|e| Error::Malformed(format!("the decrypted layer is not zstd: {e}")))?;
             report

@@ -27,5 +27,6 @@ mod plugins;
 mod properties;
 mod registry;
 mod secret;
+mod stream_decrypt;
 mod terminal;
 mod volume;

@@ -68,8 +68,7 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
     let output = Output::for_media_type(&media_type);
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    stream::decrypt_stream(&payload.descriptor, &keys.unwrappers(), &skipped, output, &mut stdin, &mut stdout)
-        .with_context(|| format!("layer {}", payload.descriptor.digest().unwrap_or_default()))?;
+    stream::decrypt_stream(&payload.descriptor, &keys.unwrappers(), &skipped, output, &mut stdin, &mut stdout)?;
     Ok(())
 }
 
