@@ -3,7 +3,9 @@
 //! the stream processors exactly as `cryptadm image node-config` prints them, pointing at the built binary. It
 //! pulls through the CRI (`runtime.v1.ImageService/PullImage`, a grpcio client compiled at test time from the
 //! vendored api.proto) from a local docker-registry, and the unpacked snapshots are compared with the files the
-//! images were made of.
+//! images were made of. Cases: cryptadm-encrypted (JWE RSA and EC, PKCS#7, OpenPGP, a gRPC key provider;
+//! multi-layer, two platforms, gzip, uncompressed and zstd layers), skopeo-encrypted, no key (the pull fails with
+//! cryptadm's message, nothing unpacked), a tampered layer (the pull fails, nothing unpacked).
 //!
 //! Each case has its own layers: containerd unpacks no layer whose diff ID it already has, keys or no keys.
 //! Keys lie as the DaemonSet of `secret generate-k8s --with-daemonset` lays them out: `keys/<secret>/<file>`.
@@ -425,6 +427,33 @@ fn containerd_pulls_and_unpacks_what_cryptadm_and_skopeo_encrypted() {
     let pulled = node.pull("skopeo/one:v1");
     assert!(pulled.is_ok(), "skopeo: {pulled:?}\n{}", node.log());
     node.assert_unpacked("skopeo", files);
+
+    // A gRPC key provider, configured through the processors' OCICRYPT_KEYPROVIDER_CONFIG (as node-config prints).
+    let socket = node.work.path("kp.sock");
+    let provider_log = node.work.path("kp.log");
+    let _provider =
+        crate::keyprovider_grpc::Provider::start(&format!("unix://{}", socket.display()), &provider_log, || {
+            socket.exists()
+        });
+    let provider_config = node.work.write(
+        "ocicrypt_keyprovider.conf",
+        format!(r#"{{"key-providers": {{"kms": {{"grpc": "unix://{}"}}}}}}"#, socket.display()),
+    );
+    let layout = work.path("provider");
+    let files: &[(&str, &str)] = &[("etc/provider/file", "unwrapped by a gRPC key provider")];
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
+    cryptadm()
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &provider_config)
+        .args(["image", "encrypt", "--dest-tls-verify=false", "--recipient", "provider:kms"])
+        .arg(oci(&layout))
+        .arg(node.image("provider/one:v1"))
+        .assert()
+        .success();
+    let pulled = node.pull("provider/one:v1");
+    assert!(pulled.is_ok(), "provider: {pulled:?}\n{}", node.log());
+    node.assert_unpacked("provider", files);
+    let calls = std::fs::read_to_string(&provider_log).unwrap();
+    assert!(calls.contains(r#""rpc": "UnWrapKey""#), "{calls}");
 
     // No key on the node for the image: the pull fails with cryptadm's message, and nothing is unpacked.
     let (_, stranger) = keys.rsa("stranger", 2048);

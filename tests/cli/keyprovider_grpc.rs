@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/keyprovider_grpc.py");
 
 /// The provider process, killed on drop.
-struct Provider(Child);
+pub(crate) struct Provider(Child);
 
 impl Provider {
-    fn start(address: &str, log: &Path, ready: impl Fn() -> bool) -> Self {
+    pub(crate) fn start(address: &str, log: &Path, ready: impl Fn() -> bool) -> Self {
         require_tool("python3", "apt-get install -y python3");
         let child = Command::new("python3")
             .arg(SERVER)
