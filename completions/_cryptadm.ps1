@@ -133,6 +133,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
             [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
+            [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
+            [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -230,10 +233,64 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;image;inspect' {
+            [CompletionResult]::new('--creds', '--creds', [CompletionResultType]::ParameterName, 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped')
+            [CompletionResult]::new('--authfile', '--authfile', [CompletionResultType]::ParameterName, 'Registry credentials from this auth file only (docker config.json or podman auth.json format)')
+            [CompletionResult]::new('--tls-verify', '--tls-verify', [CompletionResultType]::ParameterName, 'Verify the registry''s TLS certificate; =false allows plain HTTP or an unverified certificate')
+            [CompletionResult]::new('--cert-dir', '--cert-dir', [CompletionResultType]::ParameterName, 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Print the layers as a document')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;image;node-config' {
+            [CompletionResult]::new('--runtime', '--runtime', [CompletionResultType]::ParameterName, 'The container runtime of the nodes')
+            [CompletionResult]::new('--containerd-version', '--containerd-version', [CompletionResultType]::ParameterName, 'containerd''s major version: 1 (config version 2) or 2 (config version 3)')
+            [CompletionResult]::new('--binary', '--binary', [CompletionResultType]::ParameterName, 'Where cryptadm is on the nodes (absolute; default: this binary''s path)')
+            [CompletionResult]::new('--keys-dir', '--keys-dir', [CompletionResultType]::ParameterName, 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)')
+            [CompletionResult]::new('--keyprovider-config', '--keyprovider-config', [CompletionResultType]::ParameterName, 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;image;stream-decrypt' {
+            [CompletionResult]::new('--decryption-keys-path', '--decryption-keys-path', [CompletionResultType]::ParameterName, 'The node''s keys directory: every regular file below it is tried as a key (ctd-decoder''s flag)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;image;help' {
             [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
             [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
+            [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
+            [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -244,6 +301,15 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;help;authorize' {
+            break
+        }
+        'cryptadm;image;help;inspect' {
+            break
+        }
+        'cryptadm;image;help;node-config' {
+            break
+        }
+        'cryptadm;image;help;stream-decrypt' {
             break
         }
         'cryptadm;image;help;help' {
@@ -494,6 +560,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
             [CompletionResult]::new('authorize', 'authorize', [CompletionResultType]::ParameterValue, 'Prove that the given keys may use an encrypted image, without decrypting it')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
+            [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
+            [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             break
         }
         'cryptadm;help;image;encrypt' {
@@ -503,6 +572,15 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;image;authorize' {
+            break
+        }
+        'cryptadm;help;image;inspect' {
+            break
+        }
+        'cryptadm;help;image;node-config' {
+            break
+        }
+        'cryptadm;help;image;stream-decrypt' {
             break
         }
         'cryptadm;help;secret' {

@@ -118,6 +118,15 @@ _cryptadm() {
             cryptadm__subcmd__help__subcmd__image,encrypt)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__encrypt"
                 ;;
+            cryptadm__subcmd__help__subcmd__image,inspect)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__help__subcmd__image,node-config)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config"
+                ;;
+            cryptadm__subcmd__help__subcmd__image,stream-decrypt)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__stream__subcmd__decrypt"
+                ;;
             cryptadm__subcmd__help__subcmd__secret,generate-k8s)
                 cmd="cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s"
                 ;;
@@ -139,6 +148,15 @@ _cryptadm() {
             cryptadm__subcmd__image,help)
                 cmd="cryptadm__subcmd__image__subcmd__help"
                 ;;
+            cryptadm__subcmd__image,inspect)
+                cmd="cryptadm__subcmd__image__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__image,node-config)
+                cmd="cryptadm__subcmd__image__subcmd__node__subcmd__config"
+                ;;
+            cryptadm__subcmd__image,stream-decrypt)
+                cmd="cryptadm__subcmd__image__subcmd__stream__subcmd__decrypt"
+                ;;
             cryptadm__subcmd__image__subcmd__help,authorize)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__authorize"
                 ;;
@@ -150,6 +168,15 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__image__subcmd__help,help)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__help"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,inspect)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,node-config)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,stream-decrypt)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__stream__subcmd__decrypt"
                 ;;
             cryptadm__subcmd__secret,generate-k8s)
                 cmd="cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s"
@@ -748,7 +775,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image)
-            opts="encrypt decrypt authorize"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +817,48 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image__subcmd__encrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__stream__subcmd__decrypt)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -874,7 +943,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1166,7 +1235,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help)
-            opts="encrypt decrypt authorize help"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1228,6 +1297,150 @@ _cryptadm() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__stream__subcmd__decrypt)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__inspect)
+            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --creds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-verify)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --cert-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__node__subcmd__config)
+            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --runtime)
+                    COMPREPLY=($(compgen -W "containerd crio" -- "${cur}"))
+                    return 0
+                    ;;
+                --containerd-version)
+                    COMPREPLY=($(compgen -W "1 2" -- "${cur}"))
+                    return 0
+                    ;;
+                --binary)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keys-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keyprovider-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__stream__subcmd__decrypt)
+            opts="-q -v -h -V --decryption-keys-path --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --decryption-keys-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

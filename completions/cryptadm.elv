@@ -122,6 +122,9 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
@@ -215,10 +218,61 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;image;inspect'= {
+            cand --creds 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line'
+            cand --password-file 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped'
+            cand --authfile 'Registry credentials from this auth file only (docker config.json or podman auth.json format)'
+            cand --tls-verify 'Verify the registry''s TLS certificate; =false allows plain HTTP or an unverified certificate'
+            cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
+            cand --output-format 'Print the layers as a document'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;node-config'= {
+            cand --runtime 'The container runtime of the nodes'
+            cand --containerd-version 'containerd''s major version: 1 (config version 2) or 2 (config version 3)'
+            cand --binary 'Where cryptadm is on the nodes (absolute; default: this binary''s path)'
+            cand --keys-dir 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)'
+            cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;image;stream-decrypt'= {
+            cand --decryption-keys-path 'The node''s keys directory: every regular file below it is tried as a key (ctd-decoder''s flag)'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;image;help'= {
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;help;encrypt'= {
@@ -226,6 +280,12 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;help;decrypt'= {
         }
         &'cryptadm;image;help;authorize'= {
+        }
+        &'cryptadm;image;help;inspect'= {
+        }
+        &'cryptadm;image;help;node-config'= {
+        }
+        &'cryptadm;image;help;stream-decrypt'= {
         }
         &'cryptadm;image;help;help'= {
         }
@@ -449,12 +509,21 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
             cand authorize 'Prove that the given keys may use an encrypted image, without decrypting it'
+            cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
+            cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
+            cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
         }
         &'cryptadm;help;image;encrypt'= {
         }
         &'cryptadm;help;image;decrypt'= {
         }
         &'cryptadm;help;image;authorize'= {
+        }
+        &'cryptadm;help;image;inspect'= {
+        }
+        &'cryptadm;help;image;node-config'= {
+        }
+        &'cryptadm;help;image;stream-decrypt'= {
         }
         &'cryptadm;help;secret'= {
             cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'

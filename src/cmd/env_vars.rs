@@ -35,6 +35,8 @@ pub const HOME: &str = "HOME";
 pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
 /// Test builds with the `fault-injection` feature only: the rotation step after which the process aborts.
 pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
+/// containerd's stream processors: the media type of the layer on standard input (`image stream-decrypt`).
+pub const STREAM_PROCESSOR_MEDIATYPE: &str = "STREAM_PROCESSOR_MEDIATYPE";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The proxy of the built-in `https` RemoteConfig provider (also `https_proxy`).
@@ -77,7 +79,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     ),
     (
         OCICRYPT_KEYPROVIDER_CONFIG,
-        "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}); a missing file means no providers.",
+        "Key-provider configuration of the image commands, in ocicrypt's JSON format ({\"key-providers\": {NAME: {\"cmd\": {\"path\": …, \"args\": […]}}}}, or {\"grpc\": \"HOST:PORT\" | \"unix:///PATH\"} for a keyprovider.KeyProviderService); a missing file means no providers.",
     ),
     (GNUPGHOME, "GnuPG home directory where pgp: recipients are looked up, unless --gpg-homedir is given."),
     (
@@ -114,6 +116,10 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (
         CRYPTADM_RUN_DIR,
         "Run-time directory of the volume commands (default /run/cryptadm); the lock file of each volume id is <dir>/volume-locks/<volume-id>.lock.",
+    ),
+    (
+        STREAM_PROCESSOR_MEDIATYPE,
+        "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (

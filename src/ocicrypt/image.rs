@@ -353,7 +353,7 @@ fn encrypt_layer(
 
     // The reader verified the source digest at the end of the stream, so it is the plaintext's digest.
     let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
-    let mut annotations = without_encryption_annotations(layer.annotations());
+    let mut annotations = encrypted_layer_annotations(layer.annotations());
     wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
     let mut encrypted_layer = layer.clone();
     encrypted_layer.set_content(
@@ -388,7 +388,7 @@ fn reencrypt_layer(
     let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
     writer.commit(&encrypted.ciphertext_digest)?;
     let private = PrivateOptions { key, digest: decrypted.plaintext_digest };
-    let mut annotations = without_encryption_annotations(layer.annotations());
+    let mut annotations = encrypted_layer_annotations(layer.annotations());
     wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
     let mut updated = layer.clone();
     updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
@@ -434,6 +434,24 @@ fn without_encryption_annotations(annotations: BTreeMap<String, String>) -> BTre
     annotations.into_iter().filter(|(k, _)| !k.starts_with(ANNOTATION_PREFIX)).collect()
 }
 
+/// Prefixes of the annotations that describe a zstd:chunked or eStargz layer's table of contents (containers/storage
+/// `pkg/chunked`, stargz-snapshotter `estargz`). On an encrypted layer they would reveal the plaintext's file list
+/// digest and offsets, and a snapshotter would try partial pulls a ciphertext cannot serve.
+pub const PLAINTEXT_TOC_PREFIXES: &[&str] = &[
+    "io.github.containers.zstd-chunked.",
+    "io.containers.zstd-chunked.",
+    "containerd.io/snapshot/stargz/",
+    "io.containers.estargz.",
+];
+
+/// The annotations of an encrypted layer: no old ocicrypt keys, no table of contents of the plaintext.
+fn encrypted_layer_annotations(annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    without_encryption_annotations(annotations)
+        .into_iter()
+        .filter(|(k, _)| !PLAINTEXT_TOC_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect()
+}
+
 /// Adds recipients to an encrypted layer: its private options are unwrapped and wrapped again for the new
 /// recipients, appended to the existing entries. The blob is not touched; unknown schemes are carried through.
 fn add_recipients(
@@ -465,9 +483,21 @@ pub fn unwrap_private_options(
     index: usize,
     unwrappers: &[Box<dyn KeyUnwrapper>],
 ) -> Result<SecretBytes, Error> {
+    unwrap_layer_key(layer, &format!("layer {index}"), unwrappers)
+}
+
+/// [`unwrap_private_options`] for a layer named `label` in messages (`layer 2`, or just `the layer`).
+pub fn unwrap_layer_key(
+    layer: &Descriptor,
+    label: &str,
+    unwrappers: &[Box<dyn KeyUnwrapper>],
+) -> Result<SecretBytes, Error> {
     let digest = layer.digest()?;
     let schemes = wrapped_schemes(layer);
     let mut problems = Vec::new();
+    // A key holder that could not be asked (a provider that is down, a gpg that cannot run) is a failure to
+    // fix there, not a denial: reported as such when nothing else opened the layer.
+    let mut unreachable: Option<(String, String)> = None;
     for scheme in &schemes {
         let entries = layer.annotation(&format!("{KEYS_ANNOTATION_PREFIX}{scheme}")).unwrap_or_default();
         for unwrapper in unwrappers.iter().filter(|u| u.scheme() == *scheme) {
@@ -479,15 +509,22 @@ pub fn unwrap_private_options(
                 match unwrapper.unwrap(&wrapped) {
                     Ok(Some(private)) => return Ok(private),
                     Ok(None) => {}
+                    Err(Error::Unwrap { scheme, problem }) if unreachable.is_none() => {
+                        problems.push(format!("{scheme}: cannot unwrap the layer key: {problem}"));
+                        unreachable = Some((scheme, problem));
+                    }
                     Err(e) => problems.push(e.to_string()),
                 }
             }
         }
     }
+    if let Some((scheme, problem)) = unreachable {
+        return Err(Error::Unwrap { scheme, problem: format!("{problem} (and no other key opens {label} {digest})") });
+    }
     let wrapped_for = if schemes.is_empty() { "no recipients".to_owned() } else { schemes.join(", ") };
     let given: Vec<String> = unwrappers.iter().map(|u| u.scheme()).collect();
     let mut message = format!(
-        "layer {index} ({digest}): none of the given keys unwraps its key (wrapped for: {wrapped_for}; keys given: {})",
+        "{label} ({digest}): none of the given keys unwraps its key (wrapped for: {wrapped_for}; keys given: {})",
         if given.is_empty() { "none".to_owned() } else { given.join(", ") }
     );
     if !problems.is_empty() {
@@ -621,5 +658,29 @@ mod no_pgp_tests {
         let error = unwrap_private_options(&layer, 0, &[]).unwrap_err();
         assert!(error.to_string().contains("no OpenPGP support"), "{error}");
         assert_eq!(error.status(), ExitStatus::InvalidInput);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encrypted_layers_lose_old_keys_and_the_plaintext_toc() {
+        let annotations: BTreeMap<String, String> = [
+            "io.github.containers.zstd-chunked.manifest-checksum",
+            "io.github.containers.zstd-chunked.manifest-position",
+            "io.github.containers.zstd-chunked.tarsplit-position",
+            "io.containers.zstd-chunked.manifest-checksum",
+            "containerd.io/snapshot/stargz/toc.digest",
+            "io.containers.estargz.uncompressed-size",
+            "org.opencontainers.image.enc.keys.jwe",
+            "org.opencontainers.image.title",
+        ]
+        .into_iter()
+        .map(|k| (k.to_owned(), "v".to_owned()))
+        .collect();
+        let kept: Vec<_> = encrypted_layer_annotations(annotations).into_keys().collect();
+        assert_eq!(kept, ["org.opencontainers.image.title"]);
     }
 }

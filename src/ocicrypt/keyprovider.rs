@@ -4,8 +4,10 @@
 //! The configuration is the JSON file that `OCICRYPT_KEYPROVIDER_CONFIG` names (the command line reads the
 //! variable and passes the path or bytes here). For a `cmd` provider the program gets one JSON request on stdin
 //! and prints one JSON response on stdout, in the shapes Go's `encoding/json` gives ocicrypt's structs: `[]byte`
-//! as standard base64, maps with sorted keys, both `keywrapparams` and `keyunwrapparams` always present. gRPC
-//! providers are parsed and reported as not supported yet.
+//! as standard base64, maps with sorted keys, both `keywrapparams` and `keyunwrapparams` always present. A `grpc`
+//! provider gets the same JSON in the one bytes field of ocicrypt's `keyprovider.KeyProviderService` `WrapKey` or
+//! `UnWrapKey` (utils/keyprovider/keyprovider.proto), over plain HTTP/2 to `host:port` or `unix:///path` (as
+//! ocicrypt dials without `grpc-tls`); a `grpc-tls` entry is refused rather than silently sent in clear.
 //!
 //! The program runs with a deadline and bounded output (see [`crate::process`]); ocicrypt has neither, so a hung
 //! provider hangs skopeo, but never cryptadm.
@@ -56,10 +58,12 @@ pub enum Provider {
         /// Its arguments.
         args: Vec<String>,
     },
-    /// A gRPC service (`keyprovider.KeyProviderService`); not supported yet.
+    /// A gRPC service (`keyprovider.KeyProviderService`).
     Grpc {
         /// The dial target, `host:port` or `unix:///path`.
         target: String,
+        /// The entry has `grpc-tls` settings (not supported: refused when called).
+        tls: bool,
     },
     /// An entry with neither `cmd` nor `grpc`: ocicrypt registers it and fails every call; so do we.
     Unusable,
@@ -76,6 +80,8 @@ struct ProviderAttrs {
     cmd: Option<CommandAttrs>,
     #[serde(default)]
     grpc: Option<String>,
+    #[serde(default, rename = "grpc-tls")]
+    grpc_tls: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -105,13 +111,15 @@ impl KeyProviderConfig {
         for (name, attrs) in file.key_providers.unwrap_or_default() {
             // `cmd` wins over `grpc`, as in ocicrypt.
             // A `null` entry is Go's zero value: a provider that cannot be invoked.
-            let attrs = attrs.unwrap_or(ProviderAttrs { cmd: None, grpc: None });
+            let attrs = attrs.unwrap_or(ProviderAttrs { cmd: None, grpc: None, grpc_tls: None });
             let provider = match (attrs.cmd, attrs.grpc) {
                 (Some(cmd), _) => match cmd.path.filter(|p| !p.is_empty()) {
                     Some(path) => Provider::Cmd { path, args: cmd.args.unwrap_or_default() },
                     None => return Err(bad(format!("provider `{name}`: `cmd` has no `path`"))),
                 },
-                (None, Some(target)) if !target.is_empty() => Provider::Grpc { target },
+                (None, Some(target)) if !target.is_empty() => {
+                    Provider::Grpc { target, tls: attrs.grpc_tls.is_some_and(|t| !t.is_null()) }
+                }
                 _ => Provider::Unusable,
             };
             providers.insert(name, provider);
@@ -241,8 +249,16 @@ pub fn unwrap(
 fn call(config: &KeyProviderConfig, provider: &Provider, request: &Request<'_>) -> Result<SecretBytes, String> {
     let (path, args) = match provider {
         Provider::Cmd { path, args } => (path, args),
-        Provider::Grpc { target } => {
-            return Err(format!("gRPC key providers (`{target}`) are not supported yet; use a `cmd` provider"));
+        Provider::Grpc { target, tls } => {
+            if *tls {
+                return Err(format!(
+                    "`grpc-tls` is not supported for the gRPC key provider at `{target}`; remove it to dial in clear \
+                     (a unix socket or loopback), or use a `cmd` provider"
+                ));
+            }
+            let input =
+                SecretBytes::new(serde_json::to_vec(request).map_err(|e| format!("cannot encode the request: {e}"))?);
+            return grpc::call(target, request.op, &input, config.timeout, config.max_output);
         }
         Provider::Unusable => {
             return Err(format!(
@@ -329,6 +345,90 @@ impl Serialize for B64Params<'_> {
     }
 }
 
+/// The gRPC transport: one unary call on a runtime of its own (the rest of cryptadm is synchronous).
+mod grpc {
+    use crate::crypto::SecretBytes;
+    use std::time::Duration;
+
+    /// `keyProviderKeyWrapProtocolInput` and `…Output`: one `bytes` field, number 1, holding the JSON.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct WrapProtocol {
+        #[prost(bytes = "vec", tag = "1")]
+        data: Vec<u8>,
+    }
+
+    /// Sends the JSON request `input` (op `keywrap` or `keyunwrap`) to the provider at `target`.
+    pub(super) fn call(
+        target: &str,
+        op: &str,
+        input: &[u8],
+        timeout: Duration,
+        max_output: usize,
+    ) -> Result<SecretBytes, String> {
+        let method = if op == "keywrap" { "WrapKey" } else { "UnWrapKey" };
+        let endpoint = endpoint(target)?.connect_timeout(timeout).timeout(timeout);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the gRPC client: {e}"))?;
+        let request = WrapProtocol { data: input.to_vec() };
+        let answer = runtime.block_on(async move {
+            let channel = endpoint
+                .connect()
+                .await
+                .map_err(|e| format!("cannot reach the gRPC key provider at `{target}`: {}", chain(&e)))?;
+            let mut client = tonic::client::Grpc::new(channel);
+            client
+                .ready()
+                .await
+                .map_err(|e| format!("the gRPC key provider at `{target}` is not ready: {}", chain(&e)))?;
+            let codec = tonic_prost::ProstCodec::<WrapProtocol, WrapProtocol>::default();
+            let path = http::uri::PathAndQuery::try_from(format!("/keyprovider.KeyProviderService/{method}"))
+                .map_err(|e| format!("bad method path: {e}"))?;
+            let call = client.unary(tonic::Request::new(request), path, codec);
+            match tokio::time::timeout(timeout, call).await {
+                Err(_) => Err(format!("the gRPC key provider at `{target}` did not answer {method} in time")),
+                Ok(Err(status)) => Err(format!(
+                    "the gRPC key provider at `{target}` failed {method}: {:?}: {}",
+                    status.code(),
+                    status.message().lines().next().unwrap_or_default()
+                )),
+                Ok(Ok(response)) => Ok(response.into_inner().data),
+            }
+        });
+        let answer = SecretBytes::new(answer?);
+        if answer.len() > max_output {
+            return Err(format!("the gRPC key provider at `{target}` answered more than {max_output} bytes"));
+        }
+        Ok(answer)
+    }
+
+    /// grpc-go targets: `host:port`, `dns:///host:port`, `unix:///path`, `unix:path`.
+    fn endpoint(target: &str) -> Result<tonic::transport::Endpoint, String> {
+        let bad = |e: tonic::transport::Error| format!("gRPC key provider target `{target}`: {e}");
+        if target.starts_with("unix:") {
+            return tonic::transport::Endpoint::from_shared(target.to_owned()).map_err(bad);
+        }
+        let address = target.strip_prefix("dns:///").unwrap_or(target);
+        let uri = if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
+        tonic::transport::Endpoint::from_shared(uri).map_err(bad)
+    }
+
+    /// An error and its causes on one line ("transport error: connection refused").
+    fn chain(error: &dyn std::error::Error) -> String {
+        let mut text = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            let next = cause.to_string();
+            if !text.contains(&next) {
+                text.push_str(&format!(": {next}"));
+            }
+            source = cause.source();
+        }
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,7 +454,7 @@ mod tests {
             config.providers["a"],
             Provider::Cmd { path: "/usr/bin/prov".into(), args: vec!["-x".into(), "y".into()] }
         );
-        assert_eq!(config.providers["b"], Provider::Grpc { target: "localhost:50051".into() });
+        assert_eq!(config.providers["b"], Provider::Grpc { target: "localhost:50051".into(), tls: true });
         assert_eq!(config.providers["c"], Provider::Cmd { path: "prov".into(), args: vec![] });
         assert_eq!(config.providers["d"], Provider::Unusable);
         assert_eq!(KeyProviderConfig::from_json(b"{}", "x").unwrap().names().count(), 0);
@@ -416,7 +516,7 @@ mod tests {
         assert!(matches!(wrap(&config, "nope", &[], &none, b"x"), Err(Error::InvalidKey { .. })));
         assert!(unwrap(&config, "nope", &none, b"x").unwrap().is_none());
         let err = wrap(&config, "g", &[], &none, b"x").unwrap_err();
-        assert!(err.to_string().contains("gRPC key providers"), "{err}");
+        assert!(err.to_string().contains("cannot reach the gRPC key provider at `localhost:1`"), "{err}");
         let err = unwrap(&config, "g", &none, b"x").unwrap_err();
         assert!(matches!(err, Error::Unwrap { .. }), "{err}");
         let err = wrap(&config, "u", &[], &none, b"x").unwrap_err();

@@ -7,11 +7,13 @@
 
 mod error;
 pub mod image;
+pub mod inspect;
 pub mod jwe;
 pub mod keyfiles;
 pub mod keyprovider;
 pub mod keywrap;
 pub mod layer;
+pub mod nodeconfig;
 #[cfg(feature = "pgp")]
 pub mod pgp;
 /// Without the `pgp` feature (the LGPL-free build), a stand-in that refuses every OpenPGP operation.
@@ -20,6 +22,7 @@ pub mod pgp;
 pub mod pgp;
 pub mod pkcs7;
 pub mod recipients;
+pub mod stream;
 
 pub use error::Error;
 

@@ -477,6 +477,24 @@ impl DecryptionHelper for Helper<'_> {
     }
 }
 
+/// Who a wrapped key is for, without any key: the key ID or fingerprint each public-key encrypted session key
+/// packet names (`anonymous` for `gpg --throw-keyids`), for `image inspect`.
+pub fn recipient_key_ids(message: &[u8]) -> Result<Vec<String>, Error> {
+    use openpgp::Packet;
+    use openpgp::parse::{PacketParser, PacketParserResult};
+    let bad = |e: anyhow::Error| Error::MalformedWrappedKey { scheme: "pgp".into(), problem: e.to_string() };
+    let mut ids = Vec::new();
+    let mut ppr = PacketParser::from_bytes(message).map_err(bad)?;
+    while let PacketParserResult::Some(pp) = ppr {
+        if let Packet::PKESK(pkesk) = &pp.packet {
+            ids.push(pkesk.recipient().map(|handle| handle.to_hex()).unwrap_or_else(|| "anonymous".into()));
+        }
+        // The encrypted container is not descended into: only the session-key packets name recipients.
+        ppr = pp.next().map_err(bad)?.1;
+    }
+    Ok(ids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,11 @@ pub fn looks_like_openpgp(bytes: &[u8]) -> bool {
     matches!(packet, 5 | 6)
 }
 
+/// Refuses: this build cannot read OpenPGP packets, not even the key IDs `image inspect` shows.
+pub fn recipient_key_ids(_message: &[u8]) -> Result<Vec<String>, Error> {
+    Err(unsupported("the OpenPGP recipients of a layer"))
+}
+
 /// Refuses: this build cannot encrypt for OpenPGP recipients.
 pub fn wrap(_recipients: &[Cert], _plaintext: &[u8]) -> Result<Vec<u8>, Error> {
     Err(unsupported("OpenPGP recipients"))

@@ -326,3 +326,24 @@ fn encrypted_content(element: Tlv<'_>) -> Result<Vec<u8>, Error> {
 
 #[cfg(test)]
 mod tests;
+
+/// Who a wrapped key is for, without any key: each key-transport recipient's certificate issuer and serial number
+/// (`image inspect`).
+pub fn recipient_ids(der: &[u8]) -> Result<Vec<String>, Error> {
+    if der.len() > MAX_WRAPPED_LEN {
+        return Err(malformed(format!("larger than {MAX_WRAPPED_LEN} bytes")));
+    }
+    let envelope = Envelope::parse(der)?;
+    Ok(envelope
+        .recipients
+        .iter()
+        .map(|recipient| match &recipient.rid {
+            RecipientIdentifier::IssuerAndSerialNumber(id) => {
+                format!("issuer \"{}\" serial {}", id.issuer, hex::encode(id.serial_number.as_bytes()))
+            }
+            RecipientIdentifier::SubjectKeyIdentifier(ski) => {
+                format!("subject key identifier {}", hex::encode(ski.0.as_bytes()))
+            }
+        })
+        .collect())
+}

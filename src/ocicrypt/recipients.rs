@@ -250,24 +250,43 @@ impl DecryptionKeys {
     }
 
     fn add_key_file(&mut self, path: &Path, password: Option<&Passphrase>) -> Result<(), Error> {
-        let what = path.display().to_string();
         let bytes = read_key_file(path)?;
-        let private = keys::parse_private_key(&bytes, password.map(Passphrase::expose), &what);
+        self.add_key_bytes(&bytes, &path.display().to_string(), password)
+    }
+
+    /// No keys yet; key providers from `provider_config` (the keys of a node's keys directory are added with
+    /// [`DecryptionKeys::add_key_bytes`]).
+    pub fn empty(provider_config: Option<Arc<KeyProviderConfig>>) -> Self {
+        Self {
+            private: Vec::new(),
+            certificates: Vec::new(),
+            pgp: Vec::new(),
+            passphrases: Vec::new(),
+            providers: Parameters::new(),
+            provider_config,
+        }
+    }
+
+    /// Adds one key file's bytes, recognised by content (a private key, a certificate or an OpenPGP secret key);
+    /// `what` names it in messages. [`Error::InvalidKey`] when it is none of these, or locked without `password`.
+    pub fn add_key_bytes(&mut self, bytes: &[u8], what: &str, password: Option<&Passphrase>) -> Result<(), Error> {
+        let what = what.to_owned();
+        let private = keys::parse_private_key(bytes, password.map(Passphrase::expose), &what);
         if let Ok(key) = private {
             self.private.push(key);
             return Ok(());
         }
         // A certificate among the keys serves PKCS#7, as skopeo allows.
-        if let Ok(cert) = pkcs7::parse_certificate(&bytes, &what) {
+        if let Ok(cert) = pkcs7::parse_certificate(bytes, &what) {
             self.certificates.push(cert);
             return Ok(());
         }
         // Without the `pgp` feature, an OpenPGP key is refused for that reason, not as an unreadable private key.
         #[cfg(not(feature = "pgp"))]
-        if pgp::looks_like_openpgp(&bytes) {
+        if pgp::looks_like_openpgp(bytes) {
             return Err(pgp::unsupported(&what));
         }
-        if let Ok(certs) = pgp::parse_keyring(&bytes, &what) {
+        if let Ok(certs) = pgp::parse_keyring(bytes, &what) {
             if !certs.iter().any(|c| c.is_tsk()) {
                 return Err(Error::InvalidKey {
                     what,

@@ -8,11 +8,16 @@ mod support;
 
 mod bootstrap;
 mod cloud_init;
+// These prove OpenPGP recipients too, so they need the default `pgp` feature.
+#[cfg(feature = "pgp")]
+mod containerd;
 mod crypto_oracles;
 mod disk;
 mod generated;
 mod ignition;
 mod image;
+#[cfg(feature = "pgp")]
+mod image_inspect;
 mod interop_jwe;
 mod interop_keyprovider;
 #[cfg(feature = "pgp")]
@@ -20,6 +25,7 @@ mod interop_pgp;
 mod interop_pkcs7;
 mod interop_python;
 mod invariants;
+mod keyprovider_grpc;
 mod layering;
 mod luks_library;
 mod misuse;
@@ -31,6 +37,7 @@ mod registry;
 mod remote_config;
 mod sandbox;
 mod secret;
+mod stream_decrypt;
 mod terminal;
 mod volume;
 mod volume_deploy;

@@ -3,7 +3,10 @@
 pub mod authorize;
 pub mod decrypt;
 pub mod encrypt;
+pub mod inspect;
+pub mod node_config;
 pub mod registry;
+pub mod stream_decrypt;
 
 use super::printer::Printer;
 use crate::cmd::error::Failure;
@@ -56,6 +59,12 @@ pub enum ImageCommand {
     Decrypt(Box<decrypt::DecryptArgs>),
     #[allow(missing_docs)]
     Authorize(authorize::AuthorizeArgs),
+    #[allow(missing_docs)]
+    Inspect(inspect::InspectArgs),
+    #[allow(missing_docs)]
+    NodeConfig(node_config::NodeConfigArgs),
+    #[allow(missing_docs)]
+    StreamDecrypt(stream_decrypt::StreamDecryptArgs),
 }
 
 /// Runs an image verb.
@@ -64,6 +73,9 @@ pub fn run(namespace: ImageNamespace, printer: &Printer) -> anyhow::Result<ExitS
         ImageCommand::Encrypt(args) => encrypt::run(*args, printer),
         ImageCommand::Decrypt(args) => decrypt::run(*args, printer),
         ImageCommand::Authorize(args) => authorize::run(args, printer),
+        ImageCommand::Inspect(args) => inspect::run(args, printer),
+        ImageCommand::NodeConfig(args) => node_config::run(args, printer),
+        ImageCommand::StreamDecrypt(args) => stream_decrypt::run(args, printer),
     }
 }
 

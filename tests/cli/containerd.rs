@@ -1,0 +1,490 @@
+//! The proof that a node runs what cryptadm encrypted: a real containerd (Debian's `containerd` 1.6) with its own
+//! root, state and socket in a temporary directory, the native snapshotter, the CRI with `key_model = "node"` and
+//! the stream processors exactly as `cryptadm image node-config` prints them, pointing at the built binary. It
+//! pulls through the CRI (`runtime.v1.ImageService/PullImage`, a grpcio client compiled at test time from the
+//! vendored api.proto) from a local docker-registry, and the unpacked snapshots are compared with the files the
+//! images were made of. Cases: cryptadm-encrypted (JWE RSA and EC, PKCS#7, OpenPGP, a gRPC key provider;
+//! multi-layer, two platforms, gzip, uncompressed and zstd layers), skopeo-encrypted, no key (the pull fails with
+//! cryptadm's message, nothing unpacked), a tampered layer (the pull fails, nothing unpacked).
+//!
+//! Each case has its own layers: containerd unpacks no layer whose diff ID it already has, keys or no keys.
+//! Keys lie as the DaemonSet of `secret generate-k8s --with-daemonset` lays them out: `keys/<secret>/<file>`.
+//! Nothing here skips: a missing tool fails with the command that installs it (`bash .ci/run` does), and
+//! containerd and the registry are stopped on drop, when a case fails too.
+
+use crate::image::{GnupgHome, Keys, run};
+use crate::support::{Scratch, cryptadm, require_tool};
+use flate2::write::GzEncoder;
+use serde_json::{Value, json};
+use sha2::Digest;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CRI_PULL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/cri_pull.py");
+
+/// A child process stopped (SIGTERM, then SIGKILL) when dropped.
+struct Daemon {
+    child: Child,
+}
+
+impl Daemon {
+    fn spawn(name: &'static str, command: &mut Command, log: &Path) -> Self {
+        let log = std::fs::File::create(log).unwrap();
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {name}: {e}"));
+        Self { child }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // It did not stop on SIGTERM.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// containerd and its registry, under one temporary directory.
+struct Node {
+    // Drop order: containerd first, then the registry, then the directory.
+    _containerd: Daemon,
+    _registry: Daemon,
+    work: Scratch,
+    host: String,
+    socket: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn wait_for(what: &str, log: &Path, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not start: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Node {
+    fn start() -> Self {
+        require_tool("containerd", "apt-get install -y containerd");
+        require_tool("ctr", "apt-get install -y containerd");
+        require_tool("docker-registry", "apt-get install -y docker-registry");
+        require_tool("skopeo", "apt-get install -y skopeo");
+        let grpc = Command::new("python3").args(["-c", "import grpc, grpc_tools"]).status().unwrap();
+        assert!(grpc.success(), "python3's grpcio is missing: pip install grpcio grpcio-tools (bash .ci/run does)");
+        let uid = run(Command::new("id").arg("-u"));
+        assert_eq!(uid.trim(), "0", "containerd's snapshotters mount: run the containerd proof test as root");
+
+        let work = Scratch::new();
+        let (port, debug_port) = (free_port(), free_port());
+        let host = format!("127.0.0.1:{port}");
+        let registry_config = work.write(
+            "registry.yml",
+            format!(
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {host}\n  debug:\n    addr: 127.0.0.1:{debug_port}\n",
+                work.path("registry").display()
+            ),
+        );
+        let registry_log = work.path("registry.log");
+        let registry = Daemon::spawn(
+            "docker-registry",
+            Command::new("docker-registry").arg("serve").arg(&registry_config),
+            &registry_log,
+        );
+        wait_for("docker-registry", &registry_log, || std::net::TcpStream::connect(&host).is_ok());
+
+        // The stream processors exactly as node-config prints them, for the binary under test.
+        std::fs::create_dir(work.path("keys")).unwrap();
+        let binary = assert_cmd::cargo::cargo_bin("cryptadm");
+        let node_config = run(Command::new(&binary)
+            .args(["image", "node-config", "--runtime", "containerd", "--containerd-version", "1", "--binary"])
+            .arg(&binary)
+            .arg("--keys-dir")
+            .arg(work.path("keys"))
+            .arg("--keyprovider-config")
+            .arg(work.path("ocicrypt_keyprovider.conf")));
+        let w = work.dir.path().display().to_string();
+        // Test-only settings: everything under the temporary directory, the native snapshotter, the registry as a
+        // plain-HTTP mirror, and no `opt` plugin (it would create /opt/containerd on the host).
+        let config = format!(
+            r#"root = "{w}/root"
+state = "{w}/state"
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
+{node_config}
+[grpc]
+  address = "{w}/containerd.sock"
+[ttrpc]
+  address = "{w}/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{host}/pause:none"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "native"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "{w}/cni/bin"
+    conf_dir = "{w}/cni/conf"
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."{host}"]
+    endpoint = ["http://{host}"]
+"#
+        );
+        let config_path = work.write("config.toml", &config);
+        let socket = work.path("containerd.sock");
+        let containerd_log = work.path("containerd.log");
+        let containerd = Daemon::spawn(
+            "containerd",
+            Command::new("containerd").arg("--config").arg(&config_path).current_dir(work.dir.path()),
+            &containerd_log,
+        );
+        wait_for("containerd", &containerd_log, || {
+            socket.exists()
+                && Command::new("ctr").arg("-a").arg(&socket).arg("version").output().is_ok_and(|o| o.status.success())
+        });
+        let node = Self { _containerd: containerd, _registry: registry, work, host, socket };
+        // What containerd made of the configuration: both processors run cryptadm.
+        let dump = run(Command::new("containerd").arg("--config").arg(&config_path).args(["config", "dump"]));
+        for id in ["io.containerd.ocicrypt.decoder.v1.tar.gzip", "io.containerd.ocicrypt.decoder.v1.tar"] {
+            let table = dump.split(&format!("[stream_processors.\"{id}\"]")).nth(1).expect(id);
+            assert!(table.contains(&format!("path = \"{}\"", binary.display())), "{id}: {table}");
+        }
+        node
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.work.path("containerd.log")).unwrap_or_default()
+    }
+
+    /// PullImage through the CRI: `Ok(image_ref)` or `Err(details)`.
+    fn pull(&self, repository: &str) -> Result<String, String> {
+        let output = Command::new("python3")
+            .arg(CRI_PULL)
+            .arg(&self.socket)
+            .arg("pull")
+            .arg(format!("{}/{repository}", self.host))
+            .output()
+            .unwrap();
+        let reply: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("cri_pull.py: {}", String::from_utf8_lossy(&output.stderr)));
+        match reply["image_ref"].as_str() {
+            Some(image) if output.status.success() => Ok(image.to_owned()),
+            _ => Err(reply["details"].as_str().unwrap_or_default().to_owned()),
+        }
+    }
+
+    fn image(&self, repository: &str) -> String {
+        format!("docker://{}/{repository}", self.host)
+    }
+
+    /// Where the keys of Secret `secret` go, as the DaemonSet lays them out.
+    fn install_key(&self, secret: &str, file: &str, from: &str) {
+        let dir = self.work.path("keys").join(secret);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(from, dir.join(file)).unwrap();
+    }
+
+    /// The content of `path` in every unpacked snapshot that has it.
+    fn snapshot_files(&self, path: &str) -> Vec<Vec<u8>> {
+        let snapshots = self.work.path("root/io.containerd.snapshotter.v1.native/snapshots");
+        let Ok(entries) = std::fs::read_dir(snapshots) else { return Vec::new() };
+        entries.filter_map(|e| std::fs::read(e.unwrap().path().join(path)).ok()).collect()
+    }
+
+    fn assert_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+        for (path, content) in files {
+            let found = self.snapshot_files(path);
+            assert!(
+                found.iter().any(|f| f == content.as_bytes()),
+                "{case}: `{path}` is not in any snapshot with its content (found {} copies)",
+                found.len()
+            );
+        }
+    }
+
+    fn assert_not_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+        for (path, _) in files {
+            assert!(self.snapshot_files(path).is_empty(), "{case}: `{path}` was unpacked");
+        }
+    }
+}
+
+/// A layer: its files and compression.
+struct Layer<'a> {
+    compression: &'a str,
+    files: &'a [(&'a str, &'a str)],
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
+fn put(layout: &Path, bytes: &[u8]) -> Value {
+    let digest = sha256(bytes);
+    std::fs::write(layout.join("blobs/sha256").join(&digest[7..]), bytes).unwrap();
+    json!({"digest": digest, "size": bytes.len()})
+}
+
+fn descriptor(media: &str, blob: Value) -> Value {
+    json!({"mediaType": media, "digest": blob["digest"], "size": blob["size"]})
+}
+
+/// An OCI layout (tag v1) with one manifest per platform.
+fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
+    std::fs::create_dir_all(layout.join("blobs/sha256")).unwrap();
+    std::fs::write(layout.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    let mut manifests = Vec::new();
+    for (arch, layers) in platforms {
+        let (mut descriptors, mut diff_ids) = (Vec::new(), Vec::new());
+        for layer in layers.iter() {
+            let mut tar = tar::Builder::new(Vec::new());
+            for (name, content) in layer.files {
+                let mut header = tar::Header::new_ustar();
+                header.set_size(content.len() as u64);
+                header.set_mode(0o644);
+                header.set_mtime(0);
+                header.set_cksum();
+                tar.append_data(&mut header, name, content.as_bytes()).unwrap();
+            }
+            let tar = tar.into_inner().unwrap();
+            diff_ids.push(sha256(&tar));
+            let (blob, media) = match layer.compression {
+                "gzip" => {
+                    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+                    gz.write_all(&tar).unwrap();
+                    (gz.finish().unwrap(), "application/vnd.oci.image.layer.v1.tar+gzip")
+                }
+                "zstd" => {
+                    (zstd::stream::encode_all(&tar[..], 3).unwrap(), "application/vnd.oci.image.layer.v1.tar+zstd")
+                }
+                _ => (tar, "application/vnd.oci.image.layer.v1.tar"),
+            };
+            descriptors.push(descriptor(media, put(layout, &blob)));
+        }
+        let config = json!({"architecture": arch, "os": "linux", "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": {}});
+        let config = put(layout, config.to_string().as_bytes());
+        let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": descriptor("application/vnd.oci.image.config.v1+json", config), "layers": descriptors});
+        let mut entry =
+            descriptor("application/vnd.oci.image.manifest.v1+json", put(layout, manifest.to_string().as_bytes()));
+        entry["platform"] = json!({"os": "linux", "architecture": arch});
+        manifests.push(entry);
+    }
+    let mut root = if manifests.len() == 1 {
+        let mut root = manifests.remove(0);
+        root.as_object_mut().unwrap().remove("platform");
+        root
+    } else {
+        let index =
+            json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
+        descriptor("application/vnd.oci.image.index.v1+json", put(layout, index.to_string().as_bytes()))
+    };
+    root["annotations"] = json!({"org.opencontainers.image.ref.name": "v1"});
+    std::fs::write(layout.join("index.json"), json!({"schemaVersion": 2, "manifests": [root]}).to_string()).unwrap();
+}
+
+/// Flips a bit in the middle of the first layer of a single-manifest layout and rewrites the digests above it,
+/// so that only the layer's HMAC can notice.
+fn tamper(layout: &Path) {
+    let index_path = layout.join("index.json");
+    let mut index: Value = serde_json::from_slice(&std::fs::read(&index_path).unwrap()).unwrap();
+    let blob = |d: &Value| layout.join("blobs/sha256").join(&d.as_str().unwrap()[7..]);
+    let mut manifest: Value =
+        serde_json::from_slice(&std::fs::read(blob(&index["manifests"][0]["digest"])).unwrap()).unwrap();
+    let mut data = std::fs::read(blob(&manifest["layers"][0]["digest"])).unwrap();
+    let middle = data.len() / 2;
+    data[middle] ^= 0x01;
+    let put_layer = put(layout, &data);
+    manifest["layers"][0]["digest"] = put_layer["digest"].clone();
+    let put_manifest = put(layout, manifest.to_string().as_bytes());
+    index["manifests"][0]["digest"] = put_manifest["digest"].clone();
+    index["manifests"][0]["size"] = put_manifest["size"].clone();
+    std::fs::write(&index_path, index.to_string()).unwrap();
+}
+
+fn oci(dir: &Path) -> String {
+    format!("oci:{}:v1", dir.display())
+}
+
+/// Encrypts `layout` with cryptadm straight into the registry.
+fn encrypt_push(node: &Node, layout: &Path, recipients: &[String], extra: &[&str], repository: &str) {
+    let mut command = cryptadm();
+    command.args(["image", "encrypt", "--dest-tls-verify=false"]);
+    for recipient in recipients {
+        command.args(["--recipient", recipient]);
+    }
+    command.args(extra).arg(oci(layout)).arg(node.image(repository)).assert().success();
+}
+
+#[test]
+fn containerd_pulls_and_unpacks_what_cryptadm_and_skopeo_encrypted() {
+    let node = Node::start();
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let (rsa_private, rsa_public) = keys.rsa("rsa", 2048);
+    let (ec_private, ec_public) = keys.ec("p256", "prime256v1");
+    let (pkcs7_private, pkcs7_cert) = {
+        let (private, _) = keys.rsa("pkcs7", 2048);
+        let cert = keys.scratch.path("pkcs7.crt");
+        run(Command::new("openssl")
+            .args(["req", "-x509", "-new", "-key", &private, "-subj", "/CN=node", "-days", "2", "-out"])
+            .arg(&cert));
+        (private, cert.display().to_string())
+    };
+    let gnupg = GnupgHome::new();
+    node.install_key("image-keys", "rsa.pem", &rsa_private);
+    node.install_key("image-keys", "p256.pem", &ec_private);
+    node.install_key("pkcs7-keys", "node.pem", &pkcs7_private);
+    node.install_key("pkcs7-keys", "node.crt", &pkcs7_cert);
+    node.install_key("pgp-keys", "alice.gpg", &gnupg.secret_key_file());
+
+    let gnupg_home = gnupg.path();
+    // cryptadm-encrypted images, each with its own layers.
+    type Case<'a> = (&'a str, Vec<String>, Vec<&'a str>, Vec<(&'a str, Vec<Layer<'a>>)>);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "jwe-rsa-multi-layer",
+            vec![format!("jwe:{rsa_public}")],
+            vec![],
+            vec![(
+                "amd64",
+                vec![
+                    Layer { compression: "gzip", files: &[("etc/rsa/base", "rsa base layer")] },
+                    Layer {
+                        compression: "gzip",
+                        files: &[("etc/rsa/top", "rsa top layer"), ("bin/rsa", "#!/bin/sh\n")],
+                    },
+                ],
+            )],
+        ),
+        (
+            "jwe-ec-uncompressed-and-zstd",
+            vec![format!("jwe:{ec_public}")],
+            vec![],
+            vec![(
+                "amd64",
+                vec![
+                    Layer { compression: "none", files: &[("etc/ec/plain", "ec uncompressed layer")] },
+                    Layer { compression: "zstd", files: &[("etc/ec/zstd", "ec zstd layer")] },
+                ],
+            )],
+        ),
+        (
+            "pkcs7-two-platforms",
+            vec![format!("pkcs7:{pkcs7_cert}")],
+            vec![],
+            vec![
+                ("amd64", vec![Layer { compression: "gzip", files: &[("etc/pkcs7/amd64", "pkcs7 amd64")] }]),
+                ("arm64", vec![Layer { compression: "gzip", files: &[("etc/pkcs7/arm64", "pkcs7 arm64")] }]),
+            ],
+        ),
+        (
+            "openpgp",
+            vec!["pgp:alice@example.com".to_owned()],
+            vec!["--gpg-homedir", gnupg_home.to_str().unwrap()],
+            vec![("amd64", vec![Layer { compression: "gzip", files: &[("etc/pgp/file", "openpgp layer")] }])],
+        ),
+    ];
+    for (name, recipients, extra, platforms) in &cases {
+        let layout = work.path(name);
+        let platforms_ref: Vec<(&str, &[Layer<'_>])> = platforms.iter().map(|(a, l)| (*a, &l[..])).collect();
+        make_layout(&layout, &platforms_ref);
+        encrypt_push(&node, &layout, recipients, extra, &format!("cryptadm/{name}:v1"));
+        let pulled = node.pull(&format!("cryptadm/{name}:v1"));
+        assert!(pulled.is_ok(), "{name}: {pulled:?}\n{}", node.log());
+        // containerd unpacks the host platform (amd64 here) only.
+        for layer in &platforms[0].1 {
+            node.assert_unpacked(name, layer.files);
+        }
+    }
+
+    // skopeo encrypts (containers/ocicrypt), cryptadm decrypts inside containerd.
+    let layout = work.path("skopeo");
+    let files: &[(&str, &str)] = &[("etc/skopeo/file", "skopeo-encrypted layer")];
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--dest-tls-verify=false", "--encryption-key"])
+        .arg(format!("jwe:{rsa_public}"))
+        .arg(oci(&layout))
+        .arg(node.image("skopeo/one:v1")));
+    let pulled = node.pull("skopeo/one:v1");
+    assert!(pulled.is_ok(), "skopeo: {pulled:?}\n{}", node.log());
+    node.assert_unpacked("skopeo", files);
+
+    // A gRPC key provider, configured through the processors' OCICRYPT_KEYPROVIDER_CONFIG (as node-config prints).
+    let socket = node.work.path("kp.sock");
+    let provider_log = node.work.path("kp.log");
+    let _provider =
+        crate::keyprovider_grpc::Provider::start(&format!("unix://{}", socket.display()), &provider_log, || {
+            socket.exists()
+        });
+    let provider_config = node.work.write(
+        "ocicrypt_keyprovider.conf",
+        format!(r#"{{"key-providers": {{"kms": {{"grpc": "unix://{}"}}}}}}"#, socket.display()),
+    );
+    let layout = work.path("provider");
+    let files: &[(&str, &str)] = &[("etc/provider/file", "unwrapped by a gRPC key provider")];
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
+    cryptadm()
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &provider_config)
+        .args(["image", "encrypt", "--dest-tls-verify=false", "--recipient", "provider:kms"])
+        .arg(oci(&layout))
+        .arg(node.image("provider/one:v1"))
+        .assert()
+        .success();
+    let pulled = node.pull("provider/one:v1");
+    assert!(pulled.is_ok(), "provider: {pulled:?}\n{}", node.log());
+    node.assert_unpacked("provider", files);
+    let calls = std::fs::read_to_string(&provider_log).unwrap();
+    assert!(calls.contains(r#""rpc": "UnWrapKey""#), "{calls}");
+
+    // No key on the node for the image: the pull fails with cryptadm's message, and nothing is unpacked.
+    let (_, stranger) = keys.rsa("stranger", 2048);
+    let layout = work.path("no-key");
+    let files: &[(&str, &str)] = &[("etc/nokey/file", "nobody here can read this")];
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
+    encrypt_push(&node, &layout, &[format!("jwe:{stranger}")], &[], "nokey/one:v1");
+    let details = node.pull("nokey/one:v1").expect_err("a pull without the key must fail");
+    assert!(details.contains("cryptadm stream-decrypt:") && details.contains("none of the given keys"), "{details}");
+    assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
+    node.assert_not_unpacked("no key", files);
+
+    // A tampered layer: the HMAC fails, the held-back tail never reaches containerd, the pull fails.
+    let layout = work.path("tampered");
+    let encrypted = work.path("tampered-enc");
+    let files: &[(&str, &str)] = &[("etc/tampered/file", &"tampered layer content ".repeat(40_000))];
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{rsa_public}")])
+        .arg(oci(&layout))
+        .arg(oci(&encrypted))
+        .assert()
+        .success();
+    tamper(&encrypted);
+    run(Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--dest-tls-verify=false"])
+        .arg(oci(&encrypted))
+        .arg(node.image("tampered/one:v1")));
+    let details = node.pull("tampered/one:v1").expect_err("a tampered layer must fail the pull");
+    // Which error containerd reports races the processor's exit (ours, or the truncated stream's): both name
+    // the layer.
+    assert!(details.contains("failed to extract layer"), "{details}");
+    node.assert_not_unpacked("tampered", files);
+}
