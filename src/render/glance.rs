@@ -52,7 +52,7 @@ pub fn image_properties(file: &Path, decrypted_size: u64, key_id: Option<&str>, 
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
-fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
     if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
