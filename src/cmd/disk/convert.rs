@@ -6,8 +6,9 @@
 use super::LuksPassphraseArgs;
 use super::luks_format::{LuksFormatArgs, PbkdfArg, TypeArg};
 use crate::cmd::OutputFormatArg;
+use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
-use crate::exit::{ExitStatus, Failure};
+use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::luks::format::{DIGEST_ITER_TIME_MS, Pbkdf2Rate};
 use crate::luks::{self, Hash};

@@ -28,7 +28,11 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm disk inspect enc.img
 
   # Back to the raw image
-  cryptadm disk decrypt --passphrase-file pass.txt enc.img --out raw.img";
+  cryptadm disk decrypt --passphrase-file pass.txt enc.img --out raw.img
+
+  # qcow2 with LUKS inside, as QEMU and Nova use it; then a snapshot-style copy under a new key
+  cryptadm disk luks-format --format qcow2 --passphrase-file pass.txt --from raw.img disk.qcow2
+  cryptadm disk convert --encryption-key new --new-key-file new.txt --key-file pass.txt disk.qcow2 snap.qcow2";
 
 /// Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices
 ///
