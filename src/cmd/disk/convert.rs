@@ -18,7 +18,7 @@ use crate::qcow2::{self, Container, Input, OutputLuks, OutputSpec};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
@@ -198,18 +198,15 @@ fn kdf_cost(kdf: &KdfArgs, printer: &Printer) -> KdfCost {
 }
 
 /// Refuses an existing non-empty DST without --force, and DST being SRC.
-fn check_output(dst: &Path, src: Option<&Path>, force: bool) -> anyhow::Result<()> {
+fn check_output(dst: &Path, src: Option<(&Path, &str, &str)>, force: bool) -> anyhow::Result<()> {
+    if let Some((src, src_flag, dst_flag)) = src {
+        crate::cmd::refuse_same_file(src, dst, src_flag, dst_flag)?;
+    }
     let meta = match std::fs::metadata(dst) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(anyhow::Error::new(e).context(format!("checking `{}`", dst.display()))),
     };
-    if let Some(src) = src {
-        let s = std::fs::metadata(src).with_context(|| format!("checking `{}`", src.display()))?;
-        if s.dev() == meta.dev() && s.ino() == meta.ino() {
-            return Err(usage("the source and the destination are the same file").into());
-        }
-    }
     if !meta.is_file() {
         return Err(invalid(format!("`{}` is not a regular file", dst.display())).into());
     }
@@ -284,7 +281,7 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         _ => {}
     }
-    check_output(&args.dst, Some(&args.src), args.force)?;
+    check_output(&args.dst, Some((&args.src, "SRC", "DST")), args.force)?;
     if let (KeyChoice::New, Some(path)) = (args.encryption_key, &args.new_key_file)
         && path.exists()
     {
@@ -443,7 +440,7 @@ pub fn luks_format_qcow2(
             invalid(format!("`{}` is not a regular file: a qcow2 image is a file", args.target.display())).into()
         );
     }
-    check_output(&args.target, args.from.as_deref(), args.force)?;
+    check_output(&args.target, args.from.as_deref().map(|f| (f, "--from", "TARGET")), args.force)?;
     let threads = super::cipher_threads();
     let mut source: Box<dyn qcow2::Source> = match &args.from {
         Some(path) => {
