@@ -1,7 +1,6 @@
 //! What `disk inspect` prints for a qcow2 image: the container (like `qemu-img info`) and the embedded LUKS1
 //! header (like `cryptsetup luksDump`), without salts, digests or keys.
 
-use super::reader::{Mapping, Qcow2Reader};
 use super::stream::Input;
 use super::{Error, Result};
 use serde::Serialize;
@@ -71,19 +70,6 @@ pub struct Keyslot {
     pub stripes: u32,
 }
 
-/// Counts guest clusters that hold data, checking every pointer on the way.
-fn allocated(reader: &mut Qcow2Reader) -> Result<u64> {
-    let cs = reader.header().cluster_size();
-    let clusters = reader.header().size.div_ceil(cs);
-    let mut n = 0;
-    for index in 0..clusters {
-        if let Mapping::Data(_) = reader.mapping(index)? {
-            n += 1;
-        }
-    }
-    Ok(n)
-}
-
 /// Describes the qcow2 image at `path`; an error if it is not qcow2.
 pub fn describe(path: &Path) -> Result<Qcow2Summary> {
     let Input::Qcow2(mut reader, luks) = Input::open(path)? else {
@@ -128,7 +114,7 @@ pub fn describe(path: &Path) -> Result<Qcow2Summary> {
         cluster_size: header.cluster_size(),
         file_size: reader.file_len(),
         refcount_bits: 1 << header.refcount_order,
-        allocated_clusters: allocated(&mut reader)?,
+        allocated_clusters: reader.count_allocated()?,
         encryption,
     })
 }

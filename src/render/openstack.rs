@@ -30,6 +30,28 @@ pub struct SecretStore {
     pub command: String,
 }
 
+/// The `openstack secret store` line for a secret of `secret_type` whose bytes (`len` of them) are in
+/// `secret_file`, named after the image `name`. The secret is uploaded from the file, never from the command line.
+pub fn secret_store(name: &str, secret_type: SecretType, secret_file: Option<&Path>, len: usize) -> SecretStore {
+    let secret_file = secret_file.map_or_else(|| "SECRET_FILE".to_owned(), |p| p.display().to_string());
+    let mut command = format!(
+        "openstack secret store --name {} --secret-type {}",
+        shell_quote(&format!("{name}-key")),
+        secret_type.name()
+    );
+    if secret_type == SecretType::Symmetric {
+        command.push_str(&format!(" --algorithm aes --bit-length {} --mode xts", len * 8));
+    }
+    command.push_str(&format!(" --file {}", shell_quote(&secret_file)));
+    SecretStore {
+        secret_type: secret_type.name(),
+        payload_content_type: "application/octet-stream",
+        payload_content_encoding: "base64",
+        file: secret_file,
+        command,
+    }
+}
+
 /// The printed document.
 #[derive(Debug, Serialize)]
 pub struct ImageDocument {
@@ -90,23 +112,7 @@ pub fn image_document(
                 }
             }
         }
-        let secret_file = e.secret_file.map_or_else(|| "SECRET_FILE".to_owned(), |p| p.display().to_string());
-        let mut command = format!(
-            "openstack secret store --name {} --secret-type {}",
-            shell_quote(&format!("{name}-key")),
-            e.secret_type.name()
-        );
-        if e.secret_type == SecretType::Symmetric {
-            command.push_str(&format!(" --algorithm aes --bit-length {} --mode xts", e.secret_len * 8));
-        }
-        command.push_str(&format!(" --file {}", shell_quote(&secret_file)));
-        secret = Some(SecretStore {
-            secret_type: e.secret_type.name(),
-            payload_content_type: "application/octet-stream",
-            payload_content_encoding: "base64",
-            file: secret_file,
-            command,
-        });
+        secret = Some(secret_store(&name, e.secret_type, e.secret_file, e.secret_len));
     }
     let mut command = format!("openstack image create --disk-format {disk_format} --container-format bare");
     for (key, value) in &properties {

@@ -340,7 +340,20 @@ fn convert_every_option_between_every_pair_of_formats() {
                     }
                     _ => {}
                 }
-                run(cmd.arg(&source).arg(&dst));
+                // Watch the directory while it runs: the temporary output never holds plaintext (unless `none`).
+                let mut child = cmd.arg(&source).arg(&dst).stderr(std::process::Stdio::piped()).spawn().unwrap();
+                while child.try_wait().unwrap().is_none() {
+                    for entry in std::fs::read_dir(work.dir.path()).unwrap().flatten() {
+                        let name = entry.file_name().to_string_lossy().into_owned();
+                        if name.starts_with('.') && name.ends_with(".tmp") && option != "none" {
+                            let bytes = std::fs::read(entry.path()).unwrap_or_default();
+                            assert!(!bytes.windows(MARKER.len()).any(|w| w == MARKER), "{tag}: plaintext in {name}");
+                        }
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let out = child.wait_with_output().unwrap();
+                assert!(out.status.success(), "{tag}: {}", String::from_utf8_lossy(&out.stderr));
                 let expected_pass = match option {
                     "same" => Some(pass.clone()),
                     "new" => Some(new_key.clone()),
@@ -475,6 +488,24 @@ fn symmetric_secrets_give_the_passphrase_os_brick_derives() {
             key_file.display()
         )
     );
+    // Raw LUKS1 for Glance too: the same passphrase, and the secret line in the document.
+    let raw_image = work.path("cinder.img");
+    let out = cryptadm()
+        .args(["disk", "luks-format", "--secret-type", "symmetric", "--glance", "--output-format", "json"])
+        .arg("--key-file")
+        .arg(&key_file)
+        .args(["--pbkdf", "pbkdf2"])
+        .args(CHEAP)
+        .arg("--from")
+        .arg(&src)
+        .arg(&raw_image)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(qemu_read(&raw_image, Some(&pass), &work.path("back.raw")) == disk);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["secret"]["secret_type"], "symmetric");
+    assert!(doc["secret"]["command"].as_str().unwrap().contains("--bit-length 256"), "{doc}");
     // convert: from that image (its secret symmetric) to a Nova passphrase image and back to a symmetric one.
     let nova = work.path("nova.qcow2");
     let nova_pass = work.write("nova.txt", "a Nova passphrase");
@@ -610,4 +641,53 @@ fn bad_qcow2_input_fails_with_documented_codes_and_writes_nothing() {
             assert_eq!(work.entries(), before, "{verb} {} wrote something", image.display());
         }
     }
+}
+
+/// `same` from a LUKS2 image (cryptsetup's default; 4096-byte sectors) into qcow2, which holds only LUKS1: a new
+/// LUKS1 header for the same passphrase, and qemu-img reads the source's bytes; back to raw, the LUKS2 header is
+/// copied as it was.
+#[test]
+fn same_from_luks2_into_qcow2_makes_a_luks1_header_for_the_same_passphrase() {
+    tools();
+    let work = Scratch::new();
+    let (src, disk) = sparse_source(&work);
+    let pass = work.write("pass.txt", "abc");
+    let luks2 = work.path("luks2.img");
+    cryptadm()
+        .args(["disk", "luks-format", "--pbkdf", "pbkdf2", "--key-file"])
+        .arg(&pass)
+        .args(CHEAP)
+        .arg("--from")
+        .arg(&src)
+        .arg(&luks2)
+        .assert()
+        .success();
+    let qcow = work.path("from-luks2.qcow2");
+    cryptadm()
+        .args(["disk", "convert", "--format", "qcow2", "--key-file"])
+        .arg(&pass)
+        .args(CHEAP)
+        .arg(&luks2)
+        .arg(&qcow)
+        .assert()
+        .success();
+    assert!(qemu_read(&qcow, Some(&pass), &work.path("back.raw")) == disk);
+    qemu_check(&qcow, &pass);
+    assert_eq!(inspect(&qcow)["encryption"]["luks_version"], 1);
+    let raw = work.path("from-qcow2.img");
+    cryptadm()
+        .args(["disk", "convert", "--format", "raw", "--key-file"])
+        .arg(&pass)
+        .arg(&luks2)
+        .arg(&raw)
+        .assert()
+        .success();
+    assert_eq!(inspect(&raw)["version"], 2);
+    let out = Command::new("cryptsetup")
+        .args(["open", "--test-passphrase", "--key-file"])
+        .arg(&pass)
+        .arg(&raw)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

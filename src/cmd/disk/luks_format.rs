@@ -427,12 +427,22 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         o.uuid,
     ));
     if args.glance {
-        let doc = crate::render::glance::image_properties(
+        let mut doc = crate::render::glance::image_properties(
             &args.target,
             settings.payload_len,
             args.key_id.as_deref(),
             args.key_deletion_policy == DeletionPolicy::OnImageDeletion,
         );
+        let (kind, len) = match args.secret_type {
+            super::convert::SecretTypeArg::Passphrase => {
+                (crate::qcow2::secret::SecretType::Passphrase, settings.passphrase.expose().len())
+            }
+            super::convert::SecretTypeArg::Symmetric => {
+                (crate::qcow2::secret::SecretType::Symmetric, settings.passphrase.expose().len() / 2)
+            }
+        };
+        let name = args.target.file_stem().map_or_else(|| "image".to_owned(), |s| s.to_string_lossy().into_owned());
+        doc.secret = Some(crate::render::openstack::secret_store(&name, kind, args.passphrase.key_file(), len));
         if args.key_id.is_none() {
             printer.warn("no --key-id: store the passphrase in the key manager and set os_encrypt_key_id and cinder_encryption_key_id");
         }
