@@ -345,7 +345,7 @@ fn convert_every_option_between_every_pair_of_formats() {
                 while child.try_wait().unwrap().is_none() {
                     for entry in std::fs::read_dir(work.dir.path()).unwrap().flatten() {
                         let name = entry.file_name().to_string_lossy().into_owned();
-                        if name.starts_with('.') && name.ends_with(".tmp") && option != "none" {
+                        if name.starts_with('.') && option != "none" {
                             let bytes = std::fs::read(entry.path()).unwrap_or_default();
                             assert!(!bytes.windows(MARKER.len()).any(|w| w == MARKER), "{tag}: plaintext in {name}");
                         }
@@ -410,7 +410,8 @@ fn convert_every_option_between_every_pair_of_formats() {
                     let dst_name = dst.file_name().unwrap().to_str().unwrap().to_owned();
                     for path in written_paths(&log) {
                         let name = path.rsplit('/').next().unwrap();
-                        let ok = (name.starts_with(&format!(".{dst_name}.")) && name.ends_with(".tmp"))
+                        // `atomic`'s temporary file: `.DST.<random>.<suffix>` in DST's directory.
+                        let ok = name.starts_with(&format!(".{dst_name}."))
                             || path == new_key.to_str().unwrap()
                             || path == dir;
                         assert!(ok, "{tag}: opened {path} for writing");
