@@ -375,8 +375,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
-            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
-            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -384,6 +385,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'LUKS version (`luks1` for QEMU, Nova and Glance)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)')
+            [CompletionResult]::new('--cluster-size', '--cluster-size', [CompletionResultType]::ParameterName, 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)')
+            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick)')
             [CompletionResult]::new('--cipher', '--cipher', [CompletionResultType]::ParameterName, 'Payload cipher (only aes-xts-plain64 is implemented)')
             [CompletionResult]::new('--key-size', '--key-size', [CompletionResultType]::ParameterName, 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)')
             [CompletionResult]::new('--hash', '--hash', [CompletionResultType]::ParameterName, 'Hash for the digest, the AF splitter and PBKDF2')
@@ -396,7 +400,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--label', '--label', [CompletionResultType]::ParameterName, 'LUKS2 label')
             [CompletionResult]::new('--uuid', '--uuid', [CompletionResultType]::ParameterName, 'Volume UUID (default: random)')
             [CompletionResult]::new('--size', '--size', [CompletionResultType]::ParameterName, 'Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)')
-            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with --format qcow2 also a plain qcow2 image')
             [CompletionResult]::new('--key-id', '--key-id', [CompletionResultType]::ParameterName, 'The key manager (Barbican) secret that holds the passphrase: os_encrypt_key_id')
             [CompletionResult]::new('--key-deletion-policy', '--key-deletion-policy', [CompletionResultType]::ParameterName, 'Delete the secret with the image? (cinder_encryption_key_deletion_policy)')
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties')
@@ -444,10 +448,39 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;disk;convert' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Container of the output (default: the source''s)')
+            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Which key encrypts the output (Nova''s snapshot `encryption.key`)')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--new-key-file', '--new-key-file', [CompletionResultType]::ParameterName, 'The output''s secret: read for `existing`, created for `new` (0600; an existing file is never overwritten)')
+            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick)')
+            [CompletionResult]::new('--source-secret-type', '--source-secret-type', [CompletionResultType]::ParameterName, 'How the source''s --key-file becomes its passphrase (default: --secret-type)')
+            [CompletionResult]::new('--cluster-size', '--cluster-size', [CompletionResultType]::ParameterName, 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)')
+            [CompletionResult]::new('--iter-time', '--iter-time', [CompletionResultType]::ParameterName, 'Milliseconds the keyslot''s PBKDF2 should take (benchmarked like cryptsetup)')
+            [CompletionResult]::new('--pbkdf-force-iterations', '--pbkdf-force-iterations', [CompletionResultType]::ParameterName, 'Skip the benchmark: PBKDF2 iterations of the keyslot (the digest takes the minimum, 1000)')
+            [CompletionResult]::new('--key-id', '--key-id', [CompletionResultType]::ParameterName, 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed document')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--glance', '--glance', [CompletionResultType]::ParameterName, 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret')
+            [CompletionResult]::new('--delete-key-with-image', '--delete-key-with-image', [CompletionResultType]::ParameterName, 'Delete the secret with the image (os_encrypt_key_deletion_policy=True)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace DST if it exists')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;disk;help' {
             [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
-            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
-            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -458,6 +491,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;disk;help;decrypt' {
+            break
+        }
+        'cryptadm;disk;help;convert' {
             break
         }
         'cryptadm;disk;help;help' {
@@ -592,8 +628,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;help;disk' {
             [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
-            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests')
-            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
+            [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
+            [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             break
         }
         'cryptadm;help;disk;luks-format' {
@@ -603,6 +640,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;disk;decrypt' {
+            break
+        }
+        'cryptadm;help;disk;convert' {
             break
         }
         'cryptadm;help;volume' {

@@ -52,6 +52,9 @@ _cryptadm() {
             cryptadm__subcmd__bootstrap__subcmd__help,seal)
                 cmd="cryptadm__subcmd__bootstrap__subcmd__help__subcmd__seal"
                 ;;
+            cryptadm__subcmd__disk,convert)
+                cmd="cryptadm__subcmd__disk__subcmd__convert"
+                ;;
             cryptadm__subcmd__disk,decrypt)
                 cmd="cryptadm__subcmd__disk__subcmd__decrypt"
                 ;;
@@ -63,6 +66,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__disk,luks-format)
                 cmd="cryptadm__subcmd__disk__subcmd__luks__subcmd__format"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,convert)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__convert"
                 ;;
             cryptadm__subcmd__disk__subcmd__help,decrypt)
                 cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__decrypt"
@@ -99,6 +105,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__help__subcmd__bootstrap,seal)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap__subcmd__seal"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,convert)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__convert"
                 ;;
             cryptadm__subcmd__help__subcmd__disk,decrypt)
                 cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__decrypt"
@@ -415,12 +424,78 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt convert help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__convert)
+            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --output-format --force --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "raw qcow2" -- "${cur}"))
+                    return 0
+                    ;;
+                --encryption-key)
+                    COMPREPLY=($(compgen -W "same new existing none" -- "${cur}"))
+                    return 0
+                    ;;
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --secret-type)
+                    COMPREPLY=($(compgen -W "passphrase symmetric" -- "${cur}"))
+                    return 0
+                    ;;
+                --source-secret-type)
+                    COMPREPLY=($(compgen -W "passphrase symmetric" -- "${cur}"))
+                    return 0
+                    ;;
+                --cluster-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --iter-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pbkdf-force-iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -463,8 +538,22 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__help)
-            opts="luks-format inspect decrypt help"
+            opts="luks-format inspect decrypt convert help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__convert)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -555,7 +644,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --key-deletion-policy --output-format --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --key-deletion-policy --output-format --force --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -571,6 +660,18 @@ _cryptadm() {
                     ;;
                 --key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "raw qcow2" -- "${cur}"))
+                    return 0
+                    ;;
+                --cluster-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --secret-type)
+                    COMPREPLY=($(compgen -W "passphrase symmetric" -- "${cur}"))
                     return 0
                     ;;
                 --cipher)
@@ -705,8 +806,22 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__disk)
-            opts="luks-format inspect decrypt"
+            opts="luks-format inspect decrypt convert"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__convert)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

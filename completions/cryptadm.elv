@@ -344,14 +344,18 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
-            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
-            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+            cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
+            cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;luks-format'= {
             cand --type 'LUKS version (`luks1` for QEMU, Nova and Glance)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --format 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)'
+            cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
+            cand --secret-type 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick)'
             cand --cipher 'Payload cipher (only aes-xts-plain64 is implemented)'
             cand --key-size 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)'
             cand --hash 'Hash for the digest, the AF splitter and PBKDF2'
@@ -364,7 +368,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --label 'LUKS2 label'
             cand --uuid 'Volume UUID (default: random)'
             cand --size 'Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)'
-            cand --from 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector)'
+            cand --from 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with --format qcow2 also a plain qcow2 image'
             cand --key-id 'The key manager (Barbican) secret that holds the passphrase: os_encrypt_key_id'
             cand --key-deletion-policy 'Delete the secret with the image? (cinder_encryption_key_deletion_policy)'
             cand --output-format 'Format of the printed Glance properties'
@@ -409,10 +413,38 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;disk;convert'= {
+            cand --format 'Container of the output (default: the source''s)'
+            cand --encryption-key 'Which key encrypts the output (Nova''s snapshot `encryption.key`)'
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --new-key-file 'The output''s secret: read for `existing`, created for `new` (0600; an existing file is never overwritten)'
+            cand --secret-type 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick)'
+            cand --source-secret-type 'How the source''s --key-file becomes its passphrase (default: --secret-type)'
+            cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
+            cand --iter-time 'Milliseconds the keyslot''s PBKDF2 should take (benchmarked like cryptsetup)'
+            cand --pbkdf-force-iterations 'Skip the benchmark: PBKDF2 iterations of the keyslot (the digest takes the minimum, 1000)'
+            cand --key-id 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id'
+            cand --output-format 'Format of the printed document'
+            cand --color 'When to colour messages'
+            cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
+            cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True)'
+            cand --force 'Replace DST if it exists'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;disk;help'= {
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
-            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
-            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+            cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
+            cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;help;luks-format'= {
@@ -420,6 +452,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;help;inspect'= {
         }
         &'cryptadm;disk;help;decrypt'= {
+        }
+        &'cryptadm;disk;help;convert'= {
         }
         &'cryptadm;disk;help;help'= {
         }
@@ -532,14 +566,17 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;help;disk'= {
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
-            cand inspect 'Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests'
-            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image'
+            cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
+            cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
+            cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
         }
         &'cryptadm;help;disk;luks-format'= {
         }
         &'cryptadm;help;disk;inspect'= {
         }
         &'cryptadm;help;disk;decrypt'= {
+        }
+        &'cryptadm;help;disk;convert'= {
         }
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'

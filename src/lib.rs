@@ -17,5 +17,6 @@ pub mod machineadm;
 pub mod oci;
 pub mod ocicrypt;
 pub mod process;
+pub mod qcow2;
 pub mod render;
 pub mod volume;

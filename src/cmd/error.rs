@@ -73,6 +73,7 @@ classified_errors!(
     crate::oci::Error,
     crate::ocicrypt::Error,
     crate::luks::Error,
+    crate::qcow2::Error,
     crate::volume::Error,
     crate::machineadm::Error,
     crate::render::RenderError,

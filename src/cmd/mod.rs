@@ -118,6 +118,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm disk luks-format" => Some(disk::luks_format::EXAMPLES),
         "cryptadm disk inspect" => Some(disk::inspect::EXAMPLES),
         "cryptadm disk decrypt" => Some(disk::decrypt::EXAMPLES),
+        "cryptadm disk convert" => Some(disk::convert::EXAMPLES),
         "cryptadm volume" => Some(volume::EXAMPLES),
         "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
         "cryptadm volume serve" => Some(volume::serve::EXAMPLES),

@@ -12,8 +12,15 @@ pub struct SectorCipher {
 }
 
 /// Checks that `spec` is one we implement, with a key of `key_bytes`.
+///
+/// `aes-xts-plain64:sha256` is accepted as plain64: QEMU writes that mode when given an IV-generator hash (Nova
+/// always passes `ivgen-hash-alg=sha256`), and plain64 ignores the hash.
 pub fn check_spec(spec: &str, key_bytes: usize) -> Result<()> {
-    if !spec.eq_ignore_ascii_case("aes-xts-plain64") {
+    let base = match spec.split_once(':') {
+        Some((base, hash)) if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_alphanumeric()) => base,
+        _ => spec,
+    };
+    if !base.eq_ignore_ascii_case("aes-xts-plain64") {
         return Err(Error::unsupported(format!("cipher `{spec}` (only aes-xts-plain64 is implemented)")));
     }
     if key_bytes != 32 && key_bytes != 64 {

@@ -21,6 +21,10 @@ pub struct GlanceImage {
     pub properties: BTreeMap<&'static str, String>,
     /// The command that uploads the image with these properties.
     pub command: String,
+    /// The `openstack secret store` line that makes the key manager secret (set by the caller, which knows the
+    /// secret's type and file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<super::openstack::SecretStore>,
 }
 
 /// Properties for a LUKS1 image of `decrypted_size` payload bytes whose passphrase is the key manager secret
@@ -48,11 +52,11 @@ pub fn image_properties(file: &Path, decrypted_size: u64, key_id: Option<&str>, 
         command.push_str(&format!(" --property {}", shell_quote(&format!("{key}={value}"))));
     }
     command.push_str(&format!(" --file {} {}", shell_quote(&file_text), shell_quote(&name)));
-    GlanceImage { file: file_text, disk_format: "raw", container_format: "bare", properties, command }
+    GlanceImage { file: file_text, disk_format: "raw", container_format: "bare", properties, command, secret: None }
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
-fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
     if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 pub mod kubectl;
 pub mod kubernetes;
+pub mod openstack;
 
 /// How documents are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -45,8 +45,10 @@ fn no_argument_takes_a_secret_value() {
     const SECRET_WORDS: &[&str] = &["passphrase", "password", "secret", "key", "token"];
     const LOCATIONS: &[&str] = &["FILE", "PATH", "URI", "DIR"];
     // cryptsetup's and Glance's names with "key" in them that carry no secret: a key length in bits, the
-    // key manager's id of the secret (where it is, not what it is), and what to do with it on image deletion.
-    const NOT_SECRETS: &[&str] = &["key_size", "key_id", "key_deletion_policy"];
+    // key manager's id of the secret (where it is, not what it is), and what to do with it on image deletion;
+    // `disk convert`'s choices of which key and what kind of secret (closed value lists, never a secret).
+    const NOT_SECRETS: &[&str] =
+        &["key_size", "key_id", "key_deletion_policy", "encryption_key", "secret_type", "source_secret_type"];
     for command in all_commands() {
         for arg in command.get_arguments() {
             let id = arg.get_id().as_str().to_lowercase();

@@ -33,6 +33,7 @@ mod misuse;
 mod no_pgp;
 mod plugins;
 mod properties;
+mod qcow2;
 mod registry;
 mod remote_config;
 mod sandbox;

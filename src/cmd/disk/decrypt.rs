@@ -19,7 +19,7 @@ pub const EXAMPLES: &str = "Examples:
   # Compare with the original without a temporary file
   cryptadm disk decrypt --passphrase-file pass.txt enc.img --out - | cmp - raw.img";
 
-/// Decrypt the payload of a LUKS1 or LUKS2 image or device into a raw image
+/// Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image
 ///
 /// The passphrase is tried on every active keyslot, as `cryptsetup open --test-passphrase` does. The output file
 /// (mode 0600) appears only when the whole payload was decrypted; `--out -` streams to standard output (never to a
@@ -48,6 +48,9 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     if !to_stdout {
         crate::cmd::refuse_same_file(&args.target, &args.out, "TARGET", "--out")?;
+    }
+    if crate::qcow2::is_qcow2(&args.target).unwrap_or(false) {
+        return super::convert::decrypt_qcow2(&args.target, &args.out, &args.passphrase, printer);
     }
     let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     super::warn_about_copies(&volume, printer);

@@ -16,7 +16,7 @@ pub const EXAMPLES: &str = "Examples:
   # The active keyslot ids, with jq
   cryptadm disk inspect --output-format json /dev/sdb | jq '.keyslots[].id'";
 
-/// Show a LUKS1 or LUKS2 header: version, UUID, data segment, keyslots, tokens, digests
+/// Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots
 ///
 /// Like `cryptsetup luksDump`, as a YAML or JSON document. Opens the target read-only and never writes (unlike
 /// cryptsetup, which repairs a damaged header copy on any access). Salts, digests and keys are left out.
@@ -33,6 +33,9 @@ pub struct InspectArgs {
 
 /// Runs `cryptadm disk inspect`.
 pub fn run(args: InspectArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    if crate::qcow2::is_qcow2(&args.target).unwrap_or(false) {
+        return super::convert::inspect_qcow2(&args.target, args.output_format, printer);
+    }
     let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     super::warn_about_copies(&volume, printer);
     let summary = crate::luks::summary::summarize(args.target.display().to_string(), &volume);

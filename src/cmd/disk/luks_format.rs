@@ -45,6 +45,16 @@ pub struct LuksFormatArgs {
     pub luks_type: Option<TypeArg>,
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
+    /// Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::convert::FormatArg::Raw)]
+    pub format: super::convert::FormatArg,
+    /// qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU's)
+    #[arg(long, value_name = "BYTES", value_parser = super::convert::parse_cluster_size)]
+    pub cluster_size: Option<u32>,
+    /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of
+    /// the key bytes it holds (`symmetric`, Cinder and os-brick)
+    #[arg(long, value_enum, value_name = "TYPE", default_value_t, help_heading = "Passphrase")]
+    pub secret_type: super::convert::SecretTypeArg,
     /// Payload cipher (only aes-xts-plain64 is implemented)
     #[arg(long, value_name = "CIPHER", default_value = "aes-xts-plain64", help_heading = "Encryption")]
     pub cipher: String,
@@ -81,7 +91,8 @@ pub struct LuksFormatArgs {
     /// Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub size: Option<u64>,
-    /// Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector)
+    /// Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with
+    /// --format qcow2 also a plain qcow2 image
     #[arg(long, value_name = "RAW_IMAGE")]
     pub from: Option<PathBuf>,
     /// Make an image for OpenStack: LUKS1, a UTF-8 text passphrase, and print its Glance properties
@@ -231,6 +242,13 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         return Err(invalid("--key-id is not a UUID (Barbican secret ids are 8-4-4-4-12 hex digits)").into());
     }
     let passphrase = args.passphrase.resolve(printer, true)?;
+    let passphrase = match args.secret_type {
+        super::convert::SecretTypeArg::Passphrase => passphrase,
+        super::convert::SecretTypeArg::Symmetric => {
+            let hex = crate::qcow2::secret::SecretType::Symmetric.passphrase(passphrase.expose());
+            Passphrase::new(hex.to_vec())
+        }
+    };
     if args.glance {
         check_text_passphrase(&passphrase)?;
     }
@@ -383,6 +401,12 @@ fn resolve_kdf(
 /// Runs `cryptadm disk luks-format`.
 pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
+    if args.format == super::convert::FormatArg::Qcow2 {
+        return super::convert::luks_format_qcow2(&args, &args.passphrase, printer);
+    }
+    if args.cluster_size.is_some() {
+        return Err(usage("--cluster-size applies to --format qcow2").into());
+    }
     let mut settings = resolve(&args, printer)?;
     let key = VolumeKey::generate(settings.options.key_bytes);
     let written = match &settings.target {
@@ -403,12 +427,22 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         o.uuid,
     ));
     if args.glance {
-        let doc = crate::render::glance::image_properties(
+        let mut doc = crate::render::glance::image_properties(
             &args.target,
             settings.payload_len,
             args.key_id.as_deref(),
             args.key_deletion_policy == DeletionPolicy::OnImageDeletion,
         );
+        let (kind, len) = match args.secret_type {
+            super::convert::SecretTypeArg::Passphrase => {
+                (crate::qcow2::secret::SecretType::Passphrase, settings.passphrase.expose().len())
+            }
+            super::convert::SecretTypeArg::Symmetric => {
+                (crate::qcow2::secret::SecretType::Symmetric, settings.passphrase.expose().len() / 2)
+            }
+        };
+        let name = args.target.file_stem().map_or_else(|| "image".to_owned(), |s| s.to_string_lossy().into_owned());
+        doc.secret = Some(crate::render::openstack::secret_store(&name, kind, args.passphrase.key_file(), len));
         if args.key_id.is_none() {
             printer.warn("no --key-id: store the passphrase in the key manager and set os_encrypt_key_id and cinder_encryption_key_id");
         }

@@ -1,5 +1,7 @@
-//! `cryptadm disk`: LUKS2 and LUKS1 disk images and block devices (format, inspect, decrypt).
+//! `cryptadm disk`: LUKS2 and LUKS1 disk images and block devices (format, inspect, decrypt), qcow2 images and
+//! conversions between them.
 
+pub mod convert;
 pub mod decrypt;
 pub mod inspect;
 pub mod luks_format;
@@ -26,7 +28,11 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm disk inspect enc.img
 
   # Back to the raw image
-  cryptadm disk decrypt --passphrase-file pass.txt enc.img --out raw.img";
+  cryptadm disk decrypt --passphrase-file pass.txt enc.img --out raw.img
+
+  # qcow2 with LUKS inside, as QEMU and Nova use it; then a snapshot-style copy under a new key
+  cryptadm disk luks-format --format qcow2 --passphrase-file pass.txt --from raw.img disk.qcow2
+  cryptadm disk convert --encryption-key new --new-key-file new.txt --key-file pass.txt disk.qcow2 snap.qcow2";
 
 /// Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices
 ///
@@ -48,6 +54,8 @@ pub enum DiskCommand {
     Inspect(inspect::InspectArgs),
     #[allow(missing_docs)]
     Decrypt(decrypt::DecryptArgs),
+    #[allow(missing_docs)]
+    Convert(convert::ConvertArgs),
 }
 
 /// Runs a disk verb.
@@ -56,6 +64,7 @@ pub fn run(namespace: DiskNamespace, printer: &Printer) -> anyhow::Result<ExitSt
         DiskCommand::LuksFormat(args) => luks_format::run(args, printer),
         DiskCommand::Inspect(args) => inspect::run(args, printer),
         DiskCommand::Decrypt(args) => decrypt::run(args, printer),
+        DiskCommand::Convert(args) => convert::run(args, printer),
     }
 }
 
@@ -73,6 +82,11 @@ pub struct LuksPassphraseArgs {
 const MAX_KEY_FILE: usize = 8192 * 1024;
 
 impl LuksPassphraseArgs {
+    /// The `--key-file` path, if given (named in printed `openstack secret store` lines).
+    pub fn key_file(&self) -> Option<&std::path::Path> {
+        self.key_file.as_deref().or(self.passphrase.passphrase_file.as_deref())
+    }
+
     /// Reads the passphrase; on a terminal with no other source, prompts (twice when `confirm`).
     pub fn resolve(&self, printer: &Printer, confirm: bool) -> anyhow::Result<Passphrase> {
         let mut stdin = StdinClaim::default();
