@@ -226,7 +226,7 @@ impl<W: Write> Write for LayerEncryptor<W> {
 /// What decrypting a layer produced, once the HMAC matched.
 #[derive(Debug, Clone)]
 pub struct DecryptedLayer {
-    /// `sha256:…` of the plaintext (the new blob's digest).
+    /// `sha256:…` of the plaintext (the new blob's digest); empty from [`LayerDecryptor::without_digest`].
     pub plaintext_digest: String,
     /// Bytes.
     pub size: u64,
@@ -238,7 +238,9 @@ pub struct LayerDecryptor<W: Write> {
     sink: W,
     cipher: Aes256Ctr,
     mac: HmacSha256,
-    plaintext_hash: ParallelSha256,
+    /// None when the caller needs no plaintext digest (containerd's stream processor: the diff ID is checked by
+    /// containerd, and a SHA-256 pass would cost a third of the throughput).
+    plaintext_hash: Option<ParallelSha256>,
     size: u64,
     buffer: Zeroizing<Vec<u8>>,
 }
@@ -250,10 +252,15 @@ impl<W: Write> LayerDecryptor<W> {
             sink,
             cipher: key.cipher(),
             mac: key.mac(),
-            plaintext_hash: ParallelSha256::new(),
+            plaintext_hash: Some(ParallelSha256::new()),
             size: 0,
             buffer: Zeroizing::new(Vec::new()),
         }
+    }
+
+    /// Like [`LayerDecryptor::new`], without hashing the plaintext: [`DecryptedLayer::plaintext_digest`] is empty.
+    pub fn without_digest(key: &LayerKey, sink: W) -> Self {
+        Self { plaintext_hash: None, ..Self::new(key, sink) }
     }
 
     /// Checks the HMAC (in constant time). Only on success may the plaintext written to the sink be released.
@@ -263,7 +270,10 @@ impl<W: Write> LayerDecryptor<W> {
             Error::Integrity("the layer's HMAC does not match its ciphertext (corrupted, truncated or tampered)".into())
         })?;
         let layer = DecryptedLayer {
-            plaintext_digest: format!("sha256:{}", hex::encode(self.plaintext_hash.finalize())),
+            plaintext_digest: self
+                .plaintext_hash
+                .map(|hash| format!("sha256:{}", hex::encode(hash.finalize())))
+                .unwrap_or_default(),
             size: self.size,
         };
         Ok((self.sink, layer))
@@ -276,7 +286,9 @@ impl<W: Write> Write for LayerDecryptor<W> {
         self.buffer.clear();
         self.buffer.extend_from_slice(ciphertext);
         self.cipher.apply_keystream(&mut self.buffer);
-        self.plaintext_hash.update(&self.buffer);
+        if let Some(hash) = &mut self.plaintext_hash {
+            hash.update(&self.buffer);
+        }
         self.sink.write_all(&self.buffer)?;
         self.size += ciphertext.len() as u64;
         Ok(ciphertext.len())

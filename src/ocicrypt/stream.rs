@@ -278,8 +278,6 @@ impl Output {
 pub struct StreamReport {
     /// Ciphertext bytes read.
     pub size: u64,
-    /// `sha256:…` of the decrypted (still compressed) layer.
-    pub plaintext_digest: String,
 }
 
 /// Decrypts the layer `descriptor` describes from `input` to `output`, all but the last [`HOLD_BACK`] bytes as
@@ -355,7 +353,8 @@ fn run_decryptor_into<W: Write>(
     hold: HoldBack<W>,
     input: &mut dyn Read,
 ) -> Result<(W, StreamReport), Error> {
-    let mut decryptor = LayerDecryptor::new(&private.key, hold);
+    // No plaintext digest: containerd checks the unpacked tar against the config's diff ID itself.
+    let mut decryptor = LayerDecryptor::without_digest(&private.key, hold);
     let mut buffer = vec![0u8; 128 << 10];
     loop {
         let n = match input.read(&mut buffer) {
@@ -374,7 +373,7 @@ fn run_decryptor_into<W: Write>(
         io::ErrorKind::InvalidData => Error::Malformed(format!("the decrypted layer is not zstd: {e}")),
         _ => Error::Io(format!("writing the decrypted layer: {e}")),
     })?;
-    Ok((inner, StreamReport { size: layer.size, plaintext_digest: layer.plaintext_digest }))
+    Ok((inner, StreamReport { size: layer.size }))
 }
 
 /// A writer that passes everything through except the last [`HOLD_BACK`] bytes, which it writes only when
