@@ -160,5 +160,7 @@ replay_tests!(
     oci_image,
     ocicrypt_pgp,
     pkcs7_unwrap,
+    qcow2_image,
+    stream_payload,
     volume_request,
 );

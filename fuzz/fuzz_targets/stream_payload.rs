@@ -1,12 +1,5 @@
-//! Fuzzes the containerd stream-processor payload decoder (what `image stream-decrypt` reads on fd 3): it must
-//! never panic, and every error is one line (containerd copies stderr into the pull error).
+//! cargo-fuzz entry point: the target's body is `cryptadm_fuzz::stream_payload::run` (fuzz/src/stream_payload.rs),
+//! which the corpus replay in `cargo test` (tests/fuzz_replay.rs) runs too.
 #![no_main]
 
-use cryptadm::ocicrypt::stream::decode_payload;
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    if let Err(e) = decode_payload(data) {
-        assert!(!e.to_string().contains('\n'), "a multi-line error: {e}");
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cryptadm_fuzz::stream_payload::run(data));

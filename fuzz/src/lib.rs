@@ -14,6 +14,8 @@ pub mod oci_annotations;
 pub mod oci_image;
 pub mod ocicrypt_pgp;
 pub mod pkcs7_unwrap;
+pub mod qcow2_image;
+pub mod stream_payload;
 pub mod volume_request;
 
 /// A target's body: panics on a bug.
@@ -32,5 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("oci_image", oci_image::run),
     ("ocicrypt_pgp", ocicrypt_pgp::run),
     ("pkcs7_unwrap", pkcs7_unwrap::run),
+    ("qcow2_image", qcow2_image::run),
+    ("stream_payload", stream_payload::run),
     ("volume_request", volume_request::run),
 ];
