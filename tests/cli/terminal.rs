@@ -48,10 +48,17 @@ fn seal_with_differing_confirmation_writes_nothing() {
     let scratch = Scratch::new();
     scratch.write("plain.yaml", VECTOR_PLAINTEXT);
     let args = [SEAL, &["file:///p", "--out", "sealed.yaml"]].concat();
-    let (code, screen) = on_terminal(&["one", "two"], &args, scratch.dir.path());
+    // Issue 15: a mismatch says so and asks again; three mismatches in a row give up.
+    let (code, screen) = on_terminal(&["one", "two", "one", "two", "one", "two"], &args, scratch.dir.path());
     assert_eq!(code, 3, "{screen}");
+    assert!(screen.contains("the two entries differ; type the passphrase again"), "{screen}");
     assert!(screen.contains("error: passphrase prompt failed: the two passphrases differ"), "{screen}");
     assert!(!scratch.path("sealed.yaml").exists());
+    // A mismatch, then a matching pair: sealed.
+    let (code, screen) = on_terminal(&["one", "two", "three", "three"], &args, scratch.dir.path());
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("the two entries differ"), "{screen}");
+    assert!(scratch.path("sealed.yaml").exists());
 }
 
 #[test]
