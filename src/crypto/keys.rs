@@ -281,11 +281,13 @@ pub struct KeyError {
     pub what: String,
     /// Why it cannot be used.
     pub problem: String,
+    /// The key is encrypted and the password given does not open it (an authentication failure, not a bad file).
+    pub wrong_password: bool,
 }
 
 impl Classify for KeyError {
     fn status(&self) -> ExitStatus {
-        ExitStatus::InvalidInput
+        if self.wrong_password { ExitStatus::Unauthenticated } else { ExitStatus::InvalidInput }
     }
 }
 
@@ -296,7 +298,7 @@ pub(crate) fn jwk_key_algorithms() -> impl Iterator<Item = &'static str> {
 }
 
 fn invalid(what: &str, problem: String) -> KeyError {
-    KeyError { what: what.to_owned(), problem }
+    KeyError { what: what.to_owned(), wrong_password: problem == der::WRONG_PASSWORD, problem }
 }
 
 /// Reads a recipient's public key: DER SubjectPublicKeyInfo or PKCS#1 `RSAPublicKey`, PEM `PUBLIC KEY` or `RSA

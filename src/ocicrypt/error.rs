@@ -16,6 +16,14 @@ pub enum Error {
         /// Why it cannot be used.
         problem: String,
     },
+    /// An encrypted private key file whose password does not open it.
+    #[error("{what}: {problem}")]
+    WrongKeyPassword {
+        /// Which key (a file name).
+        what: String,
+        /// What failed, without the password.
+        problem: String,
+    },
     /// A wrapped key (JWE, PKCS#7, OpenPGP message, provider blob) that cannot be parsed.
     #[error("{scheme} wrapped key: {problem}")]
     MalformedWrappedKey {
@@ -69,6 +77,9 @@ pub enum Error {
 
 impl From<crate::crypto::KeyError> for Error {
     fn from(error: crate::crypto::KeyError) -> Self {
+        if error.wrong_password {
+            return Error::WrongKeyPassword { what: error.what, problem: error.problem };
+        }
         Error::InvalidKey { what: error.what, problem: error.problem }
     }
 }
@@ -109,7 +120,7 @@ impl Classify for Error {
                 ExitStatus::InvalidInput
             }
             Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) => ExitStatus::Failure,
-            Error::KeyLocked { .. } => ExitStatus::Unauthenticated,
+            Error::KeyLocked { .. } | Error::WrongKeyPassword { .. } => ExitStatus::Unauthenticated,
             Error::Unauthenticated(_) | Error::RegistryDenied(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
@@ -122,6 +133,7 @@ impl Classify for Error {
                 Some(Cow::Borrowed("give a private key that belongs to one of the layer's recipients"))
             }
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
+            Error::WrongKeyPassword { .. } => Some(Cow::Borrowed("give the password that unlocks the key")),
             Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))

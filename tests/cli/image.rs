@@ -737,12 +737,13 @@ fn encrypted_private_keys_take_their_password_from_a_file_a_variable_or_ocicrypt
             .stderr(predicate::str::contains("hunter2").not());
         assert!(!work.path("argv").exists());
     }
-    // A distinctive wrong password, so that the test sees it if the error ever repeats it.
+    // A distinctive wrong password, so that the test sees it if the error ever repeats it. Issue 15: a wrong
+    // password is an authentication failure (16), as for gpg keys, not an unusable file (3).
     let wrong = work.write("wrong-password", "Zq-not-it");
     decrypt("wrong")
         .args(["--key", &format!("{locked}:file={}", wrong.display())])
         .assert()
-        .code(3)
+        .code(16)
         .stderr(predicate::str::contains("password"))
         .stderr(predicate::str::contains("Zq-not-it").not());
     assert_eq!(layer_digests(&work.path("pwfile")), layer_digests(&src));

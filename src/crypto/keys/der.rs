@@ -116,6 +116,11 @@ pub(super) fn private_from_pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
     }
 }
 
+/// What a failed decryption of an encrypted PKCS#8 key says: a wrong password almost always fails the CBC padding,
+/// rarely the DER parse, and a damaged file looks the same. `keys::parse_private_key` recognises this exact value
+/// to report an authentication failure rather than an unusable file.
+pub(super) const WRONG_PASSWORD: &str = "wrong password for the encrypted private key (or the key file is damaged)";
+
 /// A PKCS#8 `EncryptedPrivateKeyInfo` (PBES2), decrypted with `password`.
 pub(super) fn private_from_encrypted_pkcs8(der: &[u8], password: Option<&[u8]>) -> Result<PrivateKey, String> {
     let info = pkcs8::EncryptedPrivateKeyInfo::from_der(der)
@@ -129,11 +134,9 @@ pub(super) fn private_from_encrypted_pkcs8(der: &[u8], password: Option<&[u8]>) 
         ) => "the private key is encrypted with an unsupported scheme; re-encrypt it with \
               `openssl pkcs8 -topk8 -v2 aes-256-cbc`"
             .to_owned(),
-        // A wrong password almost always fails the CBC padding, rarely the DER parse: the same cause either way.
-        _ => "wrong password for the encrypted private key (or the key file is damaged)".to_owned(),
+        _ => WRONG_PASSWORD.to_owned(),
     })?;
-    private_from_pkcs8(plain.as_bytes())
-        .map_err(|_| "wrong password for the encrypted private key (or the key file is damaged)".to_owned())
+    private_from_pkcs8(plain.as_bytes()).map_err(|_| WRONG_PASSWORD.to_owned())
 }
 
 /// Most PBKDF2 iterations accepted: real files use 2,048 (OpenSSL) to a few hundred thousand; the `pkcs5` crate's
