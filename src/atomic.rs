@@ -156,9 +156,14 @@ pub fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 /// Whether `a` and `b` are the same file: the same device and inode once symbolic links are followed, so a hard
 /// link, a symbolic link or another spelling of the path counts. A path that does not exist is no file's twin.
 pub fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    // Two device nodes (`/dev/sdb` and a node made elsewhere with mknod) are separate inodes for one device: for
+    // them the device number decides.
     let identity = |path: &Path| match fs::metadata(path) {
-        Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+        Ok(meta) if meta.file_type().is_block_device() || meta.file_type().is_char_device() => {
+            Ok(Some((true, meta.rdev(), 0)))
+        }
+        Ok(meta) => Ok(Some((false, meta.dev(), meta.ino()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     };
@@ -240,5 +245,33 @@ mod tests {
         drop(live);
         drop(live_dir);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn same_file_sees_links_and_device_twins() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("disk.img");
+        fs::write(&file, b"x").unwrap();
+        let hard = dir.path().join("hard");
+        fs::hard_link(&file, &hard).unwrap();
+        let soft = dir.path().join("soft");
+        std::os::unix::fs::symlink(&file, &soft).unwrap();
+        let other = dir.path().join("other");
+        fs::write(&other, b"x").unwrap();
+        assert!(same_file(&file, &hard).unwrap() && same_file(&file, &soft).unwrap());
+        assert!(!same_file(&file, &other).unwrap());
+        assert!(!same_file(&file, &dir.path().join("absent")).unwrap());
+        // A second node for /dev/null's device (1:3) is another inode for the same device.
+        let twin = dir.path().join("null-twin");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &twin,
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            rustix::fs::makedev(1, 3),
+        )
+        .expect("mknod (the tests run as root, as CI does)");
+        assert!(same_file(Path::new("/dev/null"), &twin).unwrap());
+        assert!(!same_file(Path::new("/dev/zero"), &twin).unwrap());
     }
 }
