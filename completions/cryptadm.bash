@@ -1076,12 +1076,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --platform --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output-format)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --platform)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1106,10 +1114,6 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --platform)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --creds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1130,10 +1134,6 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output-format)
-                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1146,12 +1146,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --layer --platform --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --layer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --platform)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1220,14 +1228,6 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --layer)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --platform)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1240,7 +1240,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1582,7 +1582,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s)
-            opts="-n -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-n -o -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --out --passphrase-file --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1614,6 +1614,14 @@ _cryptadm() {
                     ;;
                 --output-format)
                     COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --passphrase-file)

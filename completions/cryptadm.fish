@@ -131,11 +131,14 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l layer -d 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
@@ -153,32 +156,32 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 false\t''"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l dest-cert-dir -d 'Trust the CA certificates (*.crt) in DIR for the destination registry, besides the system roots' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l cert-dir -d 'Trust the CA certificates (*.crt) in DIR for both registries (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)' -r -F
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l layer -d 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l output-format -d 'Print the per-layer report as a document' -r -f -a "yaml\t'A YAML stream'
+json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l gpg-homedir -d 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)' -r -F
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l creds -d 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l password-file -d 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l authfile -d 'Registry credentials from this auth file only (docker config.json or podman auth.json format)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l tls-verify -d 'Verify the registry\'s TLS certificate; =false allows plain HTTP or an unverified certificate' -r -f -a "true\t''
 false\t''"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l cert-dir -d 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)' -r -F
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l output-format -d 'Print the per-layer report as a document' -r -f -a "yaml\t'A YAML stream'
-json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -251,6 +254,7 @@ crio\t'CRI-O: /etc/crio/keys'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l service-account -d 'Add a patch giving this ServiceAccount the Secret, and a Pod using it (--format kep)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l output-format -d 'How the objects are printed: a YAML stream or JSON (several objects as a v1 List)' -r -f -a "yaml\t'A YAML stream'
 json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s o -l out -d 'Write the objects to FILE (created 0600, replaced atomically) instead of standard output' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
@@ -297,8 +301,8 @@ argon2i\t'Argon2i'
 pbkdf2\t'PBKDF2 (LUKS1, FIPS)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l iter-time -d 'Milliseconds the keyslot KDF should take (benchmarked like cryptsetup)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l pbkdf-force-iterations -d 'Skip the benchmark: PBKDF2 iterations, or the Argon2 time cost' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l pbkdf-memory -d 'Argon2 memory cost in KiB (default: benchmarked, at most 1 GiB and half the RAM)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l pbkdf-parallel -d 'Argon2 threads (default: the CPU count, at most 4)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l pbkdf-memory -d 'Argon2 memory cost in KiB, 32 to 4194304 (default: benchmarked, at most 1 GiB and half the RAM)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l pbkdf-parallel -d 'Argon2 threads, 1 to 4 (default: the CPU count, at most 4)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l label -d 'LUKS2 label' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l uuid -d 'Volume UUID (default: random)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l size -d 'Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)' -r

@@ -49,7 +49,8 @@ pub fn partial_file(dir: &Path, stem: &str, mode: u32) -> io::Result<tempfile::N
         .prefix(&format!(".{stem}."))
         .suffix(PARTIAL_SUFFIX)
         .permissions(fs::Permissions::from_mode(mode))
-        .tempfile_in(dir)?;
+        .tempfile_in(dir)
+        .map_err(without_temporary_name)?;
     rustix::fs::flock(temp.as_file(), rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
     remember_partial(temp.path());
     Ok(temp)
@@ -62,11 +63,26 @@ pub fn partial_dir(dir: &Path, stem: &str) -> io::Result<PartialDir> {
         .prefix(&format!(".{stem}."))
         .suffix(PARTIAL_SUFFIX)
         .permissions(fs::Permissions::from_mode(0o700))
-        .tempdir_in(dir)?;
+        .tempdir_in(dir)
+        .map_err(without_temporary_name)?;
     let lock = fs::File::open(temp.path())?;
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
     remember_partial(temp.path());
     Ok(PartialDir { dir: temp, _lock: lock })
+}
+
+/// tempfile names the temporary path in its errors (`… at path "/dir/.x.AbC123.cryptadm-partial"`): the operator
+/// knows the target, not our scratch name, so callers' context says where and this keeps only the cause.
+fn without_temporary_name(error: io::Error) -> io::Error {
+    // tempfile's PathError keeps the OS error private and prints it as `{error} at path {path:?}`.
+    let cause = error
+        .get_ref()
+        .map(ToString::to_string)
+        .and_then(|text| text.find(" at path \"").map(|at| text[..at].to_owned()));
+    match cause {
+        Some(cause) => io::Error::new(error.kind(), cause),
+        None => error,
+    }
 }
 
 /// A locked partial directory (see [`partial_dir`]).
@@ -198,6 +214,16 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_do_not_name_the_temporary_file() {
+        let missing = Path::new("/nonexistent-cryptadm-dir");
+        let error = partial_file(missing, "out.img", MODE_PRIVATE).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+        assert!(!error.to_string().contains(PARTIAL_SUFFIX), "{error}");
+        let error = partial_dir(missing, "layout").err().unwrap();
+        assert!(!error.to_string().contains(PARTIAL_SUFFIX), "{error}");
+    }
 
     #[test]
     fn writes_with_mode_and_leaves_no_temp() {

@@ -24,7 +24,7 @@ pub enum ExitStatus {
     NotFound = 5,
     /// Another operation holds the lock.
     Aborted = 10,
-    /// An integrity check failed: digest mismatch, truncated ciphertext.
+    /// An integrity check failed: a truncated or altered image layer, a blob whose digest does not match.
     DataLoss = 15,
     /// Wrong passphrase or key; authentication tag mismatch; access denied.
     Unauthenticated = 16,
@@ -57,7 +57,11 @@ pub const TABLE: &[(ExitStatus, &str, &str)] = &[
     ),
     (ExitStatus::NotFound, "not found", "input file, passphrase file or provider plugin missing"),
     (ExitStatus::Aborted, "aborted: another operation holds the lock", "concurrent operations on the same target"),
-    (ExitStatus::DataLoss, "data loss: an integrity check failed", "digest mismatch, truncated ciphertext"),
+    (
+        ExitStatus::DataLoss,
+        "data loss: an integrity check failed",
+        "an image layer truncated or altered (HMAC), a blob whose digest does not match",
+    ),
     (
         ExitStatus::Unauthenticated,
         "unauthenticated",
@@ -89,12 +93,13 @@ pub trait Classify {
 }
 
 /// The exit status of a failed I/O operation that no module classified: a missing file is
-/// [`ExitStatus::NotFound`], unreadable data [`ExitStatus::InvalidInput`], anything else a failure.
+/// [`ExitStatus::NotFound`]; unreadable data, and a directory where a file is expected (or a file where a
+/// directory is), [`ExitStatus::InvalidInput`]; anything else a failure.
 pub fn io_status(kind: std::io::ErrorKind) -> ExitStatus {
     use std::io::ErrorKind;
     match kind {
         ErrorKind::NotFound => ExitStatus::NotFound,
-        ErrorKind::InvalidData => ExitStatus::InvalidInput,
+        ErrorKind::InvalidData | ErrorKind::IsADirectory | ErrorKind::NotADirectory => ExitStatus::InvalidInput,
         _ => ExitStatus::Failure,
     }
 }
@@ -113,6 +118,7 @@ mod tests {
     fn io_errors_map_by_kind() {
         assert_eq!(io_status(std::io::ErrorKind::NotFound), ExitStatus::NotFound);
         assert_eq!(io_status(std::io::ErrorKind::InvalidData), ExitStatus::InvalidInput);
+        assert_eq!(io_status(std::io::ErrorKind::IsADirectory), ExitStatus::InvalidInput);
         assert_eq!(io_status(std::io::ErrorKind::StorageFull), ExitStatus::Failure);
     }
 }

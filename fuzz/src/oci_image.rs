@@ -94,7 +94,11 @@ pub fn run(data: &[u8]) {
     let selection = if mode & 2 == 0 {
         Selection::default()
     } else {
-        Selection { platforms: vec![Platform::parse("linux/amd64").expect("a platform")], layers: Vec::new() }
+        Selection {
+            platforms: vec![Platform::parse("linux/amd64").expect("a platform")],
+            layers: Vec::new(),
+            allow_plaintext: true,
+        }
     };
 
     let scratch = scratch();

@@ -100,10 +100,29 @@ pub fn classify(error: &anyhow::Error) -> (ExitStatus, Option<String>) {
     (ExitStatus::Failure, None)
 }
 
+/// The error as the one line an operator reads: each cause after its context, `: `-separated, but a cause the
+/// line already ends with is not repeated (an error that prints its source, and the source itself, would
+/// otherwise read "… No such file or directory: No such file or directory").
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.ends_with(text.as_str()) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn io_hint(kind: std::io::ErrorKind) -> Option<&'static str> {
     use std::io::ErrorKind;
     match kind {
         ErrorKind::NotFound => Some("check the path"),
+        ErrorKind::IsADirectory => Some("give a file, not a directory"),
         ErrorKind::PermissionDenied => Some("check the file's owner and mode, or run as a user that may read it"),
         ErrorKind::BrokenPipe => Some("the program reading cryptadm's output stopped early; the output is incomplete"),
         _ => None,
@@ -136,6 +155,16 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
             crate::ocicrypt::Error::Unauthenticated(_) => {
                 Some("give a private key (--key) that belongs to one of the layer's recipients")
             }
+            crate::ocicrypt::Error::CertificateMissing(_) => {
+                Some("give the recipient's X.509 certificate with --cert FILE (its private key with --key)")
+            }
+            crate::ocicrypt::Error::NothingSelected { platform: true, .. } => {
+                Some("give --platform as OS/ARCH[/VARIANT], one the image has (`cryptadm image inspect` lists them)")
+            }
+            crate::ocicrypt::Error::NothingSelected { platform: false, .. } => Some(
+                "check --layer and --platform; if a result without encrypted layers is what you want, add \
+                 --allow-plaintext",
+            ),
             _ => None,
         };
     }
@@ -221,6 +250,20 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
         let err = anyhow::Error::new(io).context("reading `x`");
         assert_eq!(classify(&err).0, ExitStatus::NotFound);
+    }
+
+    #[test]
+    fn one_line_says_each_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory (os error 2)");
+        let luks = crate::luks::Error::Io { context: "opening `missing.img`".into(), source: io };
+        let err = anyhow::Error::new(luks).context("inspecting `missing.img`");
+        assert_eq!(
+            one_line(&err),
+            "inspecting `missing.img`: opening `missing.img`: No such file or directory (os error 2)"
+        );
+        let err = anyhow::Error::new(crate::luks::Error::NoFreeKeyslot).context("no free keyslot");
+        assert_eq!(one_line(&err), "no free keyslot");
+        assert_eq!(one_line(&anyhow::anyhow!("b").context("a")), "a: b");
     }
 
     #[test]

@@ -149,7 +149,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
         Ok(status) => status,
         Err(err) => {
             let (status, hint) = error::classify(&err);
-            printer.error(&format!("{err:#}"), hint.as_deref());
+            printer.error(&error::one_line(&err), hint.as_deref());
             status
         }
     }

@@ -170,3 +170,18 @@ pub fn prompt_on_terminal(prompt: &str, confirm: bool) -> io::Result<Option<Pass
     }
     Err(io::Error::new(io::ErrorKind::InvalidInput, "the two passphrases differ"))
 }
+
+/// `count` and `noun`, in the plural unless `count` is one: "1 layer", "2 layers", "0 bytes".
+pub fn plural(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plural_is_singular_for_one_only() {
+        assert_eq!(super::plural(1, "layer"), "1 layer");
+        assert_eq!(super::plural(0, "layer"), "0 layers");
+        assert_eq!(super::plural(4096, "byte"), "4096 bytes");
+    }
+}

@@ -22,6 +22,9 @@ pub enum Error {
         /// The feature, e.g. `cipher serpent-cbc-plain`.
         what: String,
     },
+    /// A detached header (`cryptsetup luksFormat --header HDR DATA`): the data segment is on another device.
+    #[error("a detached LUKS header: its data segment starts inside the header, the encrypted data is elsewhere")]
+    DetachedHeader,
     /// The image or device is shorter than its header says (truncated copy).
     #[error("truncated LUKS device: {0}")]
     Truncated(String),
@@ -91,21 +94,23 @@ impl Classify for Error {
             | Error::Corrupt { .. }
             | Error::Unsupported { .. }
             | Error::Truncated(_)
+            | Error::DetachedHeader
             | Error::NoFreeKeyslot
             | Error::LastKeyslot(_)
             | Error::VolumeKeyMismatch
             | Error::InvalidParameter(_) => ExitStatus::InvalidInput,
             Error::KeyslotNotActive(_) => ExitStatus::NotFound,
             Error::ConcurrentUpdate { .. } => ExitStatus::Aborted,
-            Error::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::NotFound => ExitStatus::NotFound,
-                _ => ExitStatus::Failure,
-            },
+            Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
+            Error::DetachedHeader => {
+                "cryptadm works on images whose header precedes their data; with the data device, cryptsetup opens \
+                 it (`cryptsetup open --header HEADER DATA NAME`)"
+            }
             Error::NoKeyslotOpens | Error::WrongPassphrase(_) => {
                 "check the passphrase source (a key file is used byte for byte, trailing newline included)"
             }

@@ -27,7 +27,11 @@ pub struct Summary {
     flags: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     requirements: Vec<String>,
-    /// Absent when the data segment is in a state cryptadm does not decrypt (reencryption, integrity).
+    /// A detached header (`cryptsetup luksFormat --header`): the data is on another device, so no `data`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    detached_header: bool,
+    /// Absent when the data segment is in a state cryptadm does not decrypt (reencryption, integrity), or
+    /// elsewhere (a detached header).
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<Data>,
     keyslots: Vec<Keyslot>,
@@ -187,6 +191,7 @@ pub fn summarize(path: String, volume: &Volume) -> Summary {
             keyslots_size: None,
             flags: vec![],
             requirements: vec![],
+            detached_header: volume.is_detached_header(),
             data,
             keyslots,
             tokens: vec![],
@@ -251,6 +256,7 @@ pub fn summarize(path: String, volume: &Volume) -> Summary {
         keyslots_size: Some(meta.config.keyslots_size.0),
         flags: meta.config.flags.clone().unwrap_or_default(),
         requirements: meta.config.mandatory_requirements(),
+        detached_header: volume.is_detached_header(),
         data,
         keyslots,
         tokens: meta

@@ -295,8 +295,21 @@ impl Volume {
         Ok(())
     }
 
-    /// Where the payload lives.
+    /// Whether this is a detached header (`cryptsetup luksFormat --header HDR DATA`): its data segment starts
+    /// inside the header area, because the data is on another device.
+    pub fn is_detached_header(&self) -> bool {
+        match &self.header {
+            Header::V1(h) => h.payload_offset == 0,
+            Header::V2(h) => h.meta.segments.values().any(|s| s.offset.0 < 2 * h.hdr_size),
+        }
+    }
+
+    /// Where the payload lives. A detached header is refused: its payload is not in this file, and reading
+    /// "the data" from offset 0 would decrypt the header itself into garbage.
     pub fn payload(&self) -> Result<PayloadInfo> {
+        if self.is_detached_header() {
+            return Err(Error::DetachedHeader);
+        }
         match &self.header {
             Header::V1(h) => {
                 let offset = u64::from(h.payload_offset) * 512;

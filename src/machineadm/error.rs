@@ -238,8 +238,10 @@ impl Classify for Error {
             }
             Error::CertDir { not_found: true, .. } => ExitStatus::NotFound,
             Error::RemoteFailed { .. } => ExitStatus::Failure,
-            Error::PassphraseFile { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                ExitStatus::NotFound
+            Error::PassphraseFile { source, .. }
+                if matches!(crate::exit::io_status(source.kind()), ExitStatus::NotFound | ExitStatus::InvalidInput) =>
+            {
+                crate::exit::io_status(source.kind())
             }
             Error::ProviderFailed { .. } | Error::ProviderUnsupported { .. } | Error::PassphraseFile { .. } => {
                 ExitStatus::Failure

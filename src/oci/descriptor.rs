@@ -215,6 +215,12 @@ impl Descriptor {
         self.0.insert("size".into(), size.into());
     }
 
+    /// Whether the blob lives elsewhere (a non-distributable layer with `urls`): like containers/image, such a layer
+    /// is neither fetched, copied nor encrypted, and its descriptor is kept as it is.
+    pub fn is_foreign(&self) -> bool {
+        self.0.get("urls").and_then(Value::as_array).is_some_and(|urls| !urls.is_empty())
+    }
+
     /// `platform`, in index entries.
     pub fn platform(&self) -> Option<Platform> {
         Platform::from_value(self.0.get("platform")?)

@@ -10,10 +10,12 @@ use crate::atomic;
 use crate::crypto::parallel_hash::Sha256ForSize;
 use crate::oci::Error;
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 const REF_NAME: &str = "org.opencontainers.image.ref.name";
 const MODE_PUBLIC: u32 = 0o644;
@@ -21,8 +23,47 @@ const MODE_PUBLIC: u32 = 0o644;
 fn io_err(what: impl std::fmt::Display, error: io::Error) -> Error {
     match error.kind() {
         io::ErrorKind::NotFound => Error::NotFound(format!("{what}: {error}")),
+        io::ErrorKind::InvalidData | io::ErrorKind::IsADirectory | io::ErrorKind::NotADirectory => {
+            Error::Malformed(format!("{what}: {error}"))
+        }
         _ => Error::Io(format!("{what}: {error}")),
     }
+}
+
+/// Opens a file of the layout for reading only when it is a regular file. A FIFO in place of a blob would block
+/// the open (or the first read) forever, a device would stream without end: the open does not wait
+/// (`O_NONBLOCK`, which regular files ignore) and `fstat` on the opened file decides, so nothing can be swapped
+/// in between the check and the read.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+    let file = fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
+    }
+    Ok(file)
+}
+
+/// Whether the file at `path` holds exactly the blob `digest` names: a blob already in a destination is reused
+/// only once its bytes are checked (a run killed by something else, or a disk error, may have left it short).
+fn holds_blob(path: &Path, digest: &str) -> io::Result<bool> {
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::InvalidData) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let mut hash = Sha256ForSize::new(file.metadata()?.len());
+    let mut reader = io::BufReader::with_capacity(1 << 20, file);
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        hash.update(chunk);
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    Ok(format!("sha256:{}", hex::encode(hash.finalize())) == digest)
 }
 
 /// An image in a layout directory.
@@ -82,7 +123,7 @@ fn select_entry(entries: &[Value], tag: Option<&str>, dir: &Path) -> Result<Desc
 
 fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    fs::File::open(path)?.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
+    open_regular(path)?.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_MANIFEST_BYTES {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "larger than 4 MiB"));
     }
@@ -96,9 +137,14 @@ impl ImageSource for LayoutSource {
 
     fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
         let path = self.blob_path(descriptor.digest()?)?;
-        let file = fs::File::open(&path).map_err(|e| match e.kind() {
+        let file = open_regular(&path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::NotFound(format!(
                 "blob {} is missing from `{}`",
+                descriptor.digest().unwrap_or_default(),
+                self.dir.display()
+            )),
+            io::ErrorKind::InvalidData => Error::Malformed(format!(
+                "blob {} in `{}` is not a regular file",
                 descriptor.digest().unwrap_or_default(),
                 self.dir.display()
             )),
@@ -188,6 +234,8 @@ pub struct LayoutDestination {
     committed: bool,
     /// The mode of committed blobs: 0644, or 0600 for plaintext ([`LayoutDestination::private`]).
     blob_mode: u32,
+    /// Blobs found in place whose bytes were checked against their digest (each is read once per run).
+    verified: Mutex<HashSet<String>>,
 }
 
 impl LayoutDestination {
@@ -222,6 +270,7 @@ impl LayoutDestination {
             created_dir,
             committed: false,
             blob_mode: MODE_PUBLIC,
+            verified: Mutex::new(HashSet::new()),
         })
     }
 
@@ -262,8 +311,20 @@ impl LayoutDestination {
 }
 
 impl ImageDestination for LayoutDestination {
+    /// A blob counts as present only when its bytes match its digest; one that does not is written again (and
+    /// replaces the bad copy on commit).
     fn has_blob(&self, digest: &str) -> bool {
-        self.blob_path(digest).is_ok_and(|p| p.is_file())
+        let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if verified.contains(digest) {
+            return true;
+        }
+        let Ok(path) = self.blob_path(digest) else { return false };
+        // An unreadable blob is written again; a real I/O problem then shows when that write fails.
+        let intact = holds_blob(&path, digest).unwrap_or(false);
+        if intact {
+            verified.insert(digest.to_owned());
+        }
+        intact
     }
 
     fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
@@ -320,16 +381,19 @@ impl BlobWriter for LayoutBlobWriter<'_> {
         let target = self.destination.blob_path(digest)?;
         let temp = self.file.into_inner().map_err(|e| io_err("writing a blob", e.into_error()))?;
         temp.as_file().sync_all().map_err(|e| io_err("writing a blob", e))?;
-        if target.is_file() {
-            return Ok(()); // content-addressed: the same bytes are already there
-        }
+        // Whatever is at the blob's name now is replaced, not trusted: these bytes were just hashed, a file found
+        // there may be a truncated copy (content-addressed names say what a file should hold, not what it holds).
+        let existed = fs::symlink_metadata(&target).is_ok();
         if self.destination.blob_mode != atomic::MODE_PRIVATE {
             temp.as_file()
                 .set_permissions(fs::Permissions::from_mode(self.destination.blob_mode))
                 .map_err(|e| io_err("writing a blob", e))?;
         }
         temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
-        self.destination.created.push(target);
+        self.destination.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned());
+        if !existed {
+            self.destination.created.push(target);
+        }
         Ok(())
     }
 }

@@ -97,7 +97,8 @@ pub fn copy_blob_reporting(
         return Ok(());
     }
     let digest = descriptor.digest()?.to_owned();
-    if destination.has_blob(&digest) {
+    // A foreign layer's blob stays at its URLs: a destination needs no copy, and a source need not hold it.
+    if descriptor.is_foreign() || destination.has_blob(&digest) {
         return Ok(());
     }
     let progress = ui.transfer(&format!("copying {}", short_digest(&digest)), descriptor.size()?);

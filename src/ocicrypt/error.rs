@@ -61,6 +61,9 @@ pub enum Error {
     /// None of the given keys unwraps a layer key.
     #[error("{0}")]
     Unauthenticated(String),
+    /// A layer wrapped with PKCS#7 and private keys given, but no certificate matching one: PKCS#7 needs both.
+    #[error("{0}")]
+    CertificateMissing(String),
     /// A layer's HMAC or digest does not match: corrupted or tampered ciphertext.
     #[error("{0}")]
     Integrity(String),
@@ -73,6 +76,15 @@ pub enum Error {
     /// A registry refused the credentials (HTTP 401/403).
     #[error("{0}")]
     RegistryDenied(String),
+    /// The selection leaves nothing to do: a platform no manifest has, or no layer that is (or would be)
+    /// encrypted. Nothing was written.
+    #[error("{problem}")]
+    NothingSelected {
+        /// What was selected and what the image has.
+        problem: String,
+        /// The platform selection matched no manifest (rather than no encrypted layer).
+        platform: bool,
+    },
 }
 
 impl From<crate::crypto::KeyError> for Error {
@@ -116,12 +128,15 @@ impl Error {
 impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
-            Error::InvalidKey { .. } | Error::MalformedWrappedKey { .. } | Error::Malformed(_) => {
-                ExitStatus::InvalidInput
-            }
+            Error::InvalidKey { .. }
+            | Error::MalformedWrappedKey { .. }
+            | Error::Malformed(_)
+            | Error::NothingSelected { .. } => ExitStatus::InvalidInput,
             Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) => ExitStatus::Failure,
             Error::KeyLocked { .. } | Error::WrongKeyPassword { .. } => ExitStatus::Unauthenticated,
-            Error::Unauthenticated(_) | Error::RegistryDenied(_) => ExitStatus::Unauthenticated,
+            Error::Unauthenticated(_) | Error::RegistryDenied(_) | Error::CertificateMissing(_) => {
+                ExitStatus::Unauthenticated
+            }
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
         }
@@ -131,6 +146,9 @@ impl Classify for Error {
         match self {
             Error::Unauthenticated(_) => {
                 Some(Cow::Borrowed("give a private key that belongs to one of the layer's recipients"))
+            }
+            Error::CertificateMissing(_) => {
+                Some(Cow::Borrowed("give the recipient's certificate along with its private key"))
             }
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
             Error::WrongKeyPassword { .. } => Some(Cow::Borrowed("give the password that unlocks the key")),

@@ -19,6 +19,9 @@ pub struct Selection {
     pub platforms: Vec<Platform>,
     /// Layer indexes per manifest (0 = bottom, negative from the top); empty: all.
     pub layers: Vec<i64>,
+    /// Succeed even when no selected layer is encrypted: encrypt would leave every layer plaintext, decrypt and
+    /// authorize find nothing to open. Without it that is an error: a selection that checks nothing is a mistake.
+    pub allow_plaintext: bool,
 }
 
 impl Selection {
@@ -54,7 +57,8 @@ pub struct LayerReport {
     pub index: usize,
     /// Digest before the operation.
     pub digest: String,
-    /// `encrypted`, `decrypted`, `recipients-added`, `authorized`, `denied`, `unencrypted`, `skipped`.
+    /// `encrypted`, `decrypted`, `recipients-added`, `authorized`, `denied`, `unencrypted`, `skipped`, or
+    /// `foreign` (a non-distributable layer whose blob lives at its URLs: left as it is, like containers/image).
     pub outcome: &'static str,
     /// Wrapping schemes found on the layer.
     pub schemes: Vec<String>,
@@ -73,6 +77,64 @@ struct Walk<'a> {
     operation: Operation<'a>,
     ui: &'a dyn Interaction,
     reports: Vec<LayerReport>,
+    platforms: PlatformTally,
+}
+
+/// The platforms an image has, and how many manifests a selection chose: a `--platform` that matches no
+/// manifest is an error naming the ones there are, not an image copied with nothing done.
+#[derive(Default)]
+struct PlatformTally {
+    seen: std::collections::BTreeSet<String>,
+    selected: usize,
+}
+
+impl PlatformTally {
+    fn count(&mut self, platform: Option<&Platform>, selected: bool) {
+        if let Some(platform) = platform {
+            self.seen.insert(platform.to_string());
+        }
+        self.selected += usize::from(selected);
+    }
+
+    fn check(&self, selection: &Selection) -> Result<(), Error> {
+        if self.selected > 0 || selection.platforms.is_empty() {
+            return Ok(());
+        }
+        let wanted: Vec<String> = selection.platforms.iter().map(Platform::to_string).collect();
+        let has = if self.seen.is_empty() {
+            "no platform recorded".to_owned()
+        } else {
+            self.seen.iter().cloned().collect::<Vec<_>>().join(", ")
+        };
+        Err(Error::NothingSelected {
+            problem: format!("no manifest of the image is for {} (the image has {has})", wanted.join(" or ")),
+            platform: true,
+        })
+    }
+}
+
+/// A selection that leaves nothing encrypted to work on is refused (unless `allow_plaintext`): encrypt would
+/// write a plaintext image under an "encrypted" name, decrypt and authorize would check nothing.
+fn check_something_encrypted(reports: &[LayerReport], selection: &Selection, operation: &str) -> Result<(), Error> {
+    const ENCRYPTED: &[&str] = &["encrypted", "re-encrypted", "recipients-added", "decrypted", "authorized", "denied"];
+    if selection.allow_plaintext || reports.iter().any(|r| ENCRYPTED.contains(&r.outcome)) {
+        return Ok(());
+    }
+    let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
+    for report in reports {
+        *outcomes.entry(report.outcome).or_default() += 1;
+    }
+    let found = if outcomes.is_empty() {
+        "the selection has no layers".to_owned()
+    } else {
+        let counts: Vec<String> = outcomes.iter().map(|(outcome, n)| format!("{n} {outcome}")).collect();
+        format!("layers: {}", counts.join(", "))
+    };
+    let problem = match operation {
+        "encrypt" => format!("no layer of the result would be encrypted ({found})"),
+        _ => format!("no selected layer is encrypted: nothing to {operation} ({found})"),
+    };
+    Err(Error::NothingSelected { problem, platform: false })
 }
 
 /// What to do with layers that are already encrypted.
@@ -120,11 +182,25 @@ fn run(
 ) -> Result<Vec<LayerReport>, Error> {
     let root = source.root().clone();
     let (new_root, reports) = {
-        let mut walk =
-            Walk { source, destination: destination.as_mut(), selection, operation, ui, reports: Vec::new() };
+        let name = match operation {
+            Operation::Encrypt { .. } => "encrypt",
+            Operation::Decrypt { .. } => "decrypt",
+        };
+        let mut walk = Walk {
+            source,
+            destination: destination.as_mut(),
+            selection,
+            operation,
+            ui,
+            reports: Vec::new(),
+            platforms: PlatformTally::default(),
+        };
         let new_root = walk.descriptor(&root, None)?;
+        walk.platforms.check(selection)?;
+        check_something_encrypted(&walk.reports, selection, name)?;
         (new_root, walk.reports)
     };
+    // Only now does the destination name anything: a refused selection leaves it as it was.
     destination.commit(&new_root)?;
     Ok(reports)
 }
@@ -153,6 +229,7 @@ impl Walk<'_> {
             let new_child = if self.selection.selects_platform(platform.as_ref()) {
                 self.descriptor(&child, platform)?
             } else {
+                self.platforms.count(platform.as_ref(), false);
                 copy_tree(self.source, self.destination, &child)?;
                 child.clone()
             };
@@ -174,7 +251,9 @@ impl Walk<'_> {
             Some(p) => Some(p),
             None => Platform::from_config(&self.source.read_blob(&config)?),
         };
-        if !self.selection.selects_platform(platform.as_ref()) {
+        let selected = self.selection.selects_platform(platform.as_ref());
+        self.platforms.count(platform.as_ref(), selected);
+        if !selected {
             copy_tree(self.source, self.destination, descriptor)?;
             return Ok(descriptor.clone());
         }
@@ -212,7 +291,11 @@ impl Walk<'_> {
             outcome: "skipped",
             schemes: wrapped_schemes(layer),
         };
+        if layer.is_foreign() {
+            report.outcome = "foreign";
+        }
         let result = match (&self.operation, layer.kind(), selected) {
+            _ if layer.is_foreign() => None,
             (_, _, false) | (_, MediaKind::Other | MediaKind::Index | MediaKind::Manifest, _) => None,
             (Operation::Encrypt { wrappers, unwrappers, reencrypt: true }, MediaKind::EncryptedLayer, true) => {
                 report.outcome = "re-encrypted";
@@ -530,6 +613,14 @@ pub fn unwrap_layer_key(
     if !problems.is_empty() {
         message.push_str(&format!("; {}", problems.join("; ")));
     }
+    // PKCS#7 names its recipient by certificate: a private key alone cannot be matched to an entry.
+    let has = |list: &[String], scheme: &str| list.iter().any(|s| s == scheme);
+    if has(&schemes, "pkcs7") && !has(&given, "pkcs7") && has(&given, "jwe") {
+        return Err(Error::CertificateMissing(format!(
+            "{message}; a PKCS#7 entry is opened with the recipient's private key and its X.509 certificate, and no \
+             certificate given matches a private key"
+        )));
+    }
     // Without the `pgp` feature, a layer wrapped for OpenPGP may be one the operator could open with another build.
     #[cfg(not(feature = "pgp"))]
     if schemes.iter().any(|s| s == "pgp") {
@@ -578,7 +669,10 @@ pub fn authorize_image(
     unwrappers: &[Box<dyn KeyUnwrapper>],
 ) -> Result<Vec<LayerReport>, Error> {
     let mut reports = Vec::new();
-    authorize_descriptor(source, source.root(), None, selection, unwrappers, &mut reports)?;
+    let mut platforms = PlatformTally::default();
+    authorize_descriptor(source, source.root(), None, selection, unwrappers, &mut reports, &mut platforms)?;
+    platforms.check(selection)?;
+    check_something_encrypted(&reports, selection, "authorize")?;
     Ok(reports)
 }
 
@@ -589,6 +683,7 @@ fn authorize_descriptor(
     selection: &Selection,
     unwrappers: &[Box<dyn KeyUnwrapper>],
     reports: &mut Vec<LayerReport>,
+    platforms: &mut PlatformTally,
 ) -> Result<(), Error> {
     match descriptor.kind() {
         MediaKind::Index => {
@@ -597,7 +692,9 @@ fn authorize_descriptor(
                 let child = Descriptor::from_value(entry)?;
                 let platform = child.platform();
                 if selection.selects_platform(platform.as_ref()) {
-                    authorize_descriptor(source, &child, platform, selection, unwrappers, reports)?;
+                    authorize_descriptor(source, &child, platform, selection, unwrappers, reports, platforms)?;
+                } else {
+                    platforms.count(platform.as_ref(), false);
                 }
             }
             Ok(())
@@ -611,14 +708,16 @@ fn authorize_descriptor(
                     None => None,
                 },
             };
-            if !selection.selects_platform(platform.as_ref()) {
+            let selected = selection.selects_platform(platform.as_ref());
+            platforms.count(platform.as_ref(), selected);
+            if !selected {
                 return Ok(());
             }
             let layers = manifest.get("layers").and_then(Value::as_array).cloned().unwrap_or_default();
             let chosen = selection.layer_positions(layers.len(), descriptor.digest()?)?;
             for (index, (entry, selected)) in layers.into_iter().zip(chosen).enumerate() {
                 let layer = Descriptor::from_value(entry)?;
-                if !selected || layer.kind() != MediaKind::EncryptedLayer {
+                if !selected || layer.kind() != MediaKind::EncryptedLayer || layer.is_foreign() {
                     continue;
                 }
                 let outcome = match unwrap_private_options(&layer, index, unwrappers) {

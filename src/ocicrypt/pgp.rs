@@ -88,8 +88,8 @@ pub fn wrap(recipients: &[Cert], plaintext: &[u8]) -> Result<Vec<u8>, Error> {
 ///
 /// Secret keys protected by a passphrase are unlocked with each of `passphrases` in turn. Returns `Ok(None)` when
 /// no given key fits; [`Error::KeyLocked`] when a fitting key stays locked and no other key fits;
-/// [`Error::MalformedWrappedKey`] when the message cannot be parsed or is not encrypted; [`Error::Integrity`] when
-/// a key fits but the encrypted contents are corrupted (modification detection failed).
+/// [`Error::MalformedWrappedKey`] when the message cannot be parsed or is not encrypted. Contents that a key opens
+/// but that fail modification detection are `Ok(None)` too, deliberately (RFC 4880 §14: no decryption oracle).
 pub fn unwrap(secret_keys: &[Cert], passphrases: &[Passphrase], message: &[u8]) -> Result<Option<SecretBytes>, Error> {
     let policy = StandardPolicy::new();
     let mut outcome = Outcome::default();
@@ -111,9 +111,9 @@ pub fn unwrap(secret_keys: &[Cert], passphrases: &[Passphrase], message: &[u8]) 
         // Moved out, not copied: the emptied buffer left behind has nothing to wipe.
         Ok(mut plaintext) => Ok(Some(SecretBytes::new(std::mem::take(&mut *plaintext)))),
         Err(e) => match outcome {
-            Outcome { session_key_found: true, .. } => Err(Error::Integrity(format!(
-                "{SCHEME} wrapped key: a given key fits, but the contents are corrupt: {e}"
-            ))),
+            // A key that opens the session key but whose contents then fail the integrity check answers like a
+            // key that does not fit: telling them apart is the decryption oracle of RFC 4880 §14.
+            Outcome { session_key_found: true, .. } => Ok(None),
             Outcome { not_encrypted: true, .. } => Err(malformed("not an encrypted OpenPGP message".into())),
             Outcome { no_key: true, locked: Some(what), .. } => Err(Error::KeyLocked { what }),
             Outcome { no_key: true, .. } => Ok(None),
@@ -147,18 +147,14 @@ fn unwrap_go_message(
         session_key,
         &go.seipd,
     ) {
-        Ok(plaintext) => {
-            result = Some(Ok(plaintext));
+        Some(plaintext) => {
+            result = Some(plaintext);
             true
         }
-        Err(go_compat::SeipdError::Corrupt(why)) => {
-            result = Some(Err(Error::Integrity(format!("{SCHEME} wrapped key: a given key fits, but {why}"))));
-            true
-        }
-        Err(go_compat::SeipdError::NotThisKey) => false,
+        None => false,
     });
     match (result, outcome) {
-        (Some(result), _) => result.map(Some),
+        (Some(plaintext), _) => Ok(Some(plaintext)),
         (None, Outcome { locked: Some(what), .. }) => Err(Error::KeyLocked { what }),
         (None, _) => Ok(None),
     }
@@ -327,16 +323,22 @@ fn export_public_keyring(gpg_homedir: Option<&Path>) -> Result<SecretBytes, Erro
 /// The secret keys of a gpg keyring (what ctr-enc's --gpg-homedir offers), for decryption. gpg asks for the
 /// passphrase of a protected key to export it; `passphrase` answers through loopback pinentry on stdin, never on
 /// the command line. The exported keys stay protected by that passphrase.
-pub fn secret_keys_from_gpg(gpg_homedir: Option<&Path>, passphrase: Option<&Passphrase>) -> Result<Vec<Cert>, Error> {
+///
+/// `key_ids` limits the export to the keys a message is addressed to (gpg exports the whole key of a subkey ID):
+/// gpg wants the passphrase of every protected key it exports, and an unrelated locked key must not stop the
+/// run. Empty: every secret key.
+pub fn secret_keys_from_gpg(
+    gpg_homedir: Option<&Path>,
+    passphrase: Option<&Passphrase>,
+    key_ids: &[String],
+) -> Result<Vec<Cert>, Error> {
     let mut answer = SecretBytes::new(passphrase.map(|p| p.expose().to_vec()).unwrap_or_default());
     answer.push(b'\n');
-    let exported = export_keyring(
-        gpg_homedir,
-        &["--pinentry-mode", "loopback", "--passphrase-fd", "0", "--export-secret-keys"],
-        Some(&answer),
-    )
-    // Exporting secret keys serves decryption: a failure here must not read "cannot wrap".
-    .map_err(|problem| Error::Unwrap { scheme: SCHEME.into(), problem })?;
+    let mut export = vec!["--pinentry-mode", "loopback", "--passphrase-fd", "0", "--export-secret-keys"];
+    export.extend(key_ids.iter().map(String::as_str));
+    let exported = export_keyring(gpg_homedir, &export, Some(&answer))
+        // Exporting secret keys serves decryption: a failure here must not read "cannot wrap".
+        .map_err(|problem| Error::Unwrap { scheme: SCHEME.into(), problem })?;
     let certs: Vec<Cert> = CertParser::from_bytes(&exported[..]).map(|p| p.flatten().collect()).unwrap_or_default();
     Ok(certs.into_iter().filter(Cert::is_tsk).collect())
 }
@@ -344,7 +346,7 @@ pub fn secret_keys_from_gpg(gpg_homedir: Option<&Path>, passphrase: Option<&Pass
 /// Runs `gpg --batch [--homedir DIR] EXPORT…` and returns its output; the error is the problem as one line, which
 /// the caller turns into a wrap or an unwrap error.
 fn export_keyring(gpg_homedir: Option<&Path>, export: &[&str], stdin: Option<&[u8]>) -> Result<SecretBytes, String> {
-    let what = export.last().copied().unwrap_or("--export");
+    let what = export.iter().rev().find(|a| a.starts_with("--export")).copied().unwrap_or("--export");
     let mut args: Vec<&std::ffi::OsStr> = vec!["--batch".as_ref()];
     if let Some(dir) = gpg_homedir {
         args.extend(["--homedir".as_ref(), dir.as_os_str()]);
@@ -677,12 +679,14 @@ mod tests {
     }
 
     #[test]
-    fn tampered_ciphertext_is_an_integrity_error() {
+    fn tampered_ciphertext_reads_as_no_fitting_key() {
+        // Not an integrity error of its own: that answer would be an oracle (RFC 4880 §14).
         let mut message = wrap(std::slice::from_ref(alice()), OPTS).unwrap();
-        let last = message.len() - 5;
-        message[last] ^= 1;
-        let err = unwrap(std::slice::from_ref(alice()), none(), &message).unwrap_err();
-        assert!(matches!(err, Error::Integrity(_)), "{err}");
+        for position in [message.len() - 5, message.len() - 30] {
+            message[position] ^= 1;
+            assert!(unwrap(std::slice::from_ref(alice()), none(), &message).unwrap().is_none());
+            message[position] ^= 1;
+        }
     }
 
     #[test]

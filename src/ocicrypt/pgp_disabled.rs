@@ -78,7 +78,11 @@ pub fn recipients_from_gpg(_gpg_homedir: Option<&Path>, names: &[String]) -> Res
 }
 
 /// Refuses: `--gpg-homedir` offers OpenPGP secret keys, which this build cannot use.
-pub fn secret_keys_from_gpg(gpg_homedir: Option<&Path>, _passphrase: Option<&Passphrase>) -> Result<Vec<Cert>, Error> {
+pub fn secret_keys_from_gpg(
+    gpg_homedir: Option<&Path>,
+    _passphrase: Option<&Passphrase>,
+    _key_ids: &[String],
+) -> Result<Vec<Cert>, Error> {
     Err(unsupported(&format!("GnuPG home {}", gpg_homedir.map_or("(default)".into(), |p| p.display().to_string()))))
 }
 
@@ -105,7 +109,7 @@ mod tests {
             wrap(&[], b"x").unwrap_err(),
             parse_keyring(b"", "key.gpg").unwrap_err(),
             recipients_from_gpg(None, &["alice@example.com".into()]).unwrap_err(),
-            secret_keys_from_gpg(None, None).unwrap_err(),
+            secret_keys_from_gpg(None, None, &[]).unwrap_err(),
         ] {
             assert!(error.to_string().contains("no OpenPGP support"), "{error}");
             assert_eq!(error.status(), ExitStatus::InvalidInput);

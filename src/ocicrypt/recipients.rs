@@ -9,8 +9,9 @@ use super::keywrap::{KeyUnwrapper, KeyWrapper};
 use super::{Error, jwe, pgp, pkcs7};
 use crate::crypto::keys::{self, PrivateKey, RecipientKey};
 use crate::crypto::{Passphrase, SecretBytes};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A decryption key as given on the command line.
 #[derive(Debug)]
@@ -182,6 +183,8 @@ pub struct DecryptionKeys {
     /// ocicrypt, cryptadm never hands the other schemes' private keys to an external program.
     providers: Parameters,
     provider_config: Option<Arc<KeyProviderConfig>>,
+    /// A GnuPG home whose secret keys are exported when a layer wrapped for OpenPGP first needs them.
+    gpg_home: Option<(PathBuf, Option<Passphrase>)>,
 }
 
 impl DecryptionKeys {
@@ -204,6 +207,7 @@ impl DecryptionKeys {
             passphrases: password.cloned().into_iter().collect(),
             providers: Parameters::new(),
             provider_config,
+            gpg_home: None,
         };
         for cert in certificates {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
@@ -223,7 +227,11 @@ impl DecryptionKeys {
             }
         }
         if let Some(home) = gpg_homedir {
-            resolved.pgp.extend(pgp::secret_keys_from_gpg(Some(home), password)?);
+            // A build without OpenPGP refuses the flag at once; otherwise the export waits for an OpenPGP layer.
+            if !cfg!(feature = "pgp") {
+                pgp::secret_keys_from_gpg(Some(home), password, &[])?;
+            }
+            resolved.gpg_home = Some((home.to_path_buf(), password.cloned()));
         }
         Ok(resolved)
     }
@@ -264,6 +272,7 @@ impl DecryptionKeys {
             passphrases: Vec::new(),
             providers: Parameters::new(),
             provider_config,
+            gpg_home: None,
         }
     }
 
@@ -310,8 +319,13 @@ impl DecryptionKeys {
         if !rsa_pairs.is_empty() {
             unwrappers.push(Box::new(Pkcs7Unwrapper(rsa_pairs)));
         }
+        // Key files first: the GnuPG home is exported only when they do not open an OpenPGP layer.
+        let passphrases = self.passphrases.clone();
         if !self.pgp.is_empty() {
             unwrappers.push(Box::new(PgpUnwrapper { keys: self.pgp, passphrases: self.passphrases }));
+        }
+        if let Some((home, password)) = self.gpg_home {
+            unwrappers.push(Box::new(GpgHomeUnwrapper { home, password, passphrases, exported: Mutex::default() }));
         }
         if let Some(config) = self.provider_config {
             let parameters = Arc::new(self.providers);
@@ -407,6 +421,43 @@ impl KeyUnwrapper for PgpUnwrapper {
     }
     fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
         pgp::unwrap(&self.keys, &self.passphrases, wrapped)
+    }
+}
+
+/// What one `gpg --export-secret-keys` gave: the keys, or why it failed.
+type Exported = Result<Vec<pgp::Cert>, String>;
+
+/// The secret keys of a GnuPG home, exported when a layer wrapped for OpenPGP needs them, and only the keys its
+/// session-key packets are addressed to. gpg asks for the passphrase of every protected secret key it exports: an
+/// encrypt that opens no OpenPGP layer must not run that export, nor any run fail on an unrelated locked key.
+struct GpgHomeUnwrapper {
+    home: PathBuf,
+    password: Option<Passphrase>,
+    passphrases: Vec<Passphrase>,
+    /// The keys exported per set of recipient key IDs, or why the export failed (each set asked once per run).
+    exported: Mutex<BTreeMap<Vec<String>, Exported>>,
+}
+impl KeyUnwrapper for GpgHomeUnwrapper {
+    fn scheme(&self) -> String {
+        "pgp".into()
+    }
+    fn unwrap(&self, wrapped: &[u8]) -> Result<Option<SecretBytes>, Error> {
+        // An anonymous recipient (or a message whose packets cannot be listed) may be any key: export them all.
+        let mut ids = pgp::recipient_key_ids(wrapped).unwrap_or_default();
+        if ids.iter().any(|id| id == "anonymous") {
+            ids.clear();
+        }
+        let mut exported = self.exported.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let keys = exported.entry(ids).or_insert_with_key(|ids| {
+            pgp::secret_keys_from_gpg(Some(&self.home), self.password.as_ref(), ids).map_err(|e| match e {
+                Error::Unwrap { problem, .. } => problem,
+                other => other.to_string(),
+            })
+        });
+        match keys {
+            Ok(keys) => pgp::unwrap(keys, &self.passphrases, wrapped),
+            Err(problem) => Err(Error::Unwrap { scheme: "pgp".into(), problem: problem.clone() }),
+        }
     }
 }
 

@@ -69,10 +69,7 @@ impl Classify for Error {
             | Error::Unsupported { .. }
             | Error::InvalidParameter(_) => ExitStatus::InvalidInput,
             Error::Luks(inner) => inner.status(),
-            Error::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::NotFound => ExitStatus::NotFound,
-                _ => ExitStatus::Failure,
-            },
+            Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
 

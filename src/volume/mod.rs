@@ -125,8 +125,7 @@ impl Classify for Error {
             Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
             Error::Interrupted(_) => ExitStatus::Failure,
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ExitStatus::NotFound,
-            Error::Io { .. } => ExitStatus::Failure,
+            Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
 

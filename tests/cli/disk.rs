@@ -458,7 +458,8 @@ fn luks_format_refuses_to_overwrite_without_force_and_writes_nothing_on_failure(
         .args(["--size", "1M", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "10"])
         .arg(&missing)
         .assert()
-        .code(3);
+        .code(2)
+        .stderr(predicates::str::contains("at least 1000"));
     cryptadm().args(["disk", "luks-format", "--key-file"]).arg(&key).arg(&missing).assert().code(2);
     cryptadm()
         .args(["disk", "luks-format", "--cipher", "serpent-xts-plain64", "--key-file"])

@@ -370,7 +370,7 @@ fn errors_leave_no_destination() {
 
 impl Keys {
     /// An RSA key and a self-signed certificate for it (PKCS#7 recipients are certificates).
-    fn certificate(&self, name: &str) -> (String, String) {
+    pub(crate) fn certificate(&self, name: &str) -> (String, String) {
         let (private, _) = self.rsa(name, 3072);
         let cert = self.scratch.path(&format!("{name}.crt"));
         run(Command::new("openssl")
@@ -530,7 +530,7 @@ impl GnupgHome {
         self.dir.path("gnupg")
     }
 
-    fn gpg(&self, args: &[&str]) -> String {
+    pub(crate) fn gpg(&self, args: &[&str]) -> String {
         run(Command::new("gpg")
             .arg("--homedir")
             .arg(self.path())

@@ -13,6 +13,7 @@ mod cloud_init;
 mod containerd;
 mod crypto_oracles;
 mod disk;
+mod exit_codes;
 mod generated;
 mod ignition;
 mod image;
@@ -29,6 +30,7 @@ mod keyprovider_grpc;
 mod layering;
 mod luks_library;
 mod misuse;
+mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
 mod plugins;

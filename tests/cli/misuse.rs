@@ -244,3 +244,117 @@ fn decrypted_layouts_are_private() {
     let any_enc_blob = std::fs::read_dir(enc.join("blobs/sha256")).unwrap().next().unwrap().unwrap().path();
     assert_eq!(mode(&any_enc_blob), 0o644);
 }
+
+/// `cryptsetup luksFormat --header hdr.img data.img`: the header file holds no data. `inspect` says so, `decrypt`
+/// refuses (it used to decrypt the header's own bytes into garbage and exit 0), and `volume rotate` works on it
+/// (rotation touches keyslots only): cryptsetup opens the data with the header and the new key afterwards.
+#[test]
+fn a_detached_luks2_header_is_recognised() {
+    crate::support::require_tool("cryptsetup", "apt-get install cryptsetup-bin");
+    let scratch = Scratch::new();
+    let header = scratch.path("hdr.img");
+    let data = scratch.write("data.img", vec![0u8; 4 << 20]);
+    let key = scratch.write("old.key", "old passphrase");
+    let cryptsetup =
+        |args: &[&str]| std::process::Command::new("cryptsetup").args(args).output().expect("run cryptsetup");
+    let formatted = cryptsetup(&[
+        "luksFormat",
+        "--batch-mode",
+        "--type",
+        "luks2",
+        "--pbkdf",
+        "pbkdf2",
+        "--pbkdf-force-iterations",
+        "1000",
+        "--key-file",
+        key.to_str().unwrap(),
+        "--header",
+        header.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert!(formatted.status.success(), "{}", String::from_utf8_lossy(&formatted.stderr));
+    cryptadm()
+        .args(["disk", "inspect", "--output-format", "json"])
+        .arg(&header)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"detached_header\": true"))
+        .stdout(predicate::str::contains("\"data\"").not());
+    let out = scratch.path("plain.img");
+    cryptadm()
+        .args(["disk", "decrypt", "--key-file"])
+        .arg(&key)
+        .arg(&header)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("a detached LUKS header"))
+        .stderr(predicate::str::contains("cryptsetup open --header"));
+    assert!(!out.exists());
+    // Rotation: the stored passphrase opens the header, a new one replaces it.
+    std::fs::create_dir_all(scratch.path("keys/vol-1")).unwrap();
+    scratch.write("keys/vol-1/current", "old passphrase");
+    cryptadm()
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "vol-1", "--volume-path"])
+        .arg(&header)
+        .arg("--key-store")
+        .arg(format!("file://{}", scratch.path("keys").display()))
+        .assert()
+        .success();
+    let new_key = scratch.path("keys/vol-1/current");
+    assert_ne!(std::fs::read(&new_key).unwrap(), b"old passphrase");
+    let opens = |key: &Path| {
+        cryptsetup(&[
+            "open",
+            "--test-passphrase",
+            "--key-file",
+            key.to_str().unwrap(),
+            "--header",
+            header.to_str().unwrap(),
+            data.to_str().unwrap(),
+        ])
+        .status
+        .success()
+    };
+    assert!(opens(&new_key), "the rotated key does not open the data with the header");
+    assert!(!opens(&key), "the old key still opens");
+}
+
+/// A directory where a file is expected is one kind of mistake: exit 3 from every command, input or output.
+#[test]
+fn a_directory_in_place_of_a_file_is_exit_3_everywhere() {
+    let scratch = Scratch::new();
+    small_luks_image(&scratch);
+    let passphrase = scratch.write("passphrase", "correct horse");
+    let plain = scratch.write("plain.yaml", "kind: Config\n");
+    scratch.write("sealed.yaml", seal_file_provider(&passphrase, &plain));
+    std::fs::create_dir(scratch.path("dir")).unwrap();
+    let src = scratch.path("src");
+    fixture(&src, TWO_LAYERS);
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let recipient = format!("jwe:{public}");
+    let key = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keys/p256.pkcs8.pem");
+    let uri = format!("file://{}", passphrase.display());
+    let pass = passphrase.to_str().unwrap();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["disk", "decrypt", "--key-file", "key", "disk.img", "--out", "dir"],
+        vec!["disk", "inspect", "dir"],
+        vec!["disk", "decrypt", "--key-file", "key", "dir", "--out", "raw.img"],
+        vec!["bootstrap", "open", "--in", "sealed.yaml", "--out", "dir"],
+        vec!["bootstrap", "open", "--in", "dir", "--out", "out.yaml"],
+        vec!["bootstrap", "seal", "--in", "plain.yaml", "--provider", "file", "--passphrase-uri", &uri],
+        vec!["image", "encrypt", "--recipient", &recipient, "oci:src:v1", "oci-archive:dir"],
+        vec!["secret", "generate-k8s", "image-keys", "--key", key, "--out", "dir"],
+        vec!["secret", "generate-k8s", "image-keys", "--key", "dir"],
+    ];
+    for mut args in runs {
+        if args[1] == "seal" {
+            args.extend(["--passphrase-file", pass, "--out", "dir"]);
+        }
+        cryptadm().current_dir(scratch.dir.path()).args(&args).assert().code(3);
+    }
+    assert!(std::fs::read_dir(scratch.path("dir")).unwrap().next().is_none(), "something was written into dir");
+}

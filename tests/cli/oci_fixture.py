@@ -2,7 +2,8 @@
 
   oci_fixture.py make DIR TAG SPEC_JSON
       SPEC_JSON: {"platforms": [{"os": "linux", "architecture": "amd64", "layers": [
-                     {"media": "tar+gzip" | "tar" | "tar+zstd-fake" | "nondistributable+gzip", "files": {"name": "content"}}]}]}
+                     {"media": "tar+gzip" | "tar" | "tar+zstd-fake" | "nondistributable+gzip", "files": {"name": "content"},
+                      "urls": ["https://…"] (optional), "absent": true (optional: no blob in the layout)}]}]}
       One platform -> index.json points at the manifest; several -> at an image index.
   oci_fixture.py layers DIR TAG
       Prints JSON: for every manifest (platform string or null), its layers' mediaType, digest, size, annotations.
@@ -57,7 +58,14 @@ def make(layout, tag, spec):
             tar = layer_tar(layer["files"])
             diff_ids.append("sha256:" + hashlib.sha256(tar).hexdigest())
             blob = gzip.compress(tar, mtime=0) if layer["media"].endswith("gzip") else tar
-            layers.append({"mediaType": MEDIA[layer["media"]], "digest": put(layout, blob), "size": len(blob)})
+            if layer.get("absent"):  # a foreign layer: the blob lives at its URLs, not in the layout
+                digest = "sha256:" + hashlib.sha256(blob).hexdigest()
+            else:
+                digest = put(layout, blob)
+            descriptor = {"mediaType": MEDIA[layer["media"]], "digest": digest, "size": len(blob)}
+            if layer.get("urls"):
+                descriptor["urls"] = layer["urls"]
+            layers.append(descriptor)
         config = json.dumps({"architecture": platform["architecture"], "os": platform["os"],
                              "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": {}}).encode()
         manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -107,7 +115,7 @@ def layers(layout, tag):
     out = []
     for platform, descriptor, doc in manifests_of(layout, root):
         out.append({"platform": platform, "manifest": descriptor["digest"], "mediaType": doc.get("mediaType"),
-                    "layers": [{k: l.get(k) for k in ("mediaType", "digest", "size", "annotations")} for l in doc["layers"]]})
+                    "layers": [{k: l.get(k) for k in ("mediaType", "digest", "size", "annotations", "urls")} for l in doc["layers"]]})
     print(json.dumps(out))
 
 

@@ -555,7 +555,7 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
     let proxy_port = lines.next().unwrap().unwrap();
     let copied = work.path("copied");
     let outcome = cryptadm()
-        .args(["image", "decrypt", "--src-tls-verify=false"])
+        .args(["image", "decrypt", "--allow-plaintext", "--src-tls-verify=false"])
         .arg(format!("docker://127.0.0.1:{proxy_port}/resume/app:v1"))
         .arg(oci(&copied))
         .output()

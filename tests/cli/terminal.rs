@@ -95,3 +95,33 @@ fn open_prompts_when_the_provider_plugin_is_missing() {
     assert!(screen.contains("Passphrase for provider `aws`"), "{screen}");
     assert_eq!(std::fs::read_to_string(scratch.path("out.yaml")).unwrap(), VECTOR_PLAINTEXT);
 }
+
+#[test]
+fn an_empty_prompt_answer_says_why_it_asks_again() {
+    let scratch = Scratch::new();
+    scratch.write("plain.yaml", VECTOR_PLAINTEXT);
+    let args = [SEAL, &["file:///p", "--out", "sealed.yaml"]].concat();
+    let (code, screen) = on_terminal(&["", VECTOR_PASSPHRASE, VECTOR_PASSPHRASE], &args, scratch.dir.path());
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("the passphrase is empty: type one"), "{screen}");
+    assert!(scratch.path("sealed.yaml").exists());
+}
+
+/// `secret generate-k8s` prints private keys: as `bootstrap open` with plaintext, never onto a terminal; --out
+/// writes them to a 0600 file instead.
+#[test]
+fn private_keys_are_refused_on_a_terminal_and_written_with_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let key = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keys/p256.pkcs8.pem");
+    let args = ["secret", "generate-k8s", "image-keys", "--key", key];
+    let (code, screen) = on_terminal(&[], &args, scratch.dir.path());
+    assert_eq!(code, 2, "{screen}");
+    assert!(screen.contains("refusing to print private keys on a terminal"), "{screen}");
+    assert!(!screen.contains("kind: Secret"), "the Secret reached the terminal: {screen}");
+    let (code, screen) = on_terminal(&[], &[&args[..], &["--out", "secret.yaml"]].concat(), scratch.dir.path());
+    assert_eq!(code, 0, "{screen}");
+    let written = scratch.path("secret.yaml");
+    assert_eq!(std::fs::metadata(&written).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&written).unwrap().contains("kind: Secret"));
+}

@@ -13,7 +13,8 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase > sealed.yaml
 
-  # On the machine (cloud-init runcmd): decrypt it, the passphrase read from /etc/machineadm/passphrase
+  # On the machine (cloud-init runcmd): decrypt it, the passphrase read from
+  # /etc/machineadm/passphrase
   cryptadm bootstrap open --in sealed.yaml --out /run/machineadm/machine_config.yaml";
 
 /// Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)

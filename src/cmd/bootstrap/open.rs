@@ -4,6 +4,7 @@ use super::{PluginArgs, RemoteArgs};
 use crate::atomic;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::cmd::secrets::{PassphraseArgs, StdinClaim, is_stdin};
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
@@ -15,17 +16,20 @@ use std::path::PathBuf;
 /// Examples for `cryptadm bootstrap open`.
 pub const EXAMPLES: &str = "Examples:
   # cloud-init runcmd: the passphrase comes from each document's provider
-  cryptadm bootstrap open --in /run/machineadm/machineadm_config.yaml --out /run/machineadm/machine_config.yaml
+  cryptadm bootstrap open --in /run/machineadm/machineadm_config.yaml \\
+      --out /run/machineadm/machine_config.yaml
 
   # Once per instance, even if the decrypted file is consumed and removed afterwards
-  cryptadm bootstrap open --in sealed.yaml --out config.yaml --creates /var/lib/machineadm/bootstrapped
+  cryptadm bootstrap open --in sealed.yaml --out config.yaml \\
+      --creates /var/lib/machineadm/bootstrapped
 
   # A RemoteConfig on an HTTPS server with a private CA (ca.crt in /etc/machineadm/certs.d)
   cryptadm bootstrap open --in machineadm_config.yaml --out /run/machineadm/machine_config.yaml \\
       --cert-dir /etc/machineadm/certs.d
 
   # Decrypt to a pipe (never to a terminal), e.g. to check a sealed file against its source
-  cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase | cmp - machine-config.yaml";
+  cryptadm bootstrap open --in sealed.yaml --out - --passphrase-file passphrase \\
+      | cmp - machine-config.yaml";
 
 /// Decrypt a machineadm configuration stream back into the machine configuration
 ///
@@ -104,7 +108,7 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     atomic::write(out, &opened.plaintext, atomic::MODE_PRIVATE)
         .with_context(|| format!("writing `{}`", out.display()))?;
-    printer.info(&format!("wrote {} bytes to `{}`", opened.plaintext.len(), out.display()));
+    printer.info(&format!("wrote {} to `{}`", plural(opened.plaintext.len() as u64, "byte"), out.display()));
     Ok(ExitStatus::Success)
 }
 

@@ -5,6 +5,7 @@ use crate::atomic;
 use crate::cmd::OutputFormatArg;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::cmd::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
@@ -15,23 +16,28 @@ use std::path::PathBuf;
 
 /// Examples for `cryptadm bootstrap seal`.
 pub const EXAMPLES: &str = "Examples:
-  # Seal for the built-in file provider; the machine reads the passphrase from /etc/machineadm/passphrase
+  # Seal for the built-in file provider; the machine reads the passphrase from
+  # /etc/machineadm/passphrase
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
-      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --out sealed.yaml
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
+      --out sealed.yaml
 
   # Let a KMS plugin make the passphrase (new-passphrase), and print cloud-init userdata
   cryptadm bootstrap seal --in machine-config.yaml --provider aws \\
       --passphrase-uri arn:aws:kms:us-west-2:111122223333:key/1234abcd --cloud-init > userdata
 
-  # ... or an Ignition config (Fedora CoreOS, Flatcar), with cryptadm installed elsewhere on the machine
+  # ... or an Ignition config (Fedora CoreOS, Flatcar), with cryptadm installed elsewhere on the
+  # machine
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
       --ignition --cryptadm-path /opt/bin/cryptadm > config.ign
 
-  # A large configuration out of band: seal it, put it where the machine fetches it (here over HTTPS), and ship
-  # userdata holding a RemoteConfig pointer to it plus the small in-band part (e.g. the join token)
+  # A large configuration out of band: seal it, put it where the machine fetches it (here over
+  # HTTPS), and ship userdata holding a RemoteConfig pointer to it plus the small in-band part
+  # (e.g. the join token)
   cryptadm bootstrap seal --in kubeadm.yaml --provider file \\
-      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --out machine-0.yaml
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
+      --out machine-0.yaml
   curl --fail -T machine-0.yaml https://config.example/machines/machine-0.yaml
   cryptadm bootstrap seal --in join-token.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
@@ -39,7 +45,8 @@ pub const EXAMPLES: &str = "Examples:
 
   # Render your own bootstrap template ({{ machine_config | gzipBase64 }})
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
-      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase --template bootstrap.tmpl";
+      --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
+      --template bootstrap.tmpl";
 
 /// Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)
 ///
@@ -231,8 +238,8 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             atomic::write(path, output.as_bytes(), atomic::MODE_PRIVATE)
                 .with_context(|| format!("writing `{}`", path.display()))?;
             printer.info(&format!(
-                "sealed {} bytes (provider `{}`) into `{}`",
-                settings.plaintext.len(),
+                "sealed {} (provider `{}`) into `{}`",
+                plural(settings.plaintext.len() as u64, "byte"),
                 settings.request.provider,
                 path.display()
             ));

@@ -8,6 +8,7 @@ use super::luks_format::{LuksFormatArgs, PbkdfArg, TypeArg};
 use crate::cmd::OutputFormatArg;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::luks::format::{DIGEST_ITER_TIME_MS, Pbkdf2Rate};
@@ -28,9 +29,11 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm disk convert --format qcow2 --key-file pass.txt disk.luks snap.qcow2
 
   # A fresh volume key and a generated passphrase, written to new-pass.txt (0600, never overwritten)
-  cryptadm disk convert --encryption-key new --new-key-file new-pass.txt --key-file pass.txt in.qcow2 out.qcow2
+  cryptadm disk convert --encryption-key new --new-key-file new-pass.txt \\
+      --key-file pass.txt in.qcow2 out.qcow2
 
-  # For Cinder: a symmetric key you hold; the passphrase is the key's lowercase hex, as os-brick derives it
+  # For Cinder: a symmetric key you hold; the passphrase is the key's lowercase hex, as os-brick
+  # derives it
   cryptadm disk convert --encryption-key existing --secret-type symmetric --new-key-file key.bin \\
       --key-file pass.txt --glance in.qcow2 out.qcow2
 
@@ -541,6 +544,11 @@ pub fn decrypt_qcow2(
         .virtual_size
     };
     drop(progress);
-    printer.info(&format!("decrypted {written} bytes from `{}` into `{}`", target.display(), out.display()));
+    printer.info(&format!(
+        "decrypted {} from `{}` into `{}`",
+        plural(written, "byte"),
+        target.display(),
+        out.display()
+    ));
     Ok(ExitStatus::Success)
 }

@@ -3,6 +3,7 @@
 use super::LuksPassphraseArgs;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::luks::{self, Volume};
@@ -75,6 +76,11 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .with_context(|| format!("writing `{}`", args.out.display()))?
     };
     drop(progress);
-    printer.info(&format!("decrypted {written} bytes from `{}` into `{}`", args.target.display(), args.out.display()));
+    printer.info(&format!(
+        "decrypted {} from `{}` into `{}`",
+        plural(written, "byte"),
+        args.target.display(),
+        args.out.display()
+    ));
     Ok(ExitStatus::Success)
 }

@@ -22,7 +22,8 @@ pub const EXAMPLES: &str = "Examples:
   # A new 10 GiB LUKS2 image, cryptsetup 2.6 defaults (the KDF cost is benchmarked for 2 s)
   cryptadm disk luks-format --key-file key.bin --size 10G disk.img
 
-  # Encrypt an existing raw image into a LUKS1 image for OpenStack; print its Glance properties as JSON
+  # Encrypt an existing raw image into a LUKS1 image for OpenStack; print its Glance properties as
+  # JSON
   cryptadm disk luks-format --glance --key-id 3f1c6b9e-0d2a-4c55-9a57-3e1f0b6a2c11 \\
       --passphrase-file pass.txt --from raw.img --output-format json enc.img
 
@@ -76,11 +77,13 @@ pub struct LuksFormatArgs {
     /// Skip the benchmark: PBKDF2 iterations, or the Argon2 time cost
     #[arg(long, value_name = "N", help_heading = "Key derivation")]
     pub pbkdf_force_iterations: Option<u32>,
-    /// Argon2 memory cost in KiB (default: benchmarked, at most 1 GiB and half the RAM)
-    #[arg(long, value_name = "KIB", help_heading = "Key derivation")]
+    /// Argon2 memory cost in KiB, 32 to 4194304 (default: benchmarked, at most 1 GiB and half the RAM)
+    #[arg(long, value_name = "KIB", help_heading = "Key derivation",
+          value_parser = clap::value_parser!(u32).range(i64::from(luks::ARGON2_MIN_MEMORY_KIB)..=i64::from(luks::ARGON2_MAX_MEMORY_KIB)))]
     pub pbkdf_memory: Option<u32>,
-    /// Argon2 threads (default: the CPU count, at most 4)
-    #[arg(long, value_name = "N", help_heading = "Key derivation")]
+    /// Argon2 threads, 1 to 4 (default: the CPU count, at most 4)
+    #[arg(long, value_name = "N", help_heading = "Key derivation",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(luks::ARGON2_MAX_PARALLEL)))]
     pub pbkdf_parallel: Option<u32>,
     /// LUKS2 label
     #[arg(long, value_name = "LABEL")]
@@ -355,6 +358,27 @@ fn payload_len(
     }
 }
 
+/// A forced KDF cost below cryptsetup's minimum is refused before any benchmark or prompt (the ranges of
+/// --pbkdf-memory and --pbkdf-parallel are checked by the parser already).
+fn check_forced_cost(args: &LuksFormatArgs) -> anyhow::Result<()> {
+    let Some(forced) = args.pbkdf_force_iterations else { return Ok(()) };
+    // LUKS1 (also --glance and qcow2's LUKS) has PBKDF2 keyslots only.
+    let luks1 =
+        args.luks_type == Some(TypeArg::Luks1) || args.glance || args.format == super::convert::FormatArg::Qcow2;
+    let pbkdf2 = luks1 || args.pbkdf == Some(PbkdfArg::Pbkdf2);
+    let (minimum, what) = if pbkdf2 {
+        (luks::PBKDF2_MIN_ITERATIONS, "PBKDF2 iterations")
+    } else {
+        (luks::ARGON2_MIN_TIME, "Argon2 time cost")
+    };
+    if forced < minimum {
+        return Err(
+            usage(format!("--pbkdf-force-iterations {forced}: at least {minimum} ({what}, as cryptsetup)")).into()
+        );
+    }
+    Ok(())
+}
+
 fn resolve_kdf(
     args: &LuksFormatArgs,
     version: Version,
@@ -401,6 +425,7 @@ fn resolve_kdf(
 /// Runs `cryptadm disk luks-format`.
 pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
+    check_forced_cost(&args)?;
     if args.format == super::convert::FormatArg::Qcow2 {
         return super::convert::luks_format_qcow2(&args, &args.passphrase, printer);
     }

@@ -22,7 +22,8 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm disk luks-format --key-file key.bin --size 10G disk.img
 
   # Encrypt a raw disk image for OpenStack (LUKS1, which QEMU reads) and print its Glance properties
-  cryptadm disk luks-format --glance --key-id 3f1c…-uuid --passphrase-file pass.txt --from raw.img enc.img
+  cryptadm disk luks-format --glance --key-id 3f1c…-uuid --passphrase-file pass.txt \\
+      --from raw.img enc.img
 
   # What is in a LUKS header (like cryptsetup luksDump, as YAML)
   cryptadm disk inspect enc.img
@@ -32,7 +33,8 @@ pub const EXAMPLES: &str = "Examples:
 
   # qcow2 with LUKS inside, as QEMU and Nova use it; then a snapshot-style copy under a new key
   cryptadm disk luks-format --format qcow2 --passphrase-file pass.txt --from raw.img disk.qcow2
-  cryptadm disk convert --encryption-key new --new-key-file new.txt --key-file pass.txt disk.qcow2 snap.qcow2";
+  cryptadm disk convert --encryption-key new --new-key-file new.txt \\
+      --key-file pass.txt disk.qcow2 snap.qcow2";
 
 /// Format, inspect and decrypt LUKS2 and LUKS1 disk images and block devices
 ///

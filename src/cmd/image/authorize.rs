@@ -19,7 +19,8 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image authorize --key node.pem --platform linux/amd64 --output-format json oci:app-enc:v1
 
   # Straight from a registry: reads manifests and configs, never a layer
-  cryptadm image authorize --key node.pem --authfile /run/containers/0/auth.json docker://registry.example.com/app-enc:v1";
+  cryptadm image authorize --key node.pem \\
+      --authfile /run/containers/0/auth.json docker://registry.example.com/app-enc:v1";
 
 /// Prove that the given keys may use an encrypted image, without decrypting it
 ///
@@ -28,18 +29,18 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct AuthorizeArgs {
-    #[command(flatten)]
-    keys: KeyArgs,
-    #[command(flatten)]
-    selection: SelectionArgs,
-    #[command(flatten)]
-    registry: super::registry::ImageRegistryArgs,
-    /// Print the per-layer report as a document
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    output_format: Option<OutputFormatArg>,
     /// The image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "IMAGE", value_parser = super::parse_reference)]
     image: ImageReference,
+    /// Print the per-layer report as a document
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    output_format: Option<OutputFormatArg>,
+    #[command(flatten)]
+    selection: SelectionArgs,
+    #[command(flatten)]
+    keys: KeyArgs,
+    #[command(flatten)]
+    registry: super::registry::ImageRegistryArgs,
 }
 
 /// Runs `cryptadm image authorize`.

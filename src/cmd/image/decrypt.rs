@@ -2,6 +2,7 @@
 
 use super::{KeyArgs, SelectionArgs};
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::ImageReference;
@@ -14,7 +15,8 @@ pub const EXAMPLES: &str = "Examples:
   # Decrypt with a JWE private key
   cryptadm image decrypt --key priv.pem oci:app-enc:v1 oci:app:v1
 
-  # PKCS#7 needs the certificate too; an OpenPGP secret key (gpg --export-secret-keys) works the same way
+  # PKCS#7 needs the certificate too; an OpenPGP secret key (gpg --export-secret-keys) works the
+  # same way
   cryptadm image decrypt --key bob.pem --cert bob.crt oci-archive:app-enc.tar oci:app:v1";
 
 /// Decrypt the layers of an OCI image
@@ -24,23 +26,23 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct DecryptArgs {
-    #[command(flatten)]
-    keys: KeyArgs,
-    #[command(flatten)]
-    src_registry: super::registry::SourceRegistryArgs,
-    #[command(flatten)]
-    dest_registry: super::registry::DestinationRegistryArgs,
-    /// Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)
-    #[arg(long = "layer", value_name = "N", allow_negative_numbers = true, help_heading = "Selection")]
-    layers: Vec<i64>,
-    #[command(flatten)]
-    selection: SelectionArgs,
     /// The encrypted image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "SRC", value_parser = super::parse_reference)]
     source: ImageReference,
     /// Where to write the decrypted image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "DST", value_parser = super::parse_reference)]
     destination: ImageReference,
+    /// Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)
+    #[arg(long = "layer", value_name = "N", allow_negative_numbers = true, help_heading = "Selection")]
+    layers: Vec<i64>,
+    #[command(flatten)]
+    selection: SelectionArgs,
+    #[command(flatten)]
+    keys: KeyArgs,
+    #[command(flatten)]
+    src_registry: super::registry::SourceRegistryArgs,
+    #[command(flatten)]
+    dest_registry: super::registry::DestinationRegistryArgs,
 }
 
 /// Runs `cryptadm image decrypt`.
@@ -57,6 +59,6 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let reports = image::decrypt_image(source.as_ref(), destination, &selection, &keys.unwrappers(), printer)
         .with_context(|| format!("decrypting `{}`", args.source))?;
     let decrypted = reports.iter().filter(|r| r.outcome == "decrypted").count();
-    printer.info(&format!("decrypted {decrypted} layers; wrote `{}`", args.destination));
+    printer.info(&format!("decrypted {}; wrote `{}`", plural(decrypted as u64, "layer"), args.destination));
     Ok(ExitStatus::Success)
 }

@@ -3,6 +3,7 @@
 use super::{KeyArgs, SelectionArgs};
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::ImageReference;
@@ -14,16 +15,19 @@ use clap::Args;
 /// Examples for `cryptadm image encrypt`.
 pub const EXAMPLES: &str = "Examples:
   # Every layer, for two recipients of different kinds
-  cryptadm image encrypt --recipient jwe:rsa.pub.pem --recipient pgp:alice@example.com oci:app:v1 oci:app-enc:v1
+  cryptadm image encrypt --recipient jwe:rsa.pub.pem \\
+      --recipient pgp:alice@example.com oci:app:v1 oci:app-enc:v1
 
   # Only the top layer, only the arm64 manifest
-  cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 --platform linux/arm64 oci:app:v1 oci:app-enc:v1
+  cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 \\
+      --platform linux/arm64 oci:app:v1 oci:app-enc:v1
 
   # Add a recipient to an encrypted image without re-encrypting it (needs a key that opens it)
   cryptadm image encrypt --recipient pkcs7:bob.crt --key alice.pem oci:app-enc:v1 oci:app-enc:v2
 
   # Remove Bob: the layers are re-encrypted under fresh keys for Alice only
-  cryptadm image encrypt --remove-recipient pkcs7:bob.crt --recipient jwe:alice.pub.pem --key alice.pem \\
+  cryptadm image encrypt --remove-recipient pkcs7:bob.crt --recipient jwe:alice.pub.pem \\
+      --key alice.pem \\
       oci:app-enc:v2 oci:app-enc:v3";
 
 /// Encrypt the layers of an OCI image for one or more recipients
@@ -34,6 +38,12 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct EncryptArgs {
+    /// The image to encrypt: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
+    #[arg(value_name = "SRC", value_parser = super::parse_reference)]
+    source: ImageReference,
+    /// Where to write it: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
+    #[arg(value_name = "DST", value_parser = super::parse_reference)]
+    destination: ImageReference,
     /// Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]
     #[arg(long = "recipient", visible_alias = "encryption-key", value_name = "SPEC", required = true,
           value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
@@ -59,12 +69,6 @@ pub struct EncryptArgs {
     src_registry: super::registry::SourceRegistryArgs,
     #[command(flatten)]
     dest_registry: super::registry::DestinationRegistryArgs,
-    /// The image to encrypt: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
-    #[arg(value_name = "SRC", value_parser = super::parse_reference)]
-    source: ImageReference,
-    /// Where to write it: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
-    #[arg(value_name = "DST", value_parser = super::parse_reference)]
-    destination: ImageReference,
 }
 
 /// Runs `cryptadm image encrypt`.
@@ -91,7 +95,8 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let added = reports.iter().filter(|r| r.outcome == "recipients-added").count();
     let reencrypted = reports.iter().filter(|r| r.outcome == "re-encrypted").count();
     printer.info(&format!(
-        "encrypted {encrypted} layers, added recipients to {added}, re-encrypted {reencrypted}; wrote `{}`",
+        "encrypted {}, added recipients to {added}, re-encrypted {reencrypted}; wrote `{}`",
+        plural(encrypted as u64, "layer"),
         args.destination
     ));
     Ok(ExitStatus::Success)

@@ -25,14 +25,14 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct InspectArgs {
+    /// The image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
+    #[arg(value_name = "IMAGE", value_parser = super::parse_reference)]
+    image: ImageReference,
     #[command(flatten)]
     registry: super::registry::ImageRegistryArgs,
     /// Print the layers as a document
     #[arg(long, value_enum, value_name = "FORMAT")]
     output_format: Option<OutputFormatArg>,
-    /// The image: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
-    #[arg(value_name = "IMAGE", value_parser = super::parse_reference)]
-    image: ImageReference,
 }
 
 /// Runs `cryptadm image inspect`.

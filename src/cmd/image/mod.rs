@@ -31,7 +31,8 @@ pub const EXAMPLES: &str = "Examples:
   # May this node run the image? Unwraps the layer keys only; exit 16 when it may not
   cryptadm image authorize --key /etc/containerd/ocicrypt/keys/priv.pem oci:app-enc:v1
 
-  # Registry to registry (credentials from podman login / docker login, or --src-creds/--dest-creds USER)
+  # Registry to registry (credentials from podman login / docker login, or --src-creds/--dest-creds
+  # USER)
   cryptadm image encrypt --recipient jwe:pub.pem docker://registry.example.com/app:v1 \\
       docker://registry.example.com/app-enc:v1";
 
@@ -86,6 +87,13 @@ pub struct SelectionArgs {
     /// Only this platform's manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", value_parser = parse_platform)]
     pub platform: Vec<Platform>,
+    /// Succeed even when no selected layer is encrypted (or, for encrypt, would be)
+    ///
+    /// Without it, a selection that leaves nothing encrypted to work on is refused with exit 3 and nothing is
+    /// written: encrypt would write a plaintext image, decrypt and authorize would check nothing. A --platform
+    /// that matches no manifest is refused either way.
+    #[arg(long)]
+    pub allow_plaintext: bool,
 }
 
 fn parse_platform(text: &str) -> Result<Platform, String> {
@@ -267,7 +275,11 @@ pub fn parse_reference(text: &str) -> Result<ImageReference, String> {
 
 /// Builds the core selection.
 pub fn selection(platforms: &SelectionArgs, layers: &[i64]) -> Selection {
-    Selection { platforms: platforms.platform.clone(), layers: layers.to_vec() }
+    Selection {
+        platforms: platforms.platform.clone(),
+        layers: layers.to_vec(),
+        allow_plaintext: platforms.allow_plaintext,
+    }
 }
 
 /// Refuses a destination that is the source image: writing it would replace the image being read (the tag would

@@ -21,7 +21,8 @@ pub const EXAMPLES: &str = "Examples:
 
   # By hand: the payload on fd 3, the layer on stdin
   STREAM_PROCESSOR_MEDIATYPE=application/vnd.oci.image.layer.v1.tar+gzip+encrypted \\
-      cryptadm image stream-decrypt --decryption-keys-path keys/ 3<payload.bin <layer.enc >layer.tar.gz";
+      cryptadm image stream-decrypt \\
+          --decryption-keys-path keys/ 3<payload.bin <layer.enc >layer.tar.gz";
 
 /// Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt's ctd-decoder)
 ///

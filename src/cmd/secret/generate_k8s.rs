@@ -1,8 +1,10 @@
 //! `cryptadm secret generate-k8s`.
 
+use crate::atomic;
 use crate::cmd::OutputFormatArg;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
+use crate::cmd::printer::plural;
 use crate::cmd::secrets::{PassphraseArgs, StdinClaim};
 use crate::exit::Classify;
 use crate::exit::ExitStatus;
@@ -21,16 +23,21 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm secret generate-k8s image-keys --key node.pem --key backup.pem > secret.yaml
 
   # Install the keys on every containerd node (/etc/containerd/ocicrypt/keys/image-keys/)
-  cryptadm secret generate-k8s image-keys -n kube-system --key node.pem --with-daemonset | kubectl apply -f -
+  cryptadm secret generate-k8s image-keys -n kube-system --key node.pem --with-daemonset \\
+      | kubectl apply -f -
 
-  # Same for CRI-O (/etc/crio/keys/image-keys/), the data entry named node.pem whatever the file's name
-  cryptadm secret generate-k8s image-keys --key node.pem=./keys/rsa.pem --with-daemonset --runtime crio
+  # Same for CRI-O (/etc/crio/keys/image-keys/), the data entry named node.pem whatever the file's
+  # name
+  cryptadm secret generate-k8s image-keys --key node.pem=./keys/rsa.pem --with-daemonset \\
+      --runtime crio
 
   # For the enc-key-sync operator (type `key`, namespace enc-key-sync)
   cryptadm secret generate-k8s my-decryption-key --format enc-key-sync --key node.pem
 
-  # The encrypted-images KEP's Secret, ServiceAccount patch and Pod (password of encrypted keys from a file)
-  cryptadm secret generate-k8s keysecret --format kep --key enc.pem --passphrase-file pw --service-account default";
+  # The encrypted-images KEP's Secret, ServiceAccount patch and Pod (password of encrypted keys from
+  # a file)
+  cryptadm secret generate-k8s keysecret --format kep --key enc.pem --passphrase-file pw \\
+      --service-account default";
 
 /// Print Kubernetes objects that carry image decryption keys
 ///
@@ -70,6 +77,11 @@ pub struct GenerateK8sArgs {
     /// How the objects are printed: a YAML stream or JSON (several objects as a v1 List)
     #[arg(long, value_enum, default_value_t = OutputFormatArg::Yaml, value_name = "FORMAT")]
     output_format: OutputFormatArg,
+    /// Write the objects to FILE (created 0600, replaced atomically) instead of standard output
+    ///
+    /// The objects carry private keys: standard output is refused when it is a terminal.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
     /// The password of encrypted private keys (--format kep only: it is stored in the Secret's keyPass)
     #[command(flatten)]
     password: PassphraseArgs,
@@ -98,6 +110,12 @@ pub enum RuntimeArg {
 /// Runs `cryptadm secret generate-k8s`.
 pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let output_format = args.output_format.into();
+    let out = args.out.clone();
+    if out.is_none() && printer.stdout_is_terminal() {
+        return Err(Failure::new(ExitStatus::Usage, "refusing to print private keys on a terminal")
+            .with_hint("pipe the output into kubectl or a file, or write it with --out FILE")
+            .into());
+    }
     let request = resolve(args)?;
     kubernetes::check_request(&request).map_err(flag_named)?;
     let files: Vec<_> = request.keys.iter().map(|k| KeyFileRef { source: &k.source, bytes: &k.bytes }).collect();
@@ -112,7 +130,14 @@ pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatu
     }
     // The documents hold private keys (base64): wipe the text once written.
     let text = Zeroizing::new(kubernetes::render(&objects, output_format).map_err(kubernetes::Error::from)?);
-    printer.data(text.as_bytes()).context("writing to standard output")?;
+    match out {
+        Some(path) => {
+            atomic::write(&path, text.as_bytes(), atomic::MODE_PRIVATE)
+                .with_context(|| format!("writing `{}`", path.display()))?;
+            printer.info(&format!("wrote {} to `{}`", plural(objects.len() as u64, "object"), path.display()));
+        }
+        None => printer.data(text.as_bytes()).context("writing to standard output")?,
+    }
     Ok(ExitStatus::Success)
 }
 

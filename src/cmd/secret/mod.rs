@@ -8,8 +8,10 @@ use clap::{Args, Subcommand};
 
 /// Examples for the group.
 pub const EXAMPLES: &str = "Examples:
-  # The Secret kubectl would create from the key files, plus a DaemonSet that installs them on every node
-  cryptadm secret generate-k8s image-keys --namespace kube-system --key node.pem --with-daemonset | kubectl apply -f -";
+  # The Secret kubectl would create from the key files, plus a DaemonSet that installs them on every
+  # node
+  cryptadm secret generate-k8s image-keys --namespace kube-system --key node.pem --with-daemonset \\
+      | kubectl apply -f -";
 
 /// Generate Kubernetes objects that carry image decryption keys
 ///

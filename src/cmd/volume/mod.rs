@@ -15,10 +15,12 @@ use std::path::PathBuf;
 
 /// Examples for the group.
 pub const EXAMPLES: &str = "Examples:
-  # Rotate the passphrase of a LUKS volume; the current one is in /var/lib/cryptadm/volume-keys/pvc-1/current
+  # Rotate the passphrase of a LUKS volume; the current one is in
+  # /var/lib/cryptadm/volume-keys/pvc-1/current
   cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb
 
-  # Serve the CSI-Addons EncryptionKeyRotation RPC on a unix socket (the csi-addons sidecar connects to it)
+  # Serve the CSI-Addons EncryptionKeyRotation RPC on a unix socket (the csi-addons sidecar connects
+  # to it)
   cryptadm volume serve --endpoint unix:///run/csi-addons/cryptadm.sock";
 
 /// The key store used when --key-store is not given.

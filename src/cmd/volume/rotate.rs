@@ -14,14 +14,18 @@ use std::path::{Path, PathBuf};
 
 /// Examples for `cryptadm volume rotate`.
 pub const EXAMPLES: &str = "Examples:
-  # Rotate with the built-in file store: DIR/pvc-1/current holds the passphrase that opens the volume
-  cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb --key-store file:///etc/cryptadm/keys
+  # Rotate with the built-in file store: DIR/pvc-1/current holds the passphrase that opens the
+  # volume
+  cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb \\
+      --key-store file:///etc/cryptadm/keys
 
-  # Without --volume-path: the backing device of the active dm-crypt mapping luks-rbd-pvc-1 (or luks-pvc-1, pvc-1)
+  # Without --volume-path: the backing device of the active dm-crypt mapping luks-rbd-pvc-1 (or
+  # luks-pvc-1, pvc-1)
   cryptadm volume rotate --volume-id pvc-1 --key-store file:///etc/cryptadm/keys
 
   # Set a chosen passphrase (a rerun with the same file changes nothing and exits 0)
-  cryptadm volume rotate --volume-id pvc-1 --volume-path disk.img --key-store file:///etc/cryptadm/keys \\
+  cryptadm volume rotate --volume-id pvc-1 --volume-path disk.img \\
+      --key-store file:///etc/cryptadm/keys \\
       --new-key-file new-passphrase
 
   # As a CSI driver would call it, with the RPC's request as JSON on standard input

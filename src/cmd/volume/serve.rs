@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 /// Examples for `cryptadm volume serve`.
 pub const EXAMPLES: &str = "Examples:
-  # In the pod of the csi-addons sidecar (deploy/cryptadm-volume.yaml), for the PVs of ceph-csi's RBD driver
+  # In the pod of the csi-addons sidecar (deploy/cryptadm-volume.yaml), for the PVs of ceph-csi's
+  # RBD driver
   cryptadm volume serve --endpoint unix:///csi/csi-addons.sock --drivername rbd.csi.ceph.com \\
       --key-store file:///var/lib/cryptadm/volume-keys --max-concurrent 1
 

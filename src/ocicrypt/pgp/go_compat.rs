@@ -101,53 +101,6 @@ fn write_new_format_packet(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pkesk(bits: u16, value: &[u8]) -> Vec<u8> {
-        let mut body = vec![3, 1, 2, 3, 4, 5, 6, 7, 8, 1];
-        body.extend_from_slice(&bits.to_be_bytes());
-        body.extend_from_slice(value);
-        let mut packet = Vec::new();
-        write_new_format_packet(&mut packet, TAG_PKESK, &body);
-        packet
-    }
-
-    #[test]
-    fn go_style_bit_counts_are_made_exact() {
-        let trailing = [0xd2, 0x01, 0xaa]; // whatever follows is kept as it is
-        let go = [pkesk(16, &[0x43, 0x99]), trailing.to_vec()].concat();
-        assert_eq!(canonical_pkesk_mpis(&go).as_ref(), [pkesk(15, &[0x43, 0x99]), trailing.to_vec()].concat());
-        let leading_zero = pkesk(24, &[0x00, 0x80, 0x01]);
-        assert_eq!(canonical_pkesk_mpis(&leading_zero).as_ref(), pkesk(16, &[0x80, 0x01]));
-    }
-
-    #[test]
-    fn go_framing_with_short_partial_chunks_is_joined() {
-        let mut seipd = vec![0xc0 | TAG_SEIPD, 0xe0 | 7];
-        seipd.extend([1u8; 128]);
-        seipd.push(5);
-        seipd.extend([2u8; 5]);
-        let (tag, body, consumed) = lenient_packet(&seipd).unwrap();
-        assert_eq!((tag, body.len(), consumed), (TAG_SEIPD, 133, seipd.len()));
-        let message = [pkesk(15, &[0x43, 0x99]), seipd.clone()].concat();
-        let split = split_go_message(&message).unwrap();
-        assert_eq!((split.pkesks.len(), split.seipd.len()), (1, 133));
-        assert!(split_go_message(&seipd).is_none(), "a SEIPD without PKESK is not ocicrypt's shape");
-        assert!(split_go_message(&seipd[..100]).is_none(), "truncated");
-    }
-
-    #[test]
-    fn canonical_and_foreign_input_is_untouched() {
-        let canonical = pkesk(16, &[0x80, 0x01]);
-        assert!(matches!(canonical_pkesk_mpis(&canonical), Cow::Borrowed(_)));
-        for junk in [&b""[..], b"\x00\x01", b"\xc1\xff", b"\xc1\x05\x03"] {
-            assert!(matches!(canonical_pkesk_mpis(junk), Cow::Borrowed(_)));
-        }
-    }
-}
-
 /// The packets of a message in Go's shape: PKESKs, then one SEIPD v1 body (its chunks joined). Partial body
 /// chunks of any size are accepted here; sequoia insists on RFC 4880's 512-byte minimum for the first chunk, and
 /// Go's writer starts with 128 bytes.
@@ -210,33 +163,28 @@ fn lenient_packet(bytes: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
     }
 }
 
-/// Why a session key did not open a SEIPD v1 body.
-#[derive(Debug)]
-pub(super) enum SeipdError {
-    /// Wrong key (the quick check failed) or unsupported cipher: try the next key.
-    NotThisKey,
-    /// The key fits but the modification detection code does not match, or the contents are not a literal packet.
-    Corrupt(&'static str),
-}
-
 /// Decrypts a SEIPD v1 body (RFC 4880 §5.13: OpenPGP CFB with a zero IV over random prefix ‖ packets ‖ MDC),
-/// checks the MDC and returns the literal data. Hand-written because sequoia, which does this for messages it
-/// accepts, refuses Go's framing before decryption; only the framing is lenient here, never a check.
+/// checks the MDC and returns the literal data; `None` when the session key does not open it.
+///
+/// "Wrong key" and "modified contents" are one answer, and the prefix's quick check decides nothing: a caller
+/// that could tell them apart would be the decryption oracle of RFC 4880 §14 (an attacker who can submit altered
+/// wrapped keys, e.g. to an admission check running `image authorize`, learns plaintext bits from which answer
+/// comes back). The MDC is compared in constant time for the same reason. Hand-written because sequoia, which does
+/// this for messages it accepts, refuses Go's framing before decryption; only the framing is lenient here.
 pub(super) fn decrypt_seipd_v1(
     algorithm: Option<sequoia_openpgp::types::SymmetricAlgorithm>,
     session_key: &[u8],
     body: &[u8],
-) -> Result<crate::crypto::SecretBytes, SeipdError> {
+) -> Option<crate::crypto::SecretBytes> {
     use aes::cipher::{AsyncStreamCipher, KeyIvInit};
     use sequoia_openpgp::types::SymmetricAlgorithm as Algo;
     use sha1::{Digest, Sha1};
+    use subtle::ConstantTimeEq;
     const BLOCK: usize = 16;
     const MDC_LEN: usize = 22;
-    let Some((&1, ciphertext)) = body.split_first() else {
-        return Err(SeipdError::Corrupt("not a version 1 SEIPD packet"));
-    };
+    let (&1, ciphertext) = body.split_first()? else { return None };
     if ciphertext.len() < BLOCK + 2 + MDC_LEN {
-        return Err(SeipdError::Corrupt("encrypted data too short"));
+        return None;
     }
     let mut plain = crate::crypto::SecretBytes::new(ciphertext.to_vec());
     let iv = [0u8; BLOCK];
@@ -250,27 +198,70 @@ pub(super) fn decrypt_seipd_v1(
         (Some(Algo::AES256), 32) => {
             cfb_mode::Decryptor::<aes::Aes256>::new(session_key.into(), &iv.into()).decrypt(&mut plain)
         }
-        _ => return Err(SeipdError::NotThisKey),
-    }
-    // The last two bytes of the random prefix repeat the two before them: a cheap wrong-key check.
-    if plain[BLOCK - 2..BLOCK] != plain[BLOCK..BLOCK + 2] {
-        return Err(SeipdError::NotThisKey);
+        _ => return None,
     }
     let (covered, mdc_hash) = plain.split_at(plain.len() - 20);
-    if covered[covered.len() - 2..] != [0xc0 | TAG_MDC, 0x14] {
-        return Err(SeipdError::Corrupt("no modification detection code"));
+    let mdc_header_ok = covered[covered.len() - 2..].ct_eq(&[0xc0 | TAG_MDC, 0x14]);
+    let mdc_ok = Sha1::digest(covered).as_slice().ct_eq(mdc_hash);
+    if !bool::from(mdc_header_ok & mdc_ok) {
+        return None;
     }
-    if Sha1::digest(covered).as_slice() != mdc_hash {
-        return Err(SeipdError::Corrupt("the modification detection code does not match"));
-    }
+    // Authenticated from here on: what follows checks the producer's packet structure, not secrets.
     let packets = &covered[BLOCK + 2..covered.len() - 2];
-    let (tag, literal, consumed) = lenient_packet(packets).ok_or(SeipdError::Corrupt("unreadable packet inside"))?;
+    let (tag, literal, consumed) = lenient_packet(packets)?;
     let literal = crate::crypto::SecretBytes::new(literal);
     if tag != TAG_LITERAL || consumed != packets.len() {
-        return Err(SeipdError::Corrupt("the encrypted packet does not hold exactly one literal data packet"));
+        return None;
     }
     // Literal data: format (1), file name length (1), file name, date (4), data.
-    let name_len = *literal.get(1).ok_or(SeipdError::Corrupt("short literal packet"))? as usize;
-    let data = literal.get(2 + name_len + 4..).ok_or(SeipdError::Corrupt("short literal packet"))?;
-    Ok(crate::crypto::SecretBytes::new(data.to_vec()))
+    let name_len = *literal.get(1)? as usize;
+    let data = literal.get(2 + name_len + 4..)?;
+    Some(crate::crypto::SecretBytes::new(data.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkesk(bits: u16, value: &[u8]) -> Vec<u8> {
+        let mut body = vec![3, 1, 2, 3, 4, 5, 6, 7, 8, 1];
+        body.extend_from_slice(&bits.to_be_bytes());
+        body.extend_from_slice(value);
+        let mut packet = Vec::new();
+        write_new_format_packet(&mut packet, TAG_PKESK, &body);
+        packet
+    }
+
+    #[test]
+    fn go_style_bit_counts_are_made_exact() {
+        let trailing = [0xd2, 0x01, 0xaa]; // whatever follows is kept as it is
+        let go = [pkesk(16, &[0x43, 0x99]), trailing.to_vec()].concat();
+        assert_eq!(canonical_pkesk_mpis(&go).as_ref(), [pkesk(15, &[0x43, 0x99]), trailing.to_vec()].concat());
+        let leading_zero = pkesk(24, &[0x00, 0x80, 0x01]);
+        assert_eq!(canonical_pkesk_mpis(&leading_zero).as_ref(), pkesk(16, &[0x80, 0x01]));
+    }
+
+    #[test]
+    fn go_framing_with_short_partial_chunks_is_joined() {
+        let mut seipd = vec![0xc0 | TAG_SEIPD, 0xe0 | 7];
+        seipd.extend([1u8; 128]);
+        seipd.push(5);
+        seipd.extend([2u8; 5]);
+        let (tag, body, consumed) = lenient_packet(&seipd).unwrap();
+        assert_eq!((tag, body.len(), consumed), (TAG_SEIPD, 133, seipd.len()));
+        let message = [pkesk(15, &[0x43, 0x99]), seipd.clone()].concat();
+        let split = split_go_message(&message).unwrap();
+        assert_eq!((split.pkesks.len(), split.seipd.len()), (1, 133));
+        assert!(split_go_message(&seipd).is_none(), "a SEIPD without PKESK is not ocicrypt's shape");
+        assert!(split_go_message(&seipd[..100]).is_none(), "truncated");
+    }
+
+    #[test]
+    fn canonical_and_foreign_input_is_untouched() {
+        let canonical = pkesk(16, &[0x80, 0x01]);
+        assert!(matches!(canonical_pkesk_mpis(&canonical), Cow::Borrowed(_)));
+        for junk in [&b""[..], b"\x00\x01", b"\xc1\xff", b"\xc1\x05\x03"] {
+            assert!(matches!(canonical_pkesk_mpis(junk), Cow::Borrowed(_)));
+        }
+    }
 }
