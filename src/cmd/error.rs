@@ -89,7 +89,9 @@ pub fn classify(error: &anyhow::Error) -> (ExitStatus, Option<String>) {
     for cause in error.chain() {
         if let Some(found) = as_classified(cause) {
             let hint = flag_hint(cause).map(Cow::Borrowed).or_else(|| found.hint());
-            return (found.status(), hint.map(Cow::into_owned));
+            // An I/O error under a classified one (a missing file) still gets the I/O hint.
+            let hint = hint.map(Cow::into_owned).or_else(|| io_cause_hint(error));
+            return (found.status(), hint);
         }
     }
     for cause in error.chain() {
@@ -116,6 +118,11 @@ pub fn one_line(error: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
+}
+
+fn io_cause_hint(error: &anyhow::Error) -> Option<String> {
+    let io = error.chain().find_map(|cause| cause.downcast_ref::<std::io::Error>())?;
+    io_hint(io.kind()).map(str::to_owned)
 }
 
 fn io_hint(kind: std::io::ErrorKind) -> Option<&'static str> {

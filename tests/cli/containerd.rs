@@ -462,8 +462,13 @@ fn containerd_pulls_and_unpacks_what_cryptadm_and_skopeo_encrypted() {
     make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files }])]);
     encrypt_push(&node, &layout, &[format!("jwe:{stranger}")], &[], "nokey/one:v1");
     let details = node.pull("nokey/one:v1").expect_err("a pull without the key must fail");
-    assert!(details.contains("cryptadm stream-decrypt:") && details.contains("none of the given keys"), "{details}");
-    assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
+    // containerd races the processor's exit status against its own digest check of the (empty) output: most pulls
+    // report our message, some report the digest (seen once in four runs); either way the pull fails.
+    let ours = details.contains("cryptadm stream-decrypt:") && details.contains("none of the given keys");
+    assert!(ours || details.contains("wrong diff id calculated on extraction"), "{details}");
+    if ours {
+        assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
+    }
     node.assert_not_unpacked("no key", files);
 
     // A tampered layer: the HMAC fails, the held-back tail never reaches containerd, the pull fails.
