@@ -19,6 +19,7 @@ use super::request::Secrets;
 use super::{Error, RotateRequest};
 use crate::exit::{Classify, ExitStatus};
 use crate::interact::Interaction;
+use std::convert::Infallible;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
@@ -65,11 +66,62 @@ where
         running: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
         admitted: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1) + limits.max_queued)),
     };
-    tonic::transport::Server::builder()
-        .add_service(IdentityServer::new(IdentityService { driver_name: driver_name.to_owned() }))
-        .add_service(EncryptionKeyRotationControllerServer::new(rotator))
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
+    let services = Services {
+        identity: IdentityServer::new(IdentityService { driver_name: driver_name.to_owned() }),
+        rotation: EncryptionKeyRotationControllerServer::new(rotator),
+    };
+    tonic::transport::Server::builder().serve_with_incoming_shutdown(services, incoming, shutdown).await
+}
+
+/// Both services behind one [`tonic::codegen::Service`], chosen by the service name in the request path
+/// (`/identity.Identity/GetIdentity`); a path naming another service is answered UNIMPLEMENTED, as a method
+/// neither service has is. This is what tonic's `add_service` router does for us, without its `router` feature
+/// (axum and matchit: code in the binary for routing two fixed names; issue 16, binary size).
+struct Services<I, R> {
+    identity: I,
+    rotation: R,
+}
+
+impl<I: Clone, R: Clone> Clone for Services<I, R> {
+    fn clone(&self) -> Self {
+        Self { identity: self.identity.clone(), rotation: self.rotation.clone() }
+    }
+}
+
+type GrpcRequest = http::Request<tonic::body::Body>;
+type GrpcResponse = http::Response<tonic::body::Body>;
+
+impl<I, R> tonic::codegen::Service<GrpcRequest> for Services<I, R>
+where
+    I: tonic::codegen::Service<GrpcRequest, Response = GrpcResponse, Error = Infallible> + tonic::server::NamedService,
+    R: tonic::codegen::Service<GrpcRequest, Response = GrpcResponse, Error = Infallible> + tonic::server::NamedService,
+    I::Future: Send + 'static,
+    R::Future: Send + 'static,
+{
+    type Response = GrpcResponse;
+    type Error = Infallible;
+    type Future = tonic::codegen::BoxFuture<GrpcResponse, Infallible>;
+
+    /// Ready when both services are (the generated ones always are).
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        use std::task::Poll;
+        match (self.identity.poll_ready(cx), self.rotation.poll_ready(cx)) {
+            (Poll::Ready(Ok(())), Poll::Ready(Ok(()))) => Poll::Ready(Ok(())),
+            _ => Poll::Pending,
+        }
+    }
+
+    fn call(&mut self, request: GrpcRequest) -> Self::Future {
+        let service =
+            request.uri().path().strip_prefix('/').and_then(|path| path.split_once('/')).map(|(name, _)| name);
+        if service == Some(I::NAME) {
+            Box::pin(self.identity.call(request))
+        } else if service == Some(R::NAME) {
+            Box::pin(self.rotation.call(request))
+        } else {
+            Box::pin(std::future::ready(Ok(Status::unimplemented("").into_http())))
+        }
+    }
 }
 
 /// The server's end of an accepted connection, behind the `:authority` shim.
@@ -239,5 +291,72 @@ pub fn grpc_status(error: &Error) -> Status {
         ExitStatus::Aborted => Status::aborted(message),
         ExitStatus::Unauthenticated => Status::unauthenticated(message),
         _ => Status::unknown(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::proto::encryptionkeyrotation::encryption_key_rotation_controller_server as rotation;
+    use crate::volume::proto::identity::identity_server;
+    use tonic::codegen::Service;
+
+    /// Stands in for a generated service (`ROTATION`: the rotation one, else Identity): answers every call with
+    /// its name in a header.
+    #[derive(Clone)]
+    struct Fake<const ROTATION: bool>;
+
+    impl tonic::server::NamedService for Fake<false> {
+        const NAME: &'static str = identity_server::SERVICE_NAME;
+    }
+
+    impl tonic::server::NamedService for Fake<true> {
+        const NAME: &'static str = rotation::SERVICE_NAME;
+    }
+
+    impl<const ROTATION: bool> Service<GrpcRequest> for Fake<ROTATION> {
+        type Response = GrpcResponse;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<GrpcResponse, Infallible>>;
+        fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, _: GrpcRequest) -> Self::Future {
+            let mut response = GrpcResponse::new(tonic::body::Body::empty());
+            let name = if ROTATION { "rotation" } else { "identity" };
+            response.headers_mut().insert("served-by", http::HeaderValue::from_static(name));
+            std::future::ready(Ok(response))
+        }
+    }
+
+    /// Each service gets the paths under its name; any other path is UNIMPLEMENTED, as with tonic's router.
+    #[test]
+    fn services_route_on_the_service_name() {
+        let mut services = Services { identity: Fake::<false>, rotation: Fake::<true> };
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut answer = |path: &str| {
+            let request = http::Request::builder().uri(path).body(tonic::body::Body::empty()).unwrap();
+            runtime.block_on(services.call(request)).unwrap()
+        };
+        let served_by = |response: &GrpcResponse| response.headers().get("served-by").cloned();
+        for (path, expected) in [
+            ("/identity.Identity/GetIdentity", "identity"),
+            ("/identity.Identity/NoSuchMethod", "identity"),
+            ("/encryptionkeyrotation.EncryptionKeyRotationController/EncryptionKeyRotate", "rotation"),
+        ] {
+            assert_eq!(served_by(&answer(path)).unwrap(), expected, "{path}");
+        }
+        for path in [
+            "/other.Service/Method",
+            "/",
+            "/identity.Identity",
+            "/identity.IdentityX/GetIdentity",
+            "/x/identity.Identity/GetIdentity",
+        ] {
+            let response = answer(path);
+            assert_eq!(served_by(&response), None, "{path}");
+            assert_eq!(response.headers()["grpc-status"], "12", "{path}");
+            assert_eq!(response.headers()["content-type"], "application/grpc", "{path}");
+        }
     }
 }
