@@ -95,6 +95,11 @@ impl ImageSource for LayoutSource {
     }
 
     fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        let file = self.open_blob_unverified(descriptor)?;
+        Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
+    }
+
+    fn open_blob_unverified(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
         let path = self.blob_path(descriptor.digest()?)?;
         let file = fs::File::open(&path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::NotFound(format!(
@@ -104,7 +109,7 @@ impl ImageSource for LayoutSource {
             )),
             _ => io_err(format!("`{}`", path.display()), e),
         })?;
-        Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
+        Ok(Box::new(file))
     }
 }
 
@@ -271,7 +276,9 @@ impl ImageDestination for LayoutDestination {
         // 0600 until verified and committed: a partial blob may be plaintext whose HMAC has not been checked yet.
         let temp = atomic::partial_file(&dir, "blob", atomic::MODE_PRIVATE)
             .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
-        Ok(Box::new(LayoutBlobWriter { file: io::BufWriter::with_capacity(1 << 20, temp), destination: self }))
+        let file = atomic::DirectWriter::new(temp.as_file())
+            .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
+        Ok(Box::new(LayoutBlobWriter { file, temp, destination: self }))
     }
 
     fn commit(mut self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
@@ -302,7 +309,8 @@ impl Drop for LayoutDestination {
 }
 
 struct LayoutBlobWriter<'a> {
-    file: io::BufWriter<tempfile::NamedTempFile>,
+    file: atomic::DirectWriter,
+    temp: tempfile::NamedTempFile,
     destination: &'a mut LayoutDestination,
 }
 
@@ -318,18 +326,19 @@ impl Write for LayoutBlobWriter<'_> {
 impl BlobWriter for LayoutBlobWriter<'_> {
     fn commit(self: Box<Self>, digest: &str) -> Result<(), Error> {
         let target = self.destination.blob_path(digest)?;
-        let temp = self.file.into_inner().map_err(|e| io_err("writing a blob", e.into_error()))?;
+        let Self { file, temp, destination } = *self;
+        file.finish().map_err(|e| io_err("writing a blob", e))?;
         temp.as_file().sync_all().map_err(|e| io_err("writing a blob", e))?;
         if target.is_file() {
             return Ok(()); // content-addressed: the same bytes are already there
         }
-        if self.destination.blob_mode != atomic::MODE_PRIVATE {
+        if destination.blob_mode != atomic::MODE_PRIVATE {
             temp.as_file()
-                .set_permissions(fs::Permissions::from_mode(self.destination.blob_mode))
+                .set_permissions(fs::Permissions::from_mode(destination.blob_mode))
                 .map_err(|e| io_err("writing a blob", e))?;
         }
         temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
-        self.destination.created.push(target);
+        destination.created.push(target);
         Ok(())
     }
 }
