@@ -12,8 +12,12 @@
 #      every run really writes (and fsyncs: both tools sync each blob before renaming it into place);
 #   3. measures SHA-256 (sha256sum, openssl dgst) and `openssl speed` AES-256-CTR and SHA-256 at 16 KiB for
 #      context: cryptadm makes three SHA-256 passes per layer byte (source digest check, HMAC, output digest);
-#   4. measures peak RSS (/usr/bin/time -v) of cryptadm encrypt and decrypt at a small and a large layer.
-# It prints a final table with throughputs, the cryptadm/skopeo throughput ratio and the goals.
+#   4. measures peak RSS (/usr/bin/time -v) of cryptadm encrypt and decrypt at a small and a large layer;
+#   5. measures the hashing floor (issue 17), right after the timed runs and under the same load: the three
+#      SHA-256 passes the format requires, each an `openssl dgst -sha256` of the cached blob, started at once as
+#      separate processes so that the kernel spreads them over the cores (median of BENCH_FLOOR_RUNS).
+# It prints a final table with throughputs, the cryptadm/skopeo throughput ratio, the medians against the floor
+# (ours/floor, goal <= 1.25; skopeo/ours, goal >= 8), the load average and the goals.
 #
 # This is a benchmark, not a test: it fails only when something cannot run or when an output is wrong. Goals
 # that are missed are reported, not fatal.
@@ -34,6 +38,7 @@
 #   BENCH_GZIP_LEVEL=1         gzip level of the generated layers (random data: the blob size barely changes)
 #   BENCH_NO_HYPERFINE=1       use the built-in timing loop even when hyperfine is installed
 #   BENCH_BIN=PATH             benchmark this cryptadm binary instead of building the work tree (another commit)
+#   BENCH_FLOOR_RUNS=3         runs of the hashing floor (the median is reported)
 #   BENCH_KEEP=1               keep the temporary directory (printed) instead of deleting it
 #   TMPDIR                     where the layouts go: needs about 6 x BENCH_LAYER_MIB + 4 x BENCH_RSS_LARGE_MIB
 #   PYTHON=python3             any Python 3 (standard library only)

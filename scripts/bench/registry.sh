@@ -11,7 +11,10 @@
 #      result, and the decrypted layer must carry the source layer's digest, or the script fails;
 #   2. times BENCH_RUNS runs of each tool, alternating, each into a repository of its own (every run uploads the
 #      whole layer: fresh keys give fresh ciphertext), with /usr/bin/time for wall time and peak RSS.
-# It prints the best and mean wall time of each tool, the skopeo/cryptadm ratio (goal: at least 6x) and peak RSS.
+#   3. measures the registry's own ingest time for the same bytes (issue 17): BENCH_FLOOR_RUNS streaming uploads
+#      of the layer by curl (POST, one PATCH whose chunked body is read from a pipe, PUT ?digest=).
+# It prints the best and mean wall time of each tool, the skopeo/cryptadm ratio (goal: at least 6x), the medians
+# against the ingest floor (cryptadm/floor, goal <= 1.3), peak RSS (goal <= 64 MiB) and the load average.
 #
 # The registry itself runs on the same machine and takes its share of the CPU and disk: both tools pay that cost
 # alike. This is a benchmark, not a test: it fails only when something cannot run or an output is wrong.
@@ -23,6 +26,7 @@
 #   BENCH_LAYER_MIB=512   random bytes in the layer (the gzip blob is a few KiB larger)
 #   BENCH_RUNS=2          timed runs of each tool
 #   BENCH_BIN=PATH        benchmark this cryptadm binary instead of building the work tree
+#   BENCH_FLOOR_RUNS=3    curl uploads for the ingest floor (the median is reported)
 #   BENCH_KEEP=1          keep the temporary directory (printed)
 #   TMPDIR                where the layout and the registry storage go: needs about (3 + 2 x RUNS) x LAYER_MIB
 
