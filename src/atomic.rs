@@ -12,7 +12,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// File mode for files that hold secrets or ciphertexts of them.
@@ -208,7 +208,8 @@ pub struct DirectWriter {
 struct DirectWorker {
     blocks: std::sync::mpsc::SyncSender<AlignedBlock>,
     returned: std::sync::mpsc::Receiver<AlignedBlock>,
-    handle: std::thread::JoinHandle<io::Result<()>>,
+    /// Ends with the offset after the last block written.
+    handle: std::thread::JoinHandle<io::Result<u64>>,
 }
 
 /// A [`DIRECT_BLOCK`] of memory aligned to [`DIRECT_ALIGN`] (a larger vector, used from an aligned offset).
@@ -231,21 +232,22 @@ impl AlignedBlock {
 }
 
 impl DirectWriter {
-    /// Writes into `file` (a duplicate of the caller's descriptor: the caller keeps its own to sync and rename),
-    /// from its current position, which must be 0.
+    /// Writes into `file` (a duplicate of the caller's descriptor: the caller keeps its own to sync and rename)
+    /// from offset 0, with positional writes.
     pub fn new(file: &fs::File) -> io::Result<Self> {
         Ok(Self { file: file.try_clone()?, current: AlignedBlock::new(), worker: None, made: 1 })
     }
 
     /// Writes what is still buffered and waits for the writing thread. The caller then syncs the file.
     pub fn finish(mut self) -> io::Result<()> {
-        self.stop_worker()?;
+        let end = self.stop_worker()?;
         // The worker turned O_DIRECT off again: a tail shorter than a block may not be written directly.
-        (&self.file).write_all(self.current.filled())
+        self.file.write_all_at(self.current.filled(), end)
     }
 
-    fn stop_worker(&mut self) -> io::Result<()> {
-        let Some(worker) = self.worker.take() else { return Ok(()) };
+    /// Stops the writing thread; returns where the blocks it wrote end (0 if it never ran).
+    fn stop_worker(&mut self) -> io::Result<u64> {
+        let Some(worker) = self.worker.take() else { return Ok(0) };
         drop(worker.blocks);
         worker.handle.join().map_err(|_| io::Error::other("the writing thread panicked"))?
     }
@@ -282,22 +284,25 @@ impl DirectWriter {
             let flags = rustix::fs::fcntl_getfl(&file)?;
             // Refused where the file system cannot (tmpfs): then the page cache it is.
             let mut direct = rustix::fs::fcntl_setfl(&file, flags | rustix::fs::OFlags::DIRECT).is_ok();
+            // Positional writes: a block retried after a partial direct write lands where it belongs.
+            let mut offset = 0u64;
             for block in incoming {
-                match (&file).write_all(block.filled()) {
+                match file.write_all_at(block.filled(), offset) {
                     Err(e) if direct && e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
-                        // Alignment the device does not accept: write this block and the rest buffered.
+                        // Alignment the device does not accept: write this block again, and the rest, buffered.
                         rustix::fs::fcntl_setfl(&file, flags)?;
                         direct = false;
-                        (&file).write_all(block.filled())?;
+                        file.write_all_at(block.filled(), offset)?;
                     }
                     other => other?,
                 }
+                offset += block.len as u64;
                 let _ = give_back.send(block);
             }
             if direct {
                 rustix::fs::fcntl_setfl(&file, flags)?;
             }
-            Ok(())
+            Ok(offset)
         });
         Ok(DirectWorker { blocks, returned, handle })
     }
