@@ -11,7 +11,10 @@
 #      result, and the decrypted layer must carry the source layer's digest, or the script fails;
 #   2. times BENCH_RUNS runs of each tool, alternating, each into a repository of its own (every run uploads the
 #      whole layer: fresh keys give fresh ciphertext), with /usr/bin/time for wall time and peak RSS.
-# It prints the best and mean wall time of each tool, the skopeo/cryptadm ratio (goal: at least 6x) and peak RSS.
+#   3. measures the registry's own ingest time for the same bytes (issue 17): BENCH_FLOOR_RUNS streaming uploads
+#      of the layer by curl (POST, one PATCH whose chunked body is read from a pipe, PUT ?digest=).
+# It prints the best and mean wall time of each tool, the skopeo/cryptadm ratio (goal: at least 6x), the medians
+# against the ingest floor (cryptadm/floor, goal <= 1.3), peak RSS (goal <= 64 MiB) and the load average.
 #
 # The registry itself runs on the same machine and takes its share of the CPU and disk: both tools pay that cost
 # alike. This is a benchmark, not a test: it fails only when something cannot run or an output is wrong.
@@ -23,6 +26,7 @@
 #   BENCH_LAYER_MIB=512   random bytes in the layer (the gzip blob is a few KiB larger)
 #   BENCH_RUNS=2          timed runs of each tool
 #   BENCH_BIN=PATH        benchmark this cryptadm binary instead of building the work tree
+#   BENCH_FLOOR_RUNS=3    curl uploads for the ingest floor (the median is reported)
 #   BENCH_KEEP=1          keep the temporary directory (printed)
 #   TMPDIR                where the layout and the registry storage go: needs about (3 + 2 x RUNS) x LAYER_MIB
 
@@ -33,6 +37,9 @@ REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd)
 LAYER_MIB=${BENCH_LAYER_MIB:-512}
 RUNS=${BENCH_RUNS:-2}
 RATIO_GOAL=6
+FLOOR_GOAL=1.3        # cryptadm within 1.3x of the registry's own ingest time for the same bytes (issue 17)
+RSS_GOAL_MIB=64
+FLOOR_RUNS=${BENCH_FLOOR_RUNS:-3}
 for n in "$LAYER_MIB" "$RUNS"; do
     [[ $n =~ ^[0-9]+$ ]] && ((n >= 1)) || { echo "bench: sizes and counts must be whole numbers >= 1, got '$n'" >&2; exit 2; }
 done
@@ -40,7 +47,7 @@ done
 say() { printf '\n== %s\n' "$*"; }
 die() { printf 'bench: FAILED: %s\n' "$*" >&2; exit 1; }
 
-for tool in skopeo openssl python3 /usr/bin/docker-registry /usr/bin/time; do
+for tool in skopeo openssl python3 curl /usr/bin/docker-registry /usr/bin/time; do
     command -v "$tool" >/dev/null || die "$tool is not installed (apt-get install -y skopeo openssl python3 docker-registry time)"
 done
 
@@ -110,6 +117,7 @@ timed() {
     printf '  %-8s %6.2f s  %7d KiB peak RSS\n' "$name" $(cat "$WORK/time.out")
 }
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 say "timing $RUNS runs of each (registry → registry, ${LAYER_MIB} MiB layer)"
 for run in $(seq "$RUNS"); do
     timed cryptadm "$BIN" -q image encrypt --recipient jwe:pub.pem --src-tls-verify=false --dest-tls-verify=false \
@@ -118,9 +126,36 @@ for run in $(seq "$RUNS"); do
         --dest-tls-verify=false "docker://$HOST/src:v1" "docker://$HOST/skopeo-$run:v1"
 done
 
-python3 - "$WORK" "$LAYER_MIB" "$RATIO_GOAL" "$(skopeo --version | awk '{print $3}')" <<'EOF'
-import sys
+# The ingest floor (issue 17): what the registry itself needs to take the same number of bytes, one streaming
+# upload by curl (POST, one PATCH with a chunked body read from a pipe, PUT ?digest=), as a client that did no work
+# at all would send them. cryptadm also downloads the source and encrypts, but those overlap with the upload.
+BLOB="$WORK/src/blobs/sha256/${SOURCE_LAYER#sha256:}"
+cat "$BLOB" >/dev/null   # in the page cache, as cryptadm's source is in the registry's
+ingest() {
+    local repo=$1 location
+    location=$(curl -sS -f -X POST -D - -o /dev/null "http://$HOST/v2/$repo/blobs/uploads/" \
+        | awk 'tolower($1) == "location:" {print $2}' | tr -d '\r')
+    [[ $location == http* ]] || location="http://$HOST$location"
+    location=$(curl -sS -f -X PATCH -H 'Content-Type: application/octet-stream' -T - -D - -o /dev/null "$location" \
+        <"$BLOB" | awk 'tolower($1) == "location:" {print $2}' | tr -d '\r')
+    [[ $location == http* ]] || location="http://$HOST$location"
+    [[ $location == *\?* ]] && location+="&" || location+="?"
+    curl -sS -f -X PUT -o /dev/null "${location}digest=$SOURCE_LAYER"
+}
+say "ingest floor: $FLOOR_RUNS streaming uploads of the layer by curl"
+for run in $(seq "$FLOOR_RUNS"); do
+    start=$EPOCHREALTIME
+    ingest "floor-$run" || die "curl could not upload the layer"
+    awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >>"$WORK/floor.times"
+    printf '  curl     %6.2f s\n' "$(tail -1 "$WORK/floor.times")"
+done
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$WORK" "$LAYER_MIB" "$RATIO_GOAL" "$(skopeo --version | awk '{print $3}')" "$FLOOR_GOAL" "$LOAD_BEFORE" \
+    "$LOAD_AFTER" "$RSS_GOAL_MIB" <<'EOF'
+import statistics, sys
 work, mib, goal, skopeo_version = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+floor_goal, load_before, load_after, rss_goal = float(sys.argv[5]), sys.argv[6], sys.argv[7], float(sys.argv[8])
 def load(name):
     rows = [line.split() for line in open(f"{work}/{name}.times")]
     return [float(r[0]) for r in rows], [int(r[1]) for r in rows]
@@ -133,4 +168,12 @@ for name, t, r in (("cryptadm", ct, cr), ("skopeo", st, sr)):
     print(f"  {name:10} {min(t):8.2f} {sum(t)/len(t):8.2f} {mib/min(t):8.1f} {max(r)/1024:13.1f}")
 ratio = best_s / best_c
 print(f"  ratio skopeo/cryptadm (best wall time): {ratio:.2f}x (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})")
+floor = statistics.median(float(line) for line in open(f"{work}/floor.times"))
+ours, theirs = statistics.median(ct), statistics.median(st)
+print(f"  ingest floor (curl, one streaming PATCH, median): {floor:.2f} s")
+print(f"  medians: cryptadm {ours:.2f} s, skopeo {theirs:.2f} s; cryptadm/floor {ours / floor:.2f}x (goal <= "
+      f"{floor_goal:g}x: {'met' if ours / floor <= floor_goal else 'NOT met'}), skopeo/cryptadm {theirs / ours:.2f}x")
+peak = max(cr) / 1024
+print(f"  cryptadm peak RSS {peak:.1f} MiB (goal <= {rss_goal:g} MiB: {'met' if peak <= rss_goal else 'NOT met'})")
+print(f"  load average before timing {load_before}, after {load_after}; 2 CPUs shared with the registry")
 EOF

@@ -136,6 +136,11 @@ impl ImageSource for LayoutSource {
     }
 
     fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        let file = self.open_blob_unverified(descriptor)?;
+        Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
+    }
+
+    fn open_blob_unverified(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
         let path = self.blob_path(descriptor.digest()?)?;
         let file = open_regular(&path).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::NotFound(format!(
@@ -150,7 +155,7 @@ impl ImageSource for LayoutSource {
             )),
             _ => io_err(format!("`{}`", path.display()), e),
         })?;
-        Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
+        Ok(Box::new(file))
     }
 }
 
@@ -332,10 +337,16 @@ impl ImageDestination for LayoutDestination {
         // 0600 until verified and committed: a partial blob may be plaintext whose HMAC has not been checked yet.
         let temp = atomic::partial_file(&dir, "blob", atomic::MODE_PRIVATE)
             .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
-        Ok(Box::new(LayoutBlobWriter { file: io::BufWriter::with_capacity(1 << 20, temp), destination: self }))
+        let file = atomic::DirectWriter::new(temp.as_file())
+            .map_err(|e| io_err(format!("creating a blob in `{}`", dir.display()), e))?;
+        Ok(Box::new(LayoutBlobWriter { file, temp, destination: self }))
     }
 
     fn commit(mut self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
+        // The blobs' renames are durable before the index names them: a crash in between must not leave an index
+        // pointing at blobs whose directory entries never reached the disk.
+        let blobs = self.dir.join("blobs/sha256");
+        atomic::sync_dir(&blobs).map_err(|e| io_err(format!("flushing `{}`", blobs.display()), e))?;
         let index = self.updated_index(root)?;
         let mut bytes = serde_json::to_vec(&index).expect("JSON values serialize");
         bytes.push(b'\n');
@@ -363,7 +374,8 @@ impl Drop for LayoutDestination {
 }
 
 struct LayoutBlobWriter<'a> {
-    file: io::BufWriter<tempfile::NamedTempFile>,
+    file: atomic::DirectWriter,
+    temp: tempfile::NamedTempFile,
     destination: &'a mut LayoutDestination,
 }
 
@@ -379,20 +391,21 @@ impl Write for LayoutBlobWriter<'_> {
 impl BlobWriter for LayoutBlobWriter<'_> {
     fn commit(self: Box<Self>, digest: &str) -> Result<(), Error> {
         let target = self.destination.blob_path(digest)?;
-        let temp = self.file.into_inner().map_err(|e| io_err("writing a blob", e.into_error()))?;
+        let Self { file, temp, destination } = *self;
+        file.finish().map_err(|e| io_err("writing a blob", e))?;
         temp.as_file().sync_all().map_err(|e| io_err("writing a blob", e))?;
         // Whatever is at the blob's name now is replaced, not trusted: these bytes were just hashed, a file found
         // there may be a truncated copy (content-addressed names say what a file should hold, not what it holds).
         let existed = fs::symlink_metadata(&target).is_ok();
-        if self.destination.blob_mode != atomic::MODE_PRIVATE {
+        if destination.blob_mode != atomic::MODE_PRIVATE {
             temp.as_file()
-                .set_permissions(fs::Permissions::from_mode(self.destination.blob_mode))
+                .set_permissions(fs::Permissions::from_mode(destination.blob_mode))
                 .map_err(|e| io_err("writing a blob", e))?;
         }
         temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
-        self.destination.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned());
+        destination.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned());
         if !existed {
-            self.destination.created.push(target);
+            destination.created.push(target);
         }
         Ok(())
     }

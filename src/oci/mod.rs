@@ -29,6 +29,12 @@ pub trait ImageSource {
     fn root(&self) -> &Descriptor;
     /// Streams a blob; the reader fails with an integrity error at the end if the bytes do not match the digest.
     fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error>;
+    /// Streams a blob without checking its size or digest, for a caller that hashes every byte anyway and checks
+    /// both before it uses anything made from it (the layer pipeline: one SHA-256 pass less per byte). Stores that
+    /// cannot skip the check return the verifying reader.
+    fn open_blob_unverified(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        self.open_blob(descriptor)
+    }
     /// Reads a small blob (a manifest, an index, a config) whole, verified against its digest.
     fn read_blob(&self, descriptor: &Descriptor) -> Result<Vec<u8>, Error> {
         if descriptor.size()? > MAX_MANIFEST_BYTES {

@@ -3,12 +3,14 @@
 
 use super::keywrap::{KeyUnwrapper, KeyWrapper};
 use super::layer::{LayerDecryptor, LayerEncryptor, LayerKey, PrivateOptions, PublicOptions};
+use super::pipeline::{self, Direction};
 use super::{ANNOTATION_PREFIX, Error, KEYS_ANNOTATION_PREFIX, PUBOPTS_ANNOTATION};
 use crate::crypto::SecretBytes;
 use crate::crypto::encoding::{b64_decode_lenient, b64_encode};
 use crate::crypto::parallel_hash::copy_large;
 use crate::interact::{Interaction, ProgressReader};
 use crate::oci::{self, Descriptor, ImageDestination, ImageSource, MediaKind, Platform};
+use hmac::Mac;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -426,15 +428,15 @@ fn encrypt_layer(
     ui: &dyn Interaction,
 ) -> Result<Descriptor, Error> {
     let key = LayerKey::generate();
-    let progress = ui.transfer(&format!("encrypting layer {index}"), layer.size()?);
-    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
-    let mut encryptor = LayerEncryptor::new(&key, destination.blob_writer()?);
-    copy_large(&mut reader, &mut encryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
-    drop(reader);
-    let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
+    let (writer, pass) = run_pipeline(source, destination, layer, index, Direction::Encrypt, &key, ui)?;
+    let encrypted = super::layer::EncryptedLayer {
+        hmac: pass.mac.finalize().into_bytes().into(),
+        ciphertext_digest: pass.output_digest,
+        size: pass.size,
+    };
     writer.commit(&encrypted.ciphertext_digest)?;
 
-    // The reader verified the source digest at the end of the stream, so it is the plaintext's digest.
+    // The pipeline verified the source digest at the end of the stream, so it is the plaintext's digest.
     let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
     let mut annotations = encrypted_layer_annotations(layer.annotations());
     wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
@@ -477,6 +479,27 @@ fn reencrypt_layer(
     updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
     updated.set_annotations(annotations);
     Ok(updated)
+}
+
+/// Runs layer `index` through the cipher into a new, uncommitted blob of `destination`: the source read once,
+/// unverified, because the pipeline hashes it and checks it against `layer` itself.
+fn run_pipeline<'d>(
+    source: &dyn ImageSource,
+    destination: &'d mut dyn ImageDestination,
+    layer: &Descriptor,
+    index: usize,
+    direction: Direction,
+    key: &LayerKey,
+    ui: &dyn Interaction,
+) -> Result<(Box<dyn oci::BlobWriter + 'd>, pipeline::Pass), Error> {
+    let verb = if direction == Direction::Encrypt { "encrypting" } else { "decrypting" };
+    let progress = ui.transfer(&format!("{verb} layer {index}"), layer.size()?);
+    let mut reader = ProgressReader::new(source.open_blob_unverified(layer)?, progress);
+    let mut writer = destination.blob_writer()?;
+    let expected = pipeline::Expected { digest: layer.digest()?, size: layer.size()? };
+    let pass =
+        pipeline::run(direction, key, &expected, &mut reader, &mut writer).map_err(|e| oci::io_error(layer, e))?;
+    Ok((writer, pass))
 }
 
 fn public_options(layer: &Descriptor, index: usize) -> Result<PublicOptions, Error> {
@@ -639,13 +662,18 @@ fn decrypt_layer(
 ) -> Result<Descriptor, Error> {
     let public = public_options(layer, index)?;
     let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
-    let progress = ui.transfer(&format!("decrypting layer {index}"), layer.size()?);
-    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
-    let mut decryptor = LayerDecryptor::new(&private.key, destination.blob_writer()?);
-    copy_large(&mut reader, &mut decryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
-    drop(reader);
+    let (writer, pass) = run_pipeline(source, destination, layer, index, Direction::Decrypt, &private.key, ui)?;
     // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-    let (writer, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
+    pass.mac.verify_slice(&public.hmac).map_err(|_| {
+        in_layer(
+            Error::Integrity(
+                "the layer's HMAC does not match its ciphertext (corrupted, truncated or tampered)".into(),
+            ),
+            index,
+            layer,
+        )
+    })?;
+    let decrypted = super::layer::DecryptedLayer { plaintext_digest: pass.output_digest, size: pass.size };
     writer.commit(&decrypted.plaintext_digest)?;
     if !private.digest.is_empty() && private.digest != decrypted.plaintext_digest {
         // containers/image records the digest of the layer before it compressed it, so a mismatch alone does not

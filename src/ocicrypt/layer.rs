@@ -22,8 +22,8 @@ use zeroize::Zeroizing;
 /// The only cipher ocicrypt defines.
 pub const CIPHER: &str = "AES_256_CTR_HMAC_SHA256";
 
-type Aes256Ctr = ctr::Ctr128BE<aes::Aes256>;
-type HmacSha256 = Hmac<Sha256>;
+pub(super) type Aes256Ctr = ctr::Ctr128BE<aes::Aes256>;
+pub(super) type HmacSha256 = Hmac<Sha256>;
 
 /// A layer's key and nonce: the secret half of the private options.
 #[derive(Clone)]
@@ -49,11 +49,11 @@ impl LayerKey {
         Self { symkey: Zeroizing::new(symkey), nonce }
     }
 
-    fn cipher(&self) -> Aes256Ctr {
+    pub(super) fn cipher(&self) -> Aes256Ctr {
         Aes256Ctr::new((&*self.symkey).into(), (&self.nonce).into())
     }
 
-    fn mac(&self) -> HmacSha256 {
+    pub(super) fn mac(&self) -> HmacSha256 {
         <HmacSha256 as Mac>::new_from_slice(&self.symkey[..]).expect("HMAC takes any key length")
     }
 }

@@ -20,6 +20,7 @@ pub mod pgp;
 #[cfg(not(feature = "pgp"))]
 #[path = "pgp_disabled.rs"]
 pub mod pgp;
+mod pipeline;
 pub mod pkcs7;
 pub mod recipients;
 pub mod stream;

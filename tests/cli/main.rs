@@ -27,6 +27,7 @@ mod interop_pkcs7;
 mod interop_python;
 mod invariants;
 mod keyprovider_grpc;
+mod layer_integrity;
 mod layering;
 mod luks_library;
 mod misuse;
