@@ -238,14 +238,8 @@ impl Classify for Error {
             }
             Error::CertDir { not_found: true, .. } => ExitStatus::NotFound,
             Error::RemoteFailed { .. } => ExitStatus::Failure,
-            Error::PassphraseFile { source, .. }
-                if matches!(crate::exit::io_status(source.kind()), ExitStatus::NotFound | ExitStatus::InvalidInput) =>
-            {
-                crate::exit::io_status(source.kind())
-            }
-            Error::ProviderFailed { .. } | Error::ProviderUnsupported { .. } | Error::PassphraseFile { .. } => {
-                ExitStatus::Failure
-            }
+            Error::PassphraseFile { source, .. } => crate::exit::io_status(source.kind()),
+            Error::ProviderFailed { .. } | Error::ProviderUnsupported { .. } => ExitStatus::Failure,
             // The operator typed two different passphrases.
             Error::Prompt(e) if e.kind() == std::io::ErrorKind::InvalidInput => ExitStatus::InvalidInput,
             Error::Prompt(_) => ExitStatus::Failure,

@@ -12,7 +12,7 @@ use crate::oci::Error;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::fs;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -46,24 +46,21 @@ fn open_regular(path: &Path) -> io::Result<fs::File> {
 
 /// Whether the file at `path` holds exactly the blob `digest` names: a blob already in a destination is reused
 /// only once its bytes are checked (a run killed by something else, or a disk error, may have left it short).
+/// The check is the one every source blob passes, [`VerifyingReader`], over the file's own length.
 fn holds_blob(path: &Path, digest: &str) -> io::Result<bool> {
     let file = match open_regular(path) {
         Ok(file) => file,
         Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::InvalidData) => return Ok(false),
         Err(e) => return Err(e),
     };
-    let mut hash = Sha256ForSize::new(file.metadata()?.len());
-    let mut reader = io::BufReader::with_capacity(1 << 20, file);
-    loop {
-        let chunk = reader.fill_buf()?;
-        if chunk.is_empty() {
-            break;
-        }
-        hash.update(chunk);
-        let n = chunk.len();
-        reader.consume(n);
+    let found = Descriptor::new("", digest, file.metadata()?.len());
+    let mut reader = VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), &found)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    match io::copy(&mut reader, &mut io::sink()) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => Ok(false),
+        Err(e) => Err(e),
     }
-    Ok(format!("sha256:{}", hex::encode(hash.finalize())) == digest)
 }
 
 /// An image in a layout directory.

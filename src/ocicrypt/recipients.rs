@@ -228,10 +228,12 @@ impl DecryptionKeys {
         }
         if let Some(home) = gpg_homedir {
             // A build without OpenPGP refuses the flag at once; otherwise the export waits for an OpenPGP layer.
-            if !cfg!(feature = "pgp") {
-                pgp::secret_keys_from_gpg(Some(home), password, &[])?;
+            #[cfg(not(feature = "pgp"))]
+            return Err(pgp::unsupported(&format!("GnuPG home {}", home.display())));
+            #[cfg(feature = "pgp")]
+            {
+                resolved.gpg_home = Some((home.to_path_buf(), password.cloned()));
             }
-            resolved.gpg_home = Some((home.to_path_buf(), password.cloned()));
         }
         Ok(resolved)
     }

@@ -1,7 +1,7 @@
 //! Every exit code of the published table, produced by the example the table gives for it. A code added to the
 //! table without a case here fails the test.
 
-use crate::support::{Scratch, VECTOR_PASSPHRASE, VECTOR_PLAINTEXT, cryptadm, seal_file_provider};
+use crate::support::{Scratch, VECTOR_PASSPHRASE, VECTOR_PLAINTEXT, seal_file_provider};
 use cryptadm::exit::{ExitStatus, TABLE};
 use std::process::{Command, Stdio};
 
@@ -80,18 +80,13 @@ fn produce(status: ExitStatus, scratch: &Scratch) -> (i32, String) {
 }
 
 fn truncated_layer(scratch: &Scratch) -> (i32, String) {
-    use crate::image::{Keys, TWO_LAYERS, fixture, oci, run};
+    use crate::image::{Keys, TWO_LAYERS, encrypt_for, fixture, oci, run};
     let keys = Keys::new();
     let src = scratch.path("src");
     fixture(&src, TWO_LAYERS);
     let (private, public) = keys.rsa("rsa", 2048);
     let enc = scratch.path("enc");
-    cryptadm()
-        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
-        .arg(oci(&src))
-        .arg(oci(&enc))
-        .assert()
-        .success();
+    encrypt_for(&public, &src, &enc);
     let fixture_script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/oci_fixture.py");
     run(Command::new("python3").arg(fixture_script).arg("tamper").arg(&enc).arg("v1").arg("truncate"));
     let dest = scratch.path("dest");

@@ -87,6 +87,16 @@ pub(crate) fn oci(dir: &Path) -> String {
     format!("oci:{}:v1", dir.display())
 }
 
+/// `cryptadm image encrypt` of the layout `from` into `to` for the JWE public key `public`, which must succeed.
+pub(crate) fn encrypt_for(public: &str, from: &Path, to: &Path) -> assert_cmd::assert::Assert {
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .arg(oci(from))
+        .arg(oci(to))
+        .assert()
+        .success()
+}
+
 pub(crate) fn skopeo_copy(args: &[&str], from: &Path, to: &Path) {
     run(Command::new("skopeo").args(["--insecure-policy", "copy"]).args(args).arg(oci(from)).arg(oci(to)));
 }

@@ -3,7 +3,7 @@
 //! destination and no partial blob behind, at sizes below, at and across the chunk and block boundaries: both
 //! when the layer's digest gives it away and when the digests were rewritten so that only the HMAC can tell.
 
-use crate::image::{Keys, oci};
+use crate::image::{Keys, encrypt_for, oci};
 use crate::support::{Scratch, cryptadm};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -109,12 +109,7 @@ fn a_flipped_byte_anywhere_fails_decrypt_and_leaves_nothing() {
         let src = work.path(&format!("src-{size}"));
         layout_with_layer(&src, &plain);
         let enc = work.path(&format!("enc-{size}"));
-        cryptadm()
-            .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
-            .arg(oci(&src))
-            .arg(oci(&enc))
-            .assert()
-            .success();
+        encrypt_for(&public, &src, &enc);
         // The untampered layer decrypts to the source, so what follows fails for the flipped byte alone.
         let good = work.path(&format!("good-{size}"));
         cryptadm().args(["image", "decrypt", "--key", &private]).arg(oci(&enc)).arg(oci(&good)).assert().success();

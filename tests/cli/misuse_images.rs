@@ -1,7 +1,7 @@
 //! Image commands under misuse (issue 15, "Images"): selections that match nothing, blobs that are not what
 //! their names say, foreign layers, and keys given without what they need.
 
-use crate::image::{Keys, TWO_LAYERS, TWO_PLATFORMS, fixture, layers, oci, run, skopeo_copy, tools};
+use crate::image::{Keys, TWO_LAYERS, TWO_PLATFORMS, encrypt_for, fixture, layers, oci, run, skopeo_copy, tools};
 use crate::support::{Scratch, cryptadm};
 use predicates::prelude::*;
 use sha2::{Digest, Sha256};
@@ -35,7 +35,7 @@ fn a_platform_no_manifest_has_is_refused_by_every_image_command() {
     let (private, public) = keys.rsa("rsa", 2048);
     let recipient = format!("jwe:{public}");
     let enc = work.path("enc");
-    cryptadm().args(["image", "encrypt", "--recipient", &recipient]).arg(oci(&src)).arg(oci(&enc)).assert().success();
+    encrypt_for(&public, &src, &enc);
     let runs: [(&[&str], &Path, bool); 3] = [
         (&["image", "encrypt", "--recipient", &recipient], &src, true),
         (&["image", "decrypt", "--key", &private], &enc, true),
@@ -113,13 +113,7 @@ fn foreign_layers_are_left_as_containers_image_leaves_them() {
     skopeo_copy(&["--encryption-key", &format!("jwe:{public}")], &src, &skopeo_enc);
     check(&skopeo_enc, true);
     let enc = work.path("enc");
-    cryptadm()
-        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
-        .arg(oci(&src))
-        .arg(oci(&enc))
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("encrypted 1 layer,"));
+    encrypt_for(&public, &src, &enc).stderr(predicate::str::contains("encrypted 1 layer,"));
     check(&enc, true);
     assert!(!blob_path(&enc, source_layers[1]["digest"].as_str().unwrap()).exists());
     // Each decrypts the other's.
@@ -166,12 +160,7 @@ fn blobs_found_at_the_destination_are_verified_before_reuse() {
     std::fs::create_dir_all(enc.join("blobs/sha256")).unwrap();
     let whole = std::fs::read(blob_path(&src, &config)).unwrap();
     std::fs::write(blob_path(&enc, &config), &whole[..whole.len() / 2]).unwrap();
-    cryptadm()
-        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
-        .arg(oci(&src))
-        .arg(oci(&enc))
-        .assert()
-        .success();
+    encrypt_for(&public, &src, &enc);
     assert_eq!(file_digest(&blob_path(&enc, &config)), config);
     // A decrypted layer whose name is taken by a short file: replaced too.
     let plain_layer = layers(&src)[0]["layers"][0]["digest"].as_str().unwrap().to_owned();
@@ -291,4 +280,60 @@ fn gpg_homedir_encryption_uses_public_keys_only() {
         .arg(oci(&dec))
         .assert()
         .success();
+}
+
+/// An image run interrupted half-way through an `oci-archive:` source, which is extracted into a partial directory
+/// under $TMPDIR: SIGTERM removes it, and after kill -9 (which nothing can catch) the next run removes it.
+#[test]
+fn an_interrupted_archive_source_leaves_nothing_behind() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (_, public) = keys.rsa("rsa", 2048);
+    let archive = work.path("src.tar");
+    run(Command::new("tar").arg("-C").arg(&src).arg("-cf").arg(&archive).args(["oci-layout", "index.json", "blobs"]));
+    let tmp = work.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let partials = || -> Vec<String> {
+        let names = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+        names.filter(|n| n.ends_with(".cryptadm-partial")).collect()
+    };
+    let encrypt = |from: &Path, to: &Path| {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+        command
+            .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+            .arg(format!("oci-archive:{}", from.display()))
+            .arg(oci(to))
+            .env("TMPDIR", &tmp)
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::KILL] {
+        let fifo = work.path("stalled.tar");
+        let _ = std::fs::remove_file(&fifo);
+        run(Command::new("mkfifo").arg(&fifo));
+        let out = work.path("out");
+        let mut child = encrypt(&fifo, &out).spawn().unwrap();
+        // Half the archive, and the pipe kept open: the run waits inside the extraction.
+        let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        let bytes = std::fs::read(&archive).unwrap();
+        std::io::Write::write_all(&mut writer, &bytes[..bytes.len() / 2]).unwrap();
+        let start = std::time::Instant::now();
+        while partials().is_empty() {
+            assert!(start.elapsed() < Duration::from_secs(30), "no partial extraction appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        child.wait().unwrap();
+        drop(writer);
+        assert!(!out.exists(), "an interrupted run left a destination");
+        if signal == rustix::process::Signal::TERM {
+            assert_eq!(partials(), Vec::<String>::new(), "SIGTERM left the extraction behind");
+        } else {
+            assert_eq!(partials().len(), 1, "kill -9 leaves the extraction behind");
+            assert!(encrypt(&archive, &out).status().unwrap().success());
+            assert_eq!(partials(), Vec::<String>::new(), "the next run removed it");
+        }
+    }
 }
