@@ -70,7 +70,7 @@ fn copy_layout(from: &Path, to: &Path) {
 
 /// Copies `enc` to `bad` with the byte at `at` of its layer flipped; with `rewrite`, the layer's digest and
 /// everything above it are made to match again, so that only the HMAC notices.
-fn tampered(enc: &Path, bad: &Path, at: usize, rewrite: bool) {
+pub(crate) fn tampered(enc: &Path, bad: &Path, at: usize, rewrite: bool) {
     let _ = fs::remove_dir_all(bad);
     copy_layout(enc, bad);
     let mut manifest = manifest(bad);

@@ -1,7 +1,9 @@
 //! `cryptadm image encrypt | decrypt | authorize` against a real registry (Debian's `docker-registry`, started
 //! here on a free loopback port), with skopeo on the other side: plain HTTP, and TLS (a CA made here) with
 //! htpasswd basic auth; credentials from flags, docker's config.json and podman's auth.json; a registry killed
-//! mid-push; the registry's access log proves that `authorize` reads no layer blob.
+//! mid-push; the registry's access log proves that `authorize` reads no layer blob. Uploads go through
+//! `registry_fault_proxy.py` where a test needs to see or break their requests: one streaming PATCH per blob, the
+//! fallback to `Content-Range` chunks when a registry refuses it or the connection breaks.
 
 #[cfg(feature = "pgp")]
 use crate::image::GnupgHome;
@@ -129,6 +131,273 @@ fn push_fixture(registry: &Registry, spec: &str, repository: &str, work: &Scratc
     fixture(&src, spec);
     run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image(repository)]));
     src
+}
+
+/// A layout with one gzip layer of `bytes` random bytes (incompressible, so the blob is as large).
+fn large_image(dir: &Path, bytes: usize) {
+    run(Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
+        .arg(dir)
+        .arg("v1")
+        .arg(bytes.to_string()));
+}
+
+/// `registry_fault_proxy.py` in front of a registry, and the lines it printed so far.
+struct FaultProxy {
+    child: Child,
+    port: String,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: std::cell::RefCell<Vec<String>>,
+}
+
+impl FaultProxy {
+    /// `mode`: the proxy's MODE and BYTES arguments.
+    fn start(registry: &Registry, mode: &[&str]) -> Self {
+        let target = registry.host.rsplit(':').next().unwrap();
+        let mut child = Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/registry_fault_proxy.py"))
+            .arg(target)
+            .args(mode)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut output = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let port = output.next().unwrap().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in output.map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, port, lines, seen: Default::default() }
+    }
+
+    fn image(&self, repository: &str) -> String {
+        format!("docker://127.0.0.1:{}/{repository}", self.port)
+    }
+
+    /// Every line printed so far (after the port).
+    fn lines(&self) -> Vec<String> {
+        self.seen.borrow_mut().extend(self.lines.try_iter());
+        self.seen.borrow().clone()
+    }
+
+    /// Waits until the proxy prints `line`.
+    fn wait_for(&self, line: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.lines().iter().any(|l| l == line) {
+            assert!(Instant::now() < deadline, "the proxy never printed {line:?}: {:?}", self.lines());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The Content-Ranges ("-": none, a streaming PATCH) of the PATCH requests of the upload whose first PATCH
+    /// streamed (the large layer's; small blobs go whole, in uploads of their own).
+    fn layer_patches(&self) -> Vec<String> {
+        let patches: Vec<(String, String)> = self
+            .lines()
+            .iter()
+            .filter_map(|l| l.strip_prefix("request PATCH "))
+            .map(|rest| {
+                let (path, range) = rest.rsplit_once(' ').unwrap();
+                (path.to_owned(), range.to_owned())
+            })
+            .collect();
+        let Some((layer, _)) = patches.iter().find(|(_, range)| range == "-") else { return Vec::new() };
+        patches.iter().filter(|(path, _)| path == layer).map(|(_, range)| range.clone()).collect()
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Upload sessions of `repository` whose bytes the registry still holds (a cancelled or finished upload loses
+/// its `data`; docker's registry may leave an empty `hashstates` directory behind).
+fn open_uploads(registry: &Registry, repository: &str) -> usize {
+    let dir = registry.dir.path("storage/docker/registry/v2/repositories").join(repository).join("_uploads");
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.filter_map(Result::ok).filter(|upload| upload.path().join("data").exists()).count()
+}
+
+/// Encrypts `src` through `proxy` into `repository:v1` with a JWE key, and checks with skopeo, straight from the
+/// registry, that the pushed image decrypts to `src`'s layers. Returns cryptadm's stderr.
+fn encrypt_through(proxy: &FaultProxy, registry: &Registry, src: &Path, repository: &str, work: &Scratch) -> String {
+    let keys = Keys::new();
+    let (private, public) = keys.rsa("rsa", 2048);
+    let output = cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
+        .arg(oci(src))
+        .arg(proxy.image(&format!("{repository}:v1")))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}\nproxy: {:?}", proxy.lines());
+    let back = work.path(&format!("back-{}", repository.replace('/', "-")));
+    run(&mut skopeo(&[
+        "--src-tls-verify=false",
+        "--decryption-key",
+        &private,
+        &registry.image(&format!("{repository}:v1")),
+        &oci(&back),
+    ]));
+    assert_eq!(layer_digests(&back), layer_digests(src));
+    stderr
+}
+
+#[test]
+fn a_blob_goes_up_in_one_streaming_patch() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    large_image(&src, 6 << 20);
+    let proxy = FaultProxy::start(registry, &["pass"]);
+    encrypt_through(&proxy, registry, &src, "stream/app", &work);
+    // The layer in one PATCH without Content-Range, and not one streaming PATCH more (the config is sent whole).
+    assert_eq!(proxy.layer_patches(), ["-"], "{:?}", proxy.lines());
+    assert_eq!(proxy.lines().iter().filter(|l| l.starts_with("request PATCH ") && l.ends_with(" -")).count(), 1);
+    assert_eq!(open_uploads(registry, "stream/app"), 0);
+}
+
+#[test]
+fn a_registry_that_refuses_a_streamed_patch_gets_content_range_chunks() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    large_image(&src, 9 << 20);
+    let proxy = FaultProxy::start(registry, &["refuse-stream"]);
+    let stderr = encrypt_through(&proxy, registry, &src, "refuse/app", &work);
+    let patches = proxy.layer_patches();
+    assert_eq!(patches[0], "-", "{patches:?}");
+    // Then 4 MiB chunks from byte 0, in order, each acknowledged before the next.
+    assert_eq!(patches[1..].first().map(String::as_str), Some("0-4194303"), "{patches:?}");
+    assert!(patches[1..].iter().all(|p| p != "-") && patches.len() == 4, "{patches:?}");
+    assert!(stderr.contains("going on in 4 MiB chunks from byte 0"), "{stderr}");
+}
+
+#[test]
+fn an_upload_broken_mid_blob_goes_on_from_what_the_registry_stored() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    large_image(&src, 6 << 20);
+    let proxy = FaultProxy::start(registry, &["break", &(2 << 20).to_string()]);
+    let stderr = encrypt_through(&proxy, registry, &src, "broken/app", &work);
+    assert!(proxy.lines().contains(&"broke".to_owned()), "{:?}", proxy.lines());
+    // The registry never saw the broken request: it stored nothing, and the blob went again from byte 0.
+    assert!(stderr.contains("from byte 0"), "{stderr}");
+    assert_eq!(open_uploads(registry, "broken/app"), 0);
+}
+
+#[test]
+fn an_upload_broken_past_what_can_be_sent_again_fails_and_tags_nothing() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    // The last 16 MiB sent can be sent again; the connection breaks after 20 MiB, none of which the registry got.
+    large_image(&src, 24 << 20);
+    let proxy = FaultProxy::start(registry, &["break", &(20 << 20).to_string()]);
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let output = cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
+        .arg(oci(&src))
+        .arg(proxy.image("unresumable/app:v1"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("blob sha256:") && stderr.contains("run the command again"), "{stderr}");
+    assert!(stderr.contains("the registry has none of them"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().filter(|l| l.starts_with("error")).count(), 1, "{stderr}");
+    // Nothing under the tag, and the upload was cancelled on the registry.
+    let tag = Command::new("skopeo")
+        .args(["inspect", "--raw", "--tls-verify=false", &registry.image("unresumable/app:v1")])
+        .output()
+        .unwrap();
+    assert!(!tag.status.success());
+    assert_eq!(open_uploads(registry, "unresumable/app"), 0);
+}
+
+#[test]
+fn an_encrypt_killed_mid_upload_leaves_the_tag_alone() {
+    let registry = shared();
+    let work = Scratch::new();
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let destination = registry.image("interrupted/app:v1");
+    let small = work.path("small");
+    fixture(&small, TWO_LAYERS);
+    let encrypt = |src: &Path, to: &str| {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+        command
+            .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
+            .arg(oci(src))
+            .arg(to)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    assert!(encrypt(&small, &destination).status().unwrap().success());
+    let old = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &destination]));
+    let large = work.path("large");
+    large_image(&large, 6 << 20);
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::KILL] {
+        let proxy = FaultProxy::start(registry, &["hold", &(2 << 20).to_string()]);
+        let mut child = encrypt(&large, &proxy.image("interrupted/app:v1")).spawn().unwrap();
+        proxy.wait_for("holding");
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{signal:?}: {status}");
+        let now = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &destination]));
+        assert_eq!(now, old, "{signal:?}: the tag still names the old image");
+    }
+}
+
+#[test]
+fn a_flipped_byte_fails_decrypt_into_a_registry_and_stores_nothing() {
+    let registry = shared();
+    let work = Scratch::new();
+    let keys = Keys::new();
+    let (private, public) = keys.rsa("rsa", 2048);
+    let src = work.path("src");
+    large_image(&src, 6 << 20);
+    let enc = work.path("enc");
+    crate::image::encrypt_for(&public, &src, &enc);
+    let size = std::fs::metadata(
+        enc.join("blobs/sha256").join(&layers(&enc)[0]["layers"][0]["digest"].as_str().unwrap()[7..]),
+    )
+    .unwrap()
+    .len() as usize;
+    // The digests rewritten, so that only the HMAC can tell; the plaintext streams to the registry meanwhile.
+    for (n, at) in [0, size / 2, size - 1].into_iter().enumerate() {
+        let bad = work.path("bad");
+        crate::layer_integrity::tampered(&enc, &bad, at, true);
+        let repository = format!("tampered/app-{n}");
+        cryptadm()
+            .args(["image", "decrypt", "--key", &private, "--dest-tls-verify=false"])
+            .arg(oci(&bad))
+            .arg(registry.image(&format!("{repository}:v1")))
+            .assert()
+            .code(15)
+            .stderr(predicate::str::contains("HMAC does not match"));
+        let tag = Command::new("skopeo")
+            .args(["inspect", "--raw", "--tls-verify=false", &registry.image(&format!("{repository}:v1"))])
+            .output()
+            .unwrap();
+        assert!(!tag.status.success(), "byte {at}: a tag was pushed");
+        // The layer's upload was cancelled before its closing PUT: no blob of it is linked into the repository.
+        assert_eq!(open_uploads(registry, &repository), 0, "byte {at}");
+        let linked = registry.dir.path("storage/docker/registry/v2/repositories").join(&repository).join("_layers");
+        let linked = std::fs::read_dir(linked.join("sha256")).map(|e| e.count()).unwrap_or(0);
+        assert!(linked <= 1, "byte {at}: {linked} blobs linked (the config at most)");
+    }
 }
 
 /// Every layer of every manifest of a layout is encrypted.
@@ -496,29 +765,22 @@ fn registry_stopped_mid_push_leaves_the_old_image_under_the_tag() {
         .success();
     let old = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &destination]));
 
-    // A new image with a 12 MiB layer: three upload chunks; the registry is killed after the first.
+    // A new image with a 12 MiB layer, pushed through a proxy that holds its upload after 4 MiB; the registry is
+    // stopped there, and the proxy with it.
     let large = work.path("large");
-    run(Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
-        .arg(&large)
-        .arg("v1")
-        .arg((12 << 20).to_string()));
-    let before = registry.access_log().len();
-    let mut push = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+    large_image(&large, 12 << 20);
+    let proxy = FaultProxy::start(&registry, &["hold", &(4 << 20).to_string()]);
+    let push = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
         .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
         .arg(oci(&large))
-        .arg(&destination)
+        .arg(proxy.image("killed/app:v1"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !registry.access_log()[before..].contains("\"PATCH /v2/killed/app/blobs/uploads/") {
-        assert!(Instant::now() < deadline, "no upload started");
-        assert!(push.try_wait().unwrap().is_none(), "the push ended before the registry was stopped");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    proxy.wait_for("holding");
     registry.stop();
+    drop(proxy);
     let output = push.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
@@ -535,36 +797,21 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
     let registry = shared();
     let work = Scratch::new();
     let src = work.path("src");
-    run(Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
-        .arg(&src)
-        .arg("v1")
-        .arg((6 << 20).to_string()));
+    large_image(&src, 6 << 20);
     run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image("resume/app:v1")]));
 
-    // Every connection goes through a proxy that breaks the first response passing 2 MiB: the layer's.
-    let port = registry.host.rsplit(':').next().unwrap();
-    let mut proxy = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/flaky_proxy.py"))
-        .args([port, &(2 << 20).to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(proxy.stdout.take().unwrap()));
-    let proxy_port = lines.next().unwrap().unwrap();
+    // Every request goes through a proxy that breaks the first response passing 2 MiB: the layer's.
+    let proxy = FaultProxy::start(registry, &["cut", &(2 << 20).to_string()]);
     let copied = work.path("copied");
     let outcome = cryptadm()
         .args(["image", "decrypt", "--allow-plaintext", "--src-tls-verify=false"])
-        .arg(format!("docker://127.0.0.1:{proxy_port}/resume/app:v1"))
+        .arg(proxy.image("resume/app:v1"))
         .arg(oci(&copied))
         .output()
         .unwrap();
-    let _ = proxy.kill();
-    let cut = lines.next().map(|l| l.unwrap());
-    let _ = proxy.wait();
+    let cut = proxy.lines().iter().any(|l| l == "cut");
     assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
-    assert_eq!(cut.as_deref(), Some("cut"), "the proxy broke a download");
+    assert!(cut, "the proxy broke a download: {:?}", proxy.lines());
     // The reader verified the layer's digest; the copy is the source, byte for byte.
     assert_eq!(layer_digests(&copied), layer_digests(&src));
     let digest = layer_digests(&src)[0].clone();

@@ -5,13 +5,14 @@
 //! between the synchronous cipher and the network through bounded channels: downloading, encrypting and uploading
 //! overlap, and memory stays at a few chunks per blob whatever the layer size.
 //!
-//! A blob written to a registry is streamed with the distribution spec's chunked upload (POST, PATCH…, PUT
-//! `?digest=`), whose digest is given only at the end, which is what an encrypted layer needs: oci-client's
-//! `push_blob_stream_chunked` does exactly that. Blobs smaller than one chunk are sent whole, so they can be
-//! retried. Manifests are pushed by digest as they are written and the tag last, on commit.
+//! A blob written to a registry is streamed in one upload whose digest is given only at the end (POST, one
+//! streaming PATCH, PUT `?digest=`), which is what an encrypted layer needs; `upload` has the details and the
+//! fallback to chunks. Blobs smaller than one piece are sent whole, so they can be retried. Manifests are pushed by
+//! digest as they are written and the tag last, on commit.
 
 pub mod credentials;
 pub mod tls;
+mod upload;
 
 pub use credentials::Credentials;
 
@@ -21,7 +22,7 @@ use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES, OCI_I
 use crate::oci::Error;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol, PushBlobStreamChunkedResponse};
+use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
@@ -30,17 +31,21 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use upload::{Failure, Tracker, Uploaded, Uploader};
 
-/// Size of one upload PATCH (oci-client's chunk size) and of the pieces handed between the cipher and the network.
-const CHUNK: usize = 4 * 1024 * 1024;
-/// Chunks in flight per blob, each way: bounds memory to about (IN_FLIGHT + 2) × CHUNK per transfer.
+/// Size of the pieces handed from the cipher to an upload; a blob smaller than one is sent whole.
+const PIECE: usize = 1024 * 1024;
+/// Pieces in flight per blob, each way (an upload also keeps up to `upload::WINDOW` bytes it has sent).
 const IN_FLIGHT: usize = 4;
 /// Attempts for a request that failed transiently (connection reset, 5xx, 429).
 const ATTEMPTS: u32 = 4;
 /// The first pause between attempts; it doubles each time.
 const FIRST_BACKOFF: Duration = Duration::from_millis(300);
+/// How long an abandoned upload may take to end its PATCH before it is cut off.
+const ABANDON_WAIT: Duration = Duration::from_secs(10);
 
 const MANIFEST_TYPES: &[&str] = &[
     OCI_MANIFEST,
@@ -70,6 +75,8 @@ struct Connection {
     location: RegistryLocation,
     /// What the client authenticates with (oci-client keeps the first one it is given per registry).
     auth: RegistryAuth,
+    /// `https` or `http` (when TLS is not required and the registry does not speak it).
+    scheme: &'static str,
 }
 
 impl Connection {
@@ -101,6 +108,7 @@ impl Connection {
             None => RegistryAuth::Anonymous,
         };
         let mut client = build(ClientProtocol::Https)?;
+        let mut scheme = "https";
         if !options.tls_verify {
             // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak it.
             let probe = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
@@ -112,10 +120,29 @@ impl Connection {
             });
             if !https_works {
                 client = build(ClientProtocol::Http)?;
+                scheme = "http";
             }
         }
         runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
-        Ok(Self { runtime, client, location: location.clone(), auth })
+        Ok(Self { runtime, client, location: location.clone(), auth, scheme })
+    }
+
+    /// An uploader for this repository, on an HTTP client with the same TLS settings as oci-client's.
+    fn uploader(&self, options: &RegistryOptions) -> Result<Uploader, Error> {
+        let failed = |what: &str| Error::Io(format!("{}: cannot set up the client: {what}", self.location.registry));
+        let mut roots = Vec::new();
+        for certificate in tls::ca_certificates(&options.cert_dirs)? {
+            roots.push(reqwest::Certificate::try_from(&certificate).map_err(|e| failed(&chain(&e)))?);
+        }
+        let http = reqwest::Client::builder()
+            .danger_accept_invalid_certs(!options.tls_verify)
+            .tls_certs_merge(roots)
+            .connect_timeout(Duration::from_secs(30))
+            .read_timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| failed(&chain(&e)))?;
+        Uploader::new(http, self.client.clone(), self.auth.clone(), self.by_tag("latest"), self.scheme)
+            .map_err(|e| failed(&e.describe()))
     }
 
     fn by_digest(&self, digest: &str) -> Reference {
@@ -303,6 +330,7 @@ pub struct RegistryDestination {
     present: RefCell<HashSet<String>>,
     /// Manifests pushed in this run (by digest): the root is pushed again under the tag on commit.
     manifests: HashMap<String, (Vec<u8>, String)>,
+    uploader: Arc<Uploader>,
     log: Log,
 }
 
@@ -334,7 +362,8 @@ impl RegistryDestination {
         let mount_from = mount_from
             .filter(|source| source.registry == location.registry && source.repository != location.repository)
             .map(|source| Reference::with_tag(source.registry.clone(), source.repository.clone(), "latest".into()));
-        Ok(Self { connection, mount_from, present: RefCell::default(), manifests: HashMap::new(), log })
+        let uploader = Arc::new(connection.uploader(options)?);
+        Ok(Self { connection, mount_from, present: RefCell::default(), manifests: HashMap::new(), uploader, log })
     }
 
     fn exists(&self, digest: &str) -> Result<bool, OciDistributionError> {
@@ -375,7 +404,7 @@ impl ImageDestination for RegistryDestination {
     fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
-            buffer: BytesMut::with_capacity(CHUNK),
+            buffer: BytesMut::with_capacity(PIECE),
             upload: None,
             written: 0,
         }))
@@ -426,10 +455,11 @@ impl RegistryDestination {
     }
 }
 
-/// One upload in progress: the chunks go through `sender` to oci-client's chunked push.
+/// One upload in progress: the pieces go through `sender` to the uploader's task.
 struct Upload {
-    sender: mpsc::Sender<oci_client::errors::Result<Bytes>>,
-    task: tokio::task::JoinHandle<oci_client::errors::Result<PushBlobStreamChunkedResponse>>,
+    sender: mpsc::Sender<Bytes>,
+    task: tokio::task::JoinHandle<Result<Uploaded, Failure>>,
+    tracker: Tracker,
 }
 
 struct RegistryBlobWriter<'a> {
@@ -440,22 +470,19 @@ struct RegistryBlobWriter<'a> {
 }
 
 impl RegistryBlobWriter<'_> {
-    fn send_chunk(&mut self) -> io::Result<()> {
-        let chunk = self.buffer.split().freeze();
-        self.buffer.reserve(CHUNK);
-        let connection = &self.destination.connection;
+    fn send_piece(&mut self) -> io::Result<()> {
+        let piece = self.buffer.split().freeze();
+        self.buffer.reserve(PIECE);
+        let destination = self.destination;
         let upload = self.upload.get_or_insert_with(|| {
             let (sender, receiver) = mpsc::channel(IN_FLIGHT);
-            let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
-                receiver.recv().await.map(|item| (item, receiver))
-            });
-            let client = connection.client.clone();
-            let reference = connection.by_tag("latest");
-            let task =
-                connection.runtime.spawn(async move { client.push_blob_stream_chunked(&reference, stream).await });
-            Upload { sender, task }
+            let tracker = Tracker::default();
+            let uploader = Arc::clone(&destination.uploader);
+            let progress = Arc::clone(&tracker);
+            let task = destination.connection.runtime.spawn(async move { uploader.send(receiver, progress).await });
+            Upload { sender, task, tracker }
         });
-        if upload.sender.blocking_send(Ok(chunk)).is_ok() {
+        if upload.sender.blocking_send(piece).is_ok() {
             return Ok(());
         }
         // The upload ended early: it failed, and its task says why.
@@ -466,7 +493,7 @@ impl RegistryBlobWriter<'_> {
     fn finish_error(&self, upload: Upload) -> Error {
         let connection = &self.destination.connection;
         match connection.runtime.block_on(upload.task) {
-            Ok(Err(e)) => registry_error(&connection.location, "uploading", e),
+            Ok(Err(failure)) => failure.into_error(&connection.location, "uploading"),
             Ok(Ok(_)) => Error::Io("uploading: the upload ended early".into()),
             Err(e) => Error::Io(format!("uploading: {e}")),
         }
@@ -475,11 +502,11 @@ impl RegistryBlobWriter<'_> {
 
 impl Write for RegistryBlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = buf.len().min(CHUNK - self.buffer.len());
+        let n = buf.len().min(PIECE - self.buffer.len());
         self.buffer.extend_from_slice(&buf[..n]);
         self.written += n as u64;
-        if self.buffer.len() == CHUNK {
-            self.send_chunk()?;
+        if self.buffer.len() == PIECE {
+            self.send_piece()?;
         }
         Ok(n)
     }
@@ -491,10 +518,11 @@ impl Write for RegistryBlobWriter<'_> {
 
 impl BlobWriter for RegistryBlobWriter<'_> {
     fn commit(mut self: Box<Self>, digest: &str) -> Result<(), Error> {
-        let connection = &self.destination.connection;
+        let destination = self.destination;
+        let connection = &destination.connection;
         let what = format!("pushing blob {digest}");
         match self.upload.take() {
-            // Smaller than a chunk: sent whole, so that it can be retried.
+            // Smaller than a piece: sent whole, so that it can be retried.
             None => {
                 let bytes = self.buffer.split().freeze();
                 let reference = connection.by_digest(digest);
@@ -505,37 +533,54 @@ impl BlobWriter for RegistryBlobWriter<'_> {
             }
             Some(upload) => {
                 if !self.buffer.is_empty() {
-                    let chunk = self.buffer.split().freeze();
-                    if upload.sender.blocking_send(Ok(chunk)).is_err() {
+                    let piece = self.buffer.split().freeze();
+                    if upload.sender.blocking_send(piece).is_err() {
                         return Err(self.finish_error(upload).in_blob(digest));
                     }
                 }
-                drop(upload.sender); // the end of the stream: oci-client sends the closing PUT ?digest=
-                let pushed = connection
+                drop(upload.sender); // the end of the blob: the task sends what is left and returns
+                let uploaded = connection
                     .runtime
                     .block_on(upload.task)
                     .map_err(|e| Error::Io(format!("{what}: {e}")))?
-                    .map_err(|e| registry_error(&connection.location, &what, e))?;
-                if pushed.blob_digest != digest {
-                    return Err(Error::Integrity(format!(
-                        "{what}: the uploaded bytes have digest {}",
-                        pushed.blob_digest
-                    )));
+                    .map_err(|failure| failure.into_error(&connection.location, &what))?;
+                for note in &uploaded.notes {
+                    (destination.log)(&format!("blob {digest}: {note}"));
                 }
+                connection
+                    .runtime
+                    .block_on(destination.uploader.finish(&uploaded, digest))
+                    .map_err(|failure| failure.into_error(&connection.location, &what))?;
             }
         }
-        (self.destination.log)(&format!("pushed blob {digest} ({} bytes)", self.written));
-        self.destination.present.borrow_mut().insert(digest.to_owned());
+        (destination.log)(&format!("pushed blob {digest} ({} bytes)", self.written));
+        destination.present.borrow_mut().insert(digest.to_owned());
         Ok(())
     }
 }
 
 impl Drop for RegistryBlobWriter<'_> {
     fn drop(&mut self) {
-        // Not committed: cancel the upload before its closing PUT, so that the registry never stores a truncated
-        // blob (the upload session it opened expires on the registry's side).
+        // Not committed (the cipher failed, or the HMAC did not verify): the upload is never closed with a PUT, so
+        // the registry never stores a blob of it, and it is cancelled (DELETE) so that its bytes go too. The PATCH
+        // is ended cleanly rather than cut: docker's registry will not cancel an upload whose last request broke.
         if let Some(upload) = self.upload.take() {
-            upload.task.abort();
+            drop(upload.sender);
+            let destination = self.destination;
+            let runtime = &destination.connection.runtime;
+            let mut task = upload.task;
+            let ended = runtime.block_on(async { tokio::time::timeout(ABANDON_WAIT, &mut task).await });
+            let session = match ended {
+                Ok(Ok(Ok(uploaded))) => Some(uploaded.into_session()),
+                Ok(_) => None, // it failed, and cancelled itself
+                Err(_) => {
+                    task.abort();
+                    upload.tracker.lock().ok().and_then(|mut s| s.take())
+                }
+            };
+            if let Some(session) = session {
+                runtime.block_on(destination.uploader.cancel(&session));
+            }
         }
     }
 }
@@ -613,6 +658,9 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
             let codes: Vec<&OciErrorCode> = envelope.errors.iter().map(|e| &e.code).collect();
             if codes.iter().any(|c| matches!(c, OciErrorCode::Unauthorized | OciErrorCode::Denied)) {
                 Error::RegistryDenied(message)
+            } else if codes.iter().any(|c| matches!(c, OciErrorCode::DigestInvalid)) {
+                // The registry hashed the uploaded bytes to another digest than the one they were pushed under.
+                Error::Integrity(message)
             } else if codes.iter().any(|c| {
                 matches!(
                     c,
@@ -689,6 +737,8 @@ mod tests {
         assert!(matches!(classify(envelope(OciErrorCode::NameUnknown)), Error::NotFound(_)));
         assert!(matches!(classify(envelope(OciErrorCode::BlobUnknown)), Error::NotFound(_)));
         assert!(matches!(classify(server(500)), Error::Io(_)));
+        // The registry hashed an upload to another digest than the one it was closed under.
+        assert!(matches!(classify(envelope(OciErrorCode::DigestInvalid)), Error::Integrity(_)));
         let message = classify(server(503)).to_string();
         assert!(message.starts_with("localhost:5000/app: manifest v1:"), "{message}");
     }

@@ -1,0 +1,667 @@
+//! Blob uploads: one streaming PATCH per blob, as docker and containers/image send them, and, when that PATCH is
+//! refused or breaks, the rest in `Content-Range` chunks from the offset the registry reports.
+//!
+//! Why not oci-client's chunked push: it sends one PATCH per 4 MiB (a round trip, and for docker's registry a
+//! reopened upload, per chunk), retries none of them, and hashes every byte once more although the registry
+//! checks the digest on the closing PUT anyway. Its request helpers (the auth headers) are private, so these
+//! requests are made here, on a reqwest client set up like oci-client's, with the token oci-client's `auth` gets.
+//!
+//! Resuming needs the bytes again, and they come from a cipher that cannot rewind: so the last [`WINDOW`] bytes
+//! sent are kept (reference-counted pieces, no copies). After a failure, the upload's status (GET) says how much
+//! the registry stored; if the window still holds what follows, the upload goes on from there in chunks, each
+//! acknowledged before the next. Docker's registry (distribution 2.x) cannot resume an upload that stored part of
+//! a broken request (it cancels it); a blob that fits the window then starts over in a new upload, and a larger
+//! one fails with a message saying so. Nothing is tagged either way: the manifest is pushed only after its blobs.
+
+use super::{ATTEMPTS, FIRST_BACKOFF, is_transient};
+use crate::oci::{Error, RegistryLocation};
+use bytes::{Bytes, BytesMut};
+use oci_client::errors::{OciDistributionError, OciEnvelope, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference, RegistryOperation};
+use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE};
+use reqwest::{Method, StatusCode, Url};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use zeroize::Zeroizing;
+
+/// Bytes kept after they were sent, to send again after a broken request. It bounds the memory an upload
+/// holds, and is the largest blob that can start over on a registry that cannot resume.
+pub const WINDOW: usize = 16 << 20;
+/// Size of one `Content-Range` chunk once the streaming PATCH has failed.
+const FALLBACK_CHUNK: usize = 4 << 20;
+const OCTET_STREAM: &str = "application/octet-stream";
+
+/// Why an upload request failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The registry answered with an error (`status`), or the request did not complete (no status).
+    Request { status: Option<StatusCode>, error: OciDistributionError },
+    /// The registry's answer made no sense, or the upload cannot go on.
+    Stopped(String),
+}
+
+impl Failure {
+    fn status(&self) -> Option<StatusCode> {
+        match self {
+            Failure::Request { status, .. } => *status,
+            Failure::Stopped(_) => None,
+        }
+    }
+
+    fn is_transient(&self) -> bool {
+        matches!(self, Failure::Request { error, .. } if is_transient(error))
+    }
+
+    fn is_envelope(&self, code: &OciErrorCode) -> bool {
+        matches!(self, Failure::Request { error: OciDistributionError::RegistryError { envelope, .. }, .. }
+            if envelope.errors.iter().any(|e| e.code == *code))
+    }
+
+    /// What went wrong, on one line.
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::Request { error, .. } => super::chain(error),
+            Failure::Stopped(message) => message.clone(),
+        }
+    }
+
+    /// The error to report for `what` at `location`.
+    pub fn into_error(self, location: &RegistryLocation, what: &str) -> Error {
+        match self {
+            Failure::Request { error, .. } => super::registry_error(location, what, error),
+            Failure::Stopped(message) => {
+                Error::Io(format!("{}/{}: {what}: {message}", location.registry, location.repository))
+            }
+        }
+    }
+}
+
+impl From<reqwest::Error> for Failure {
+    fn from(error: reqwest::Error) -> Self {
+        // Without the URL: an upload's carries a long state token that says nothing to the reader.
+        Failure::Request { status: error.status(), error: OciDistributionError::RequestError(error.without_url()) }
+    }
+}
+
+impl From<OciDistributionError> for Failure {
+    fn from(error: OciDistributionError) -> Self {
+        Failure::Request { status: None, error }
+    }
+}
+
+/// How requests to the registry authenticate.
+#[derive(Clone)]
+enum Authorization {
+    Anonymous,
+    Bearer(Zeroizing<String>),
+    Basic(String, Zeroizing<String>),
+}
+
+/// One upload session: where its next request goes, and with which credentials.
+pub struct Session {
+    location: Url,
+    authorization: Authorization,
+}
+
+/// An upload whose bytes the registry has all acknowledged; the closing PUT names its digest.
+pub struct Uploaded {
+    session: Session,
+    /// What happened on the way (a refused streamed PATCH, a resumed upload), for the log.
+    pub notes: Vec<String>,
+}
+
+impl Uploaded {
+    /// The session, to cancel an upload that will not be closed.
+    pub fn into_session(self) -> Session {
+        self.session
+    }
+}
+
+/// Where an upload in progress stands, so that an abandoned upload can be cancelled.
+pub type Tracker = Arc<Mutex<Option<Session>>>;
+
+/// Uploads blobs to one repository.
+pub struct Uploader {
+    http: reqwest::Client,
+    client: Client,
+    auth: RegistryAuth,
+    /// The repository, for oci-client's token request.
+    reference: Reference,
+    /// `scheme://host[:port]` of the registry; credentials go to this origin only.
+    origin: Url,
+    repository: String,
+    /// Set once the registry refused a streamed PATCH: later blobs go in chunks from the start.
+    chunks_only: AtomicBool,
+}
+
+impl Uploader {
+    pub fn new(
+        http: reqwest::Client,
+        client: Client,
+        auth: RegistryAuth,
+        reference: Reference,
+        scheme: &str,
+    ) -> Result<Self, Failure> {
+        let origin = Url::parse(&format!("{scheme}://{}/", reference.resolve_registry()))
+            .map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
+        let repository = reference.repository().to_owned();
+        Ok(Self { http, client, auth, reference, origin, repository, chunks_only: AtomicBool::new(false) })
+    }
+
+    /// Sends every piece that arrives on `pieces` until the channel closes; returns once the registry has them all.
+    /// An upload that fails is cancelled on the registry.
+    pub async fn send(&self, pieces: mpsc::Receiver<Bytes>, tracker: Tracker) -> Result<Uploaded, Failure> {
+        let outcome = self.send_all(pieces, &tracker).await;
+        if outcome.is_err() {
+            let session = tracker.lock().ok().and_then(|mut s| s.take());
+            if let Some(session) = session {
+                self.cancel(&session).await;
+            }
+        }
+        outcome
+    }
+
+    async fn send_all(&self, mut pieces: mpsc::Receiver<Bytes>, tracker: &Tracker) -> Result<Uploaded, Failure> {
+        let mut session = self.start().await?;
+        let mut window = Window::default();
+        let mut from = 0;
+        let mut streaming = !self.chunks_only.load(Ordering::Relaxed);
+        let mut notes = Vec::new();
+        let mut failures = 0;
+        loop {
+            *tracker.lock().expect("tracker") = Some(session.clone());
+            let attempt = if streaming {
+                self.stream(&mut session, from, &mut window, &mut pieces).await
+            } else {
+                self.chunks(&mut session, from, &mut window, &mut pieces).await
+            };
+            let failure = match attempt {
+                Ok(()) => {
+                    *tracker.lock().expect("tracker") = Some(session.clone());
+                    return Ok(Uploaded { session, notes });
+                }
+                Err(failure) => failure,
+            };
+            failures += 1;
+            if failures >= ATTEMPTS || failure.status() == Some(StatusCode::FORBIDDEN) {
+                return Err(failure);
+            }
+            if streaming && refuses_streaming(&failure) {
+                self.chunks_only.store(true, Ordering::Relaxed);
+            }
+            streaming = false;
+            tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
+            if failure.status() == Some(StatusCode::UNAUTHORIZED) {
+                session.authorization = self.authorization().await?;
+            }
+            let sent = window.end;
+            from = self.resume(&mut session, &window, &failure).await?;
+            notes.push(format!(
+                "the upload failed after {sent} bytes ({}); going on in {} MiB chunks from byte {from}",
+                failure.describe(),
+                FALLBACK_CHUNK >> 20
+            ));
+        }
+    }
+
+    /// Closes the upload under `digest` (the registry checks the bytes against it).
+    pub async fn finish(&self, uploaded: &Uploaded, digest: &str) -> Result<(), Failure> {
+        let session = &uploaded.session;
+        let mut url = session.location.clone();
+        url.query_pairs_mut().append_pair("digest", digest);
+        match self.retried(Method::PUT, &url, &session.authorization, StatusCode::CREATED).await {
+            Ok(response) => check_digest(&response, digest),
+            // The upload is gone: an earlier attempt's PUT went through and its answer was lost, or the blob
+            // was there already. Either way what counts is that the repository has the blob.
+            Err(failure) if failure.status() == Some(StatusCode::NOT_FOUND) => {
+                let reference = Reference::with_digest(
+                    self.reference.registry().to_owned(),
+                    self.repository.clone(),
+                    digest.into(),
+                );
+                match self.client.blob_exists(&reference, digest).await {
+                    Ok(true) => Ok(()),
+                    _ => Err(failure),
+                }
+            }
+            Err(failure) => Err(failure),
+        }
+    }
+
+    /// Cancels an upload that will not be finished (best effort: registries also expire them).
+    pub async fn cancel(&self, session: &Session) {
+        let request = self.request(Method::DELETE, &session.location, &session.authorization);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), request.send()).await;
+    }
+
+    /// Opens an upload session (POST).
+    async fn start(&self) -> Result<Session, Failure> {
+        let authorization = self.authorization().await?;
+        let url = self
+            .origin
+            .join(&format!("v2/{}/blobs/uploads/", self.repository))
+            .map_err(|e| Failure::Stopped(format!("upload address: {e}")))?;
+        let response = self.retried(Method::POST, &url, &authorization, StatusCode::ACCEPTED).await?;
+        let location = self.location(&response)?;
+        Ok(Session { location, authorization })
+    }
+
+    /// A request without a body, sent again after a pause when it failed transiently.
+    async fn retried(
+        &self,
+        method: Method,
+        url: &Url,
+        authorization: &Authorization,
+        expected: StatusCode,
+    ) -> Result<reqwest::Response, Failure> {
+        let mut failures = 0;
+        loop {
+            let sent = self.request(method.clone(), url, authorization).header(CONTENT_LENGTH, 0).send().await;
+            let outcome = match sent {
+                Ok(response) => expect(response, expected).await,
+                Err(e) => Err(e.into()),
+            };
+            match outcome {
+                Err(failure) if failures + 1 < ATTEMPTS && failure.is_transient() => {
+                    failures += 1;
+                    tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// Sends the window's bytes from `from`, then every piece still to come, in one PATCH.
+    async fn stream(
+        &self,
+        session: &mut Session,
+        from: u64,
+        window: &mut Window,
+        pieces: &mut mpsc::Receiver<Bytes>,
+    ) -> Result<(), Failure> {
+        let (body, body_pieces) = mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+        let request = self
+            .request(Method::PATCH, &session.location, &session.authorization)
+            .header(CONTENT_TYPE, OCTET_STREAM)
+            .body(reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(body_pieces)))
+            .send();
+        let feed = async {
+            for piece in window.from(from) {
+                if body.send(Ok(piece)).await.is_err() {
+                    return;
+                }
+            }
+            while let Some(piece) = pieces.recv().await {
+                window.push(piece.clone());
+                window.keep_last(WINDOW);
+                // Err: the request ended early (it failed); the piece is in the window, to be sent again.
+                if body.send(Ok(piece)).await.is_err() {
+                    return;
+                }
+            }
+            drop(body); // the end of the blob: the request body ends here
+        };
+        let (response, ()) = tokio::join!(request, feed);
+        let response = expect(response?, StatusCode::ACCEPTED).await?;
+        self.acknowledged(session, &response, window.end)?;
+        window.forget_below(window.end);
+        Ok(())
+    }
+
+    /// Sends the window's bytes from `from`, then the pieces still to come, in `Content-Range` chunks.
+    async fn chunks(
+        &self,
+        session: &mut Session,
+        from: u64,
+        window: &mut Window,
+        pieces: &mut mpsc::Receiver<Bytes>,
+    ) -> Result<(), Failure> {
+        let mut offset = from;
+        loop {
+            while window.end - offset < FALLBACK_CHUNK as u64 {
+                match pieces.recv().await {
+                    Some(piece) => window.push(piece),
+                    None => break,
+                }
+            }
+            let length = (window.end - offset).min(FALLBACK_CHUNK as u64);
+            if length == 0 {
+                return Ok(());
+            }
+            let chunk = window.copy(offset, length as usize);
+            let response = self
+                .request(Method::PATCH, &session.location, &session.authorization)
+                .header(CONTENT_TYPE, OCTET_STREAM)
+                .header("Content-Range", format!("{offset}-{}", offset + length - 1))
+                .header(CONTENT_LENGTH, length)
+                .body(chunk)
+                .send()
+                .await?;
+            let response = expect(response, StatusCode::ACCEPTED).await?;
+            offset += length;
+            self.acknowledged(session, &response, offset)?;
+            window.forget_below(offset);
+        }
+    }
+
+    /// Finds where to go on after `failure`: at the offset the registry reports, or at 0 in a new upload.
+    async fn resume(&self, session: &mut Session, window: &Window, failure: &Failure) -> Result<u64, Failure> {
+        let status = self.status(session).await;
+        match status {
+            Ok(offset) if window.holds(offset) => return Ok(offset),
+            // The registry cancelled the upload (docker's registry does once a broken request stored part of
+            // its bytes), lost it, or stored more than was sent: start over if every byte is still here.
+            _ if window.start == 0 => {
+                *session = self.start().await?;
+                return Ok(0);
+            }
+            Ok(_) | Err(_) => {}
+        }
+        let stored = match status {
+            Ok(0) => "the registry has none of them".to_owned(),
+            Ok(offset) => format!("the registry has the first {offset}"),
+            Err(e) => format!("the registry cannot resume the upload ({})", e.describe()),
+        };
+        Err(Failure::Stopped(format!(
+            "the upload broke after {} bytes ({}); {stored}, and only the last {} MiB are kept to send again: run the \
+             command again",
+            window.end,
+            failure.describe(),
+            WINDOW >> 20
+        )))
+    }
+
+    /// The number of bytes the registry has stored for the upload (GET on its location).
+    async fn status(&self, session: &mut Session) -> Result<u64, Failure> {
+        let response = self.request(Method::GET, &session.location, &session.authorization).send().await?;
+        let response = expect(response, StatusCode::NO_CONTENT).await?;
+        let offset = stored_bytes(&response)?;
+        if let Some(location) = response.headers().get(LOCATION) {
+            session.location = self.resolve(location)?;
+        }
+        Ok(offset)
+    }
+
+    /// Takes the next location from an acknowledged PATCH, and checks that the registry stored `end` bytes.
+    fn acknowledged(&self, session: &mut Session, response: &reqwest::Response, end: u64) -> Result<(), Failure> {
+        session.location = self.location(response)?;
+        // A registry that omits the range is taken at its word (202); one that states it must agree.
+        if response.headers().contains_key(RANGE) {
+            let stored = stored_bytes(response)?;
+            if stored != end {
+                return Err(Failure::Stopped(format!("the registry stored {stored} bytes of the {end} sent")));
+            }
+        }
+        Ok(())
+    }
+
+    fn location(&self, response: &reqwest::Response) -> Result<Url, Failure> {
+        let value = response.headers().get(LOCATION).ok_or_else(|| {
+            Failure::Stopped(format!("the registry's answer ({}) has no Location", response.status()))
+        })?;
+        self.resolve(value)
+    }
+
+    /// A Location header, absolute or relative to the registry.
+    fn resolve(&self, value: &reqwest::header::HeaderValue) -> Result<Url, Failure> {
+        let text =
+            value.to_str().map_err(|_| Failure::Stopped("the registry sent a Location that is not text".into()))?;
+        self.origin.join(text).map_err(|e| Failure::Stopped(format!("the registry sent Location `{text}`: {e}")))
+    }
+
+    /// A request, with the credentials only when it goes to the registry itself (a Location may point
+    /// elsewhere, and a token must not follow it: CVE-2020-15157).
+    fn request(&self, method: Method, url: &Url, authorization: &Authorization) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url.clone());
+        let same_origin = url.scheme() == self.origin.scheme()
+            && url.host_str() == self.origin.host_str()
+            && url.port_or_known_default() == self.origin.port_or_known_default();
+        match authorization {
+            _ if !same_origin => request,
+            Authorization::Anonymous => request,
+            Authorization::Bearer(token) => request.bearer_auth(token.as_str()),
+            Authorization::Basic(user, password) => request.basic_auth(user, Some(password.as_str())),
+        }
+    }
+
+    /// Credentials for pushing: a bearer token from the registry's token service when it has one (oci-client
+    /// asks it), else the basic credentials, else none.
+    async fn authorization(&self) -> Result<Authorization, Failure> {
+        let token = self.client.auth(&self.reference, &self.auth, RegistryOperation::Push).await?;
+        Ok(match (token, &self.auth) {
+            (Some(token), _) => Authorization::Bearer(Zeroizing::new(token)),
+            (None, RegistryAuth::Basic(user, password)) => {
+                Authorization::Basic(user.clone(), Zeroizing::new(password.clone()))
+            }
+            (None, _) => Authorization::Anonymous,
+        })
+    }
+}
+
+impl Clone for Session {
+    fn clone(&self) -> Self {
+        Self { location: self.location.clone(), authorization: self.authorization.clone() }
+    }
+}
+
+/// A streamed PATCH that the registry answered with a refusal (not a failure of the moment): the registry wants
+/// `Content-Range` chunks.
+fn refuses_streaming(failure: &Failure) -> bool {
+    failure.status().is_some_and(|s| {
+        s.is_client_error()
+            && !matches!(
+                s,
+                StatusCode::UNAUTHORIZED
+                    | StatusCode::FORBIDDEN
+                    | StatusCode::NOT_FOUND
+                    | StatusCode::TOO_MANY_REQUESTS
+            )
+    }) && !failure.is_envelope(&OciErrorCode::BlobUploadInvalid)
+}
+
+/// The response when it has the `expected` status, else the registry's error (its JSON envelope when it sent one).
+async fn expect(response: reqwest::Response, expected: StatusCode) -> Result<reqwest::Response, Failure> {
+    let status = response.status();
+    if status == expected {
+        return Ok(response);
+    }
+    let url = response.url().to_string();
+    let text = response.text().await.unwrap_or_default();
+    let error = match serde_json::from_str::<OciEnvelope>(&text) {
+        Ok(envelope) if !envelope.errors.is_empty() => OciDistributionError::RegistryError { envelope, url },
+        _ => OciDistributionError::ServerError { code: status.as_u16(), url, message: text.trim().to_owned() },
+    };
+    Err(Failure::Request { status: Some(status), error })
+}
+
+/// The bytes an upload holds, from its `Range: 0-LAST`. Docker's registry says `0-0` for an empty upload as
+/// for a one-byte one; the empty upload is by far the likelier (a request that stored nothing), and a wrong
+/// guess costs a digest mismatch at the closing PUT, not a wrong blob.
+fn stored_bytes(response: &reqwest::Response) -> Result<u64, Failure> {
+    let Some(value) = response.headers().get(RANGE) else { return Ok(0) };
+    let text = value.to_str().unwrap_or_default();
+    let last = text
+        .trim_start_matches("bytes=")
+        .split_once('-')
+        .filter(|(first, _)| *first == "0")
+        .and_then(|(_, last)| last.trim().parse::<u64>().ok())
+        .ok_or_else(|| Failure::Stopped(format!("the registry sent `Range: {text}`")))?;
+    Ok(if last == 0 { 0 } else { last + 1 })
+}
+
+/// The registry's digest for the blob it created, when it says one, must be the one asked for.
+fn check_digest(response: &reqwest::Response, digest: &str) -> Result<(), Failure> {
+    match response.headers().get("Docker-Content-Digest").and_then(|v| v.to_str().ok()) {
+        Some(stored) if stored != digest => Err(Failure::Request {
+            status: Some(response.status()),
+            error: OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError {
+                expected: digest.to_owned(),
+                actual: stored.to_owned(),
+            }),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes sent and not yet known to be stored: `pieces` hold offsets `start..end` of the blob.
+#[derive(Default)]
+struct Window {
+    pieces: VecDeque<Bytes>,
+    start: u64,
+    end: u64,
+}
+
+impl Window {
+    fn push(&mut self, piece: Bytes) {
+        self.end += piece.len() as u64;
+        self.pieces.push_back(piece);
+    }
+
+    /// Drops the oldest whole pieces while the rest still holds `limit` bytes or more.
+    fn keep_last(&mut self, limit: usize) {
+        while let Some(front) = self.pieces.front() {
+            if self.end - self.start - (front.len() as u64) < limit as u64 {
+                break;
+            }
+            self.start += front.len() as u64;
+            self.pieces.pop_front();
+        }
+    }
+
+    /// Drops the bytes before `offset` (the registry has them).
+    fn forget_below(&mut self, offset: u64) {
+        while let Some(front) = self.pieces.front_mut() {
+            let front_end = self.start + front.len() as u64;
+            if front_end <= offset {
+                self.start = front_end;
+                self.pieces.pop_front();
+            } else {
+                if offset > self.start {
+                    let _ = front.split_to((offset - self.start) as usize);
+                    self.start = offset;
+                }
+                break;
+            }
+        }
+        self.start = self.start.max(offset.min(self.end));
+    }
+
+    fn holds(&self, offset: u64) -> bool {
+        (self.start..=self.end).contains(&offset)
+    }
+
+    /// The bytes from `offset` to the end, as pieces (shared, not copied).
+    fn from(&self, offset: u64) -> Vec<Bytes> {
+        let mut at = self.start;
+        let mut pieces = Vec::new();
+        for piece in &self.pieces {
+            let piece_end = at + piece.len() as u64;
+            if piece_end > offset {
+                let skip = offset.saturating_sub(at) as usize;
+                pieces.push(piece.slice(skip..));
+            }
+            at = piece_end;
+        }
+        pieces
+    }
+
+    /// `length` bytes from `offset`, in one buffer (a chunk request needs its length up front).
+    fn copy(&self, offset: u64, length: usize) -> Bytes {
+        let mut chunk = BytesMut::with_capacity(length);
+        for piece in self.from(offset) {
+            let wanted = length - chunk.len();
+            if wanted == 0 {
+                break;
+            }
+            chunk.extend_from_slice(&piece[..piece.len().min(wanted)]);
+        }
+        chunk.freeze()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(sizes: &[usize]) -> Window {
+        let mut window = Window::default();
+        let mut next = 0u8;
+        for &size in sizes {
+            let piece: Vec<u8> = (0..size)
+                .map(|_| {
+                    next = next.wrapping_add(1);
+                    next
+                })
+                .collect();
+            window.push(Bytes::from(piece));
+        }
+        window
+    }
+
+    fn bytes(pieces: Vec<Bytes>) -> Vec<u8> {
+        pieces.concat()
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_bytes_in_whole_pieces() {
+        let mut w = window(&[4, 4, 4, 4]);
+        w.keep_last(9);
+        // 12 bytes remain: dropping another piece would leave 8 < 9.
+        assert_eq!((w.start, w.end), (4, 16));
+        assert!(w.holds(4) && w.holds(16) && !w.holds(3));
+        assert_eq!(bytes(w.from(10)), (11..=16).collect::<Vec<u8>>());
+        assert_eq!(w.copy(6, 5).to_vec(), (7..=11).collect::<Vec<u8>>());
+        w.forget_below(10);
+        assert_eq!(w.start, 10);
+        assert_eq!(bytes(w.from(10)), (11..=16).collect::<Vec<u8>>());
+        w.forget_below(16);
+        assert_eq!((w.start, w.end, w.pieces.len()), (16, 16, 0));
+        assert!(w.from(16).is_empty());
+    }
+
+    #[test]
+    fn a_copy_is_cut_at_the_length_asked() {
+        let w = window(&[3, 3, 3]);
+        assert_eq!(w.copy(0, 9).len(), 9);
+        assert_eq!(w.copy(2, 4).to_vec(), vec![3, 4, 5, 6]);
+    }
+
+    fn answer(range: Option<&str>) -> reqwest::Response {
+        let mut response = http::Response::builder().status(202);
+        if let Some(range) = range {
+            response = response.header(RANGE, range);
+        }
+        reqwest::Response::from(response.body(Vec::<u8>::new()).unwrap())
+    }
+
+    #[test]
+    fn the_stored_size_is_read_from_the_range() {
+        let stored = |range| stored_bytes(&answer(range)).ok();
+        assert_eq!(stored(Some("0-4194303")), Some(4 << 20));
+        assert_eq!(stored(Some("bytes=0-99")), Some(100));
+        // Docker's registry: `0-0` for an empty upload.
+        assert_eq!(stored(Some("0-0")), Some(0));
+        assert_eq!(stored(None), Some(0));
+        for bad in ["5-9", "0-", "junk", "0-x"] {
+            assert_eq!(stored(Some(bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_plain_refusals_of_a_streamed_patch_switch_to_chunks() {
+        let with = |code: u16| Failure::Request {
+            status: Some(StatusCode::from_u16(code).unwrap()),
+            error: OciDistributionError::ServerError { code, url: String::new(), message: String::new() },
+        };
+        for code in [400, 411, 413, 415, 416] {
+            assert!(refuses_streaming(&with(code)), "{code}");
+        }
+        for code in [401, 403, 404, 429, 500, 502] {
+            assert!(!refuses_streaming(&with(code)), "{code}");
+        }
+        assert!(!refuses_streaming(&Failure::Stopped("reset".into())));
+    }
+}

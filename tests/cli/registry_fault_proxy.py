@@ -1,0 +1,153 @@
+"""An HTTP proxy for the registry tests: it breaks blob transfers as registries and networks do.
+
+  registry_fault_proxy.py TARGET_PORT MODE [BYTES]
+
+Listens on a free loopback port (printed on the first line of stdout) and forwards each request to
+127.0.0.1:TARGET_PORT, one request per connection (it tells both sides to close after it), the Host header
+untouched so that the registry's Locations name the proxy. It prints "request METHOD PATH RANGE" for every
+request (RANGE is the Content-Range header, or "-"), and one line for each fault it makes. MODE:
+  pass            no faults;
+  refuse-stream   answers every PATCH without Content-Range with 411 Length Required, never forwarding it
+                  ("refused");
+  break BYTES     reads the first streaming PATCH's body (no Content-Range) up to BYTES, forwards none of it and
+                  closes the connection ("broke"): the registry never sees that request;
+  hold BYTES      forwards the first streaming PATCH until BYTES of its body have passed, then stops reading
+                  ("holding");
+  cut BYTES       closes the first response that passes BYTES, in the middle of it ("cut").
+"""
+import socket
+import sys
+import threading
+
+target = int(sys.argv[1])
+mode = sys.argv[2]
+limit = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+state = {"faulted": False}
+lock = threading.Lock()
+
+
+def say(line):
+    with lock:
+        print(line, flush=True)
+
+
+def close(*sockets):
+    for s in sockets:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
+
+
+def read_head(client):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = client.recv(65536)
+        # Nothing, or a TLS handshake (clients try TLS first): plain HTTP only, as the registry behind.
+        if not chunk or (not data and chunk[:1] == b"\x16"):
+            return None, None, b""
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    headers = [tuple(part.strip() for part in line.split(":", 1)) for line in lines[1:]]
+    return lines[0], headers, rest
+
+
+def first_fault():
+    with lock:
+        if state["faulted"]:
+            return False
+        state["faulted"] = True
+        return True
+
+
+def pipe(source, sink, cut=None):
+    """Copies until the source ends; with `cut`, stops once more than `cut` bytes have passed (the first time)."""
+    passed = 0
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            passed += len(data)
+            if cut is not None and passed > cut and first_fault():
+                say("cut")
+                close(source, sink)
+                return
+            sink.sendall(data)
+    except OSError:
+        pass
+    try:
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def drain(client, body, until):
+    """Reads the request body until `until` bytes have come (or the client stops sending)."""
+    received = len(body)
+    try:
+        while received < until:
+            data = client.recv(65536)
+            if not data:
+                break
+            received += len(data)
+    except OSError:
+        pass
+
+
+def handle(client):
+    request_line, headers, body = read_head(client)
+    if request_line is None:
+        client.close()
+        return
+    method, path = request_line.split(" ")[:2]
+    names = {name.lower(): value for name, value in headers}
+    content_range = names.get("content-range")
+    say(f"request {method} {path.split('?')[0]} {content_range or '-'}")
+
+    if method == "PATCH" and content_range is None and mode == "refuse-stream":
+        say("refused")
+        client.sendall(b"HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        client.shutdown(socket.SHUT_WR)
+        client.settimeout(5)
+        drain(client, body, float("inf"))
+        client.close()
+        return
+    streaming = method == "PATCH" and content_range is None
+    if streaming and mode == "break" and first_fault():
+        drain(client, body, limit)
+        say("broke")
+        close(client)
+        return
+
+    upstream = socket.create_connection(("127.0.0.1", target))
+    kept = [f"{name}: {value}" for name, value in headers if name.lower() not in ("connection", "keep-alive")]
+    head = "\r\n".join([request_line, *kept, "Connection: close", "", ""]).encode("latin-1")
+    upstream.sendall(head + body)
+
+    if streaming and mode == "hold" and first_fault():
+        forwarded = len(body)
+        while forwarded < limit:
+            data = client.recv(65536)
+            if not data:
+                break
+            upstream.sendall(data)
+            forwarded += len(data)
+        say("holding")
+        threading.Event().wait()  # until the test kills the proxy
+
+    threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+    pipe(upstream, client, limit if mode == "cut" else None)
+    close(client, upstream)
+
+
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", 0))
+server.listen(64)
+print(server.getsockname()[1], flush=True)
+while True:
+    connection, _ = server.accept()
+    threading.Thread(target=handle, args=(connection,), daemon=True).start()
