@@ -185,6 +185,16 @@ impl FaultProxy {
         self.seen.borrow().clone()
     }
 
+    /// Stops the proxy and takes every line it printed (call it once the run being watched has ended, so that
+    /// no line is still on its way through the pipe).
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The reader thread ends at the end of the pipe, and so does this.
+        let rest: Vec<String> = self.lines.iter().collect();
+        self.seen.borrow_mut().extend(rest);
+    }
+
     /// Waits until the proxy prints `line`.
     fn wait_for(&self, line: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -228,7 +238,13 @@ fn open_uploads(registry: &Registry, repository: &str) -> usize {
 
 /// Encrypts `src` through `proxy` into `repository:v1` with a JWE key, and checks with skopeo, straight from the
 /// registry, that the pushed image decrypts to `src`'s layers. Returns cryptadm's stderr.
-fn encrypt_through(proxy: &FaultProxy, registry: &Registry, src: &Path, repository: &str, work: &Scratch) -> String {
+fn encrypt_through(
+    proxy: &mut FaultProxy,
+    registry: &Registry,
+    src: &Path,
+    repository: &str,
+    work: &Scratch,
+) -> String {
     let keys = Keys::new();
     let (private, public) = keys.rsa("rsa", 2048);
     let output = cryptadm()
@@ -237,6 +253,7 @@ fn encrypt_through(proxy: &FaultProxy, registry: &Registry, src: &Path, reposito
         .arg(proxy.image(&format!("{repository}:v1")))
         .output()
         .unwrap();
+    proxy.stop();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stderr}\nproxy: {:?}", proxy.lines());
     let back = work.path(&format!("back-{}", repository.replace('/', "-")));
@@ -257,8 +274,8 @@ fn a_blob_goes_up_in_one_streaming_patch() {
     let work = Scratch::new();
     let src = work.path("src");
     large_image(&src, 6 << 20);
-    let proxy = FaultProxy::start(registry, &["pass"]);
-    encrypt_through(&proxy, registry, &src, "stream/app", &work);
+    let mut proxy = FaultProxy::start(registry, &["pass"]);
+    encrypt_through(&mut proxy, registry, &src, "stream/app", &work);
     // The layer in one PATCH without Content-Range, and not one streaming PATCH more (the config is sent whole).
     assert_eq!(proxy.layer_patches(), ["-"], "{:?}", proxy.lines());
     assert_eq!(proxy.lines().iter().filter(|l| l.starts_with("request PATCH ") && l.ends_with(" -")).count(), 1);
@@ -271,8 +288,8 @@ fn a_registry_that_refuses_a_streamed_patch_gets_content_range_chunks() {
     let work = Scratch::new();
     let src = work.path("src");
     large_image(&src, 9 << 20);
-    let proxy = FaultProxy::start(registry, &["refuse-stream"]);
-    let stderr = encrypt_through(&proxy, registry, &src, "refuse/app", &work);
+    let mut proxy = FaultProxy::start(registry, &["refuse-stream"]);
+    let stderr = encrypt_through(&mut proxy, registry, &src, "refuse/app", &work);
     let patches = proxy.layer_patches();
     assert_eq!(patches[0], "-", "{patches:?}");
     // Then 4 MiB chunks from byte 0, in order, each acknowledged before the next.
@@ -287,12 +304,31 @@ fn an_upload_broken_mid_blob_goes_on_from_what_the_registry_stored() {
     let work = Scratch::new();
     let src = work.path("src");
     large_image(&src, 6 << 20);
-    let proxy = FaultProxy::start(registry, &["break", &(2 << 20).to_string()]);
-    let stderr = encrypt_through(&proxy, registry, &src, "broken/app", &work);
+    let mut proxy = FaultProxy::start(registry, &["break", &(2 << 20).to_string()]);
+    let stderr = encrypt_through(&mut proxy, registry, &src, "broken/app", &work);
     assert!(proxy.lines().contains(&"broke".to_owned()), "{:?}", proxy.lines());
     // The registry never saw the broken request: it stored nothing, and the blob went again from byte 0.
     assert!(stderr.contains("from byte 0"), "{stderr}");
     assert_eq!(open_uploads(registry, "broken/app"), 0);
+}
+
+#[test]
+fn a_registry_that_can_resume_gets_the_rest_from_the_byte_it_stored() {
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    large_image(&src, 6 << 20);
+    // The registry stores the first 3 MiB + 12345 bytes of the streaming PATCH, then the connection breaks.
+    let stored = (3 << 20) + 12345;
+    let mut proxy = FaultProxy::start(registry, &["resume", &stored.to_string()]);
+    let stderr = encrypt_through(&mut proxy, registry, &src, "resumed/app", &work);
+    assert!(proxy.lines().contains(&"resumable-broke".to_owned()), "{:?}", proxy.lines());
+    assert!(stderr.contains(&format!("from byte {stored}")), "{stderr}");
+    // Then chunks from exactly there: docker's registry appends whatever comes, so a wrong offset would have
+    // shown as a digest mismatch at the closing PUT, and skopeo's decryption (in encrypt_through) as a bad layer.
+    let patches = proxy.layer_patches();
+    assert!(patches.get(1).is_some_and(|range| range.starts_with(&format!("{stored}-"))), "{patches:?}");
+    assert_eq!(open_uploads(registry, "resumed/app"), 0);
 }
 
 #[test]
@@ -302,7 +338,7 @@ fn an_upload_broken_past_what_can_be_sent_again_fails_and_tags_nothing() {
     let src = work.path("src");
     // The last 16 MiB sent can be sent again; the connection breaks after 20 MiB, none of which the registry got.
     large_image(&src, 24 << 20);
-    let proxy = FaultProxy::start(registry, &["break", &(20 << 20).to_string()]);
+    let mut proxy = FaultProxy::start(registry, &["break", &(20 << 20).to_string()]);
     let keys = Keys::new();
     let (_, public) = keys.rsa("rsa", 2048);
     let output = cryptadm()
@@ -311,6 +347,7 @@ fn an_upload_broken_past_what_can_be_sent_again_fails_and_tags_nothing() {
         .arg(proxy.image("unresumable/app:v1"))
         .output()
         .unwrap();
+    proxy.stop();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("blob sha256:") && stderr.contains("run the command again"), "{stderr}");
@@ -801,7 +838,7 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
     run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image("resume/app:v1")]));
 
     // Every request goes through a proxy that breaks the first response passing 2 MiB: the layer's.
-    let proxy = FaultProxy::start(registry, &["cut", &(2 << 20).to_string()]);
+    let mut proxy = FaultProxy::start(registry, &["cut", &(2 << 20).to_string()]);
     let copied = work.path("copied");
     let outcome = cryptadm()
         .args(["image", "decrypt", "--allow-plaintext", "--src-tls-verify=false"])
@@ -809,6 +846,7 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
         .arg(oci(&copied))
         .output()
         .unwrap();
+    proxy.stop();
     let cut = proxy.lines().iter().any(|l| l == "cut");
     assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
     assert!(cut, "the proxy broke a download: {:?}", proxy.lines());

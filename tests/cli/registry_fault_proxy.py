@@ -13,7 +13,11 @@ request (RANGE is the Content-Range header, or "-"), and one line for each fault
                   closes the connection ("broke"): the registry never sees that request;
   hold BYTES      forwards the first streaming PATCH until BYTES of its body have passed, then stops reading
                   ("holding");
-  cut BYTES       closes the first response that passes BYTES, in the middle of it ("cut").
+  cut BYTES       closes the first response that passes BYTES, in the middle of it ("cut");
+  resume BYTES    makes docker's registry resumable, as other registries are: the first streaming PATCH's first
+                  BYTES go to the registry as a complete request, then the client's connection is closed
+                  ("resumable-broke"); later requests with the upload's old state get the state the registry gave
+                  for those BYTES, so that asking where the upload stands answers BYTES and the upload goes on.
 """
 import socket
 import sys
@@ -22,7 +26,7 @@ import threading
 target = int(sys.argv[1])
 mode = sys.argv[2]
 limit = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-state = {"faulted": False}
+state = {"faulted": False, "stale": None, "fresh": None}
 lock = threading.Lock()
 
 
@@ -97,12 +101,70 @@ def drain(client, body, until):
         pass
 
 
+class Chunked:
+    """Reads a chunked request body (what a streaming PATCH sends)."""
+
+    def __init__(self, client, buffered):
+        self.client, self.buffer = client, buffered
+
+    def _fill(self, needed):
+        while len(self.buffer) < needed:
+            data = self.client.recv(65536)
+            if not data:
+                raise EOFError
+            self.buffer += data
+
+    def _line(self):
+        while b"\r\n" not in self.buffer:
+            self._fill(len(self.buffer) + 1)
+        line, self.buffer = self.buffer.split(b"\r\n", 1)
+        return line
+
+    def read(self, wanted):
+        """Up to `wanted` bytes of payload (fewer when the body ends first)."""
+        payload = b""
+        while len(payload) < wanted:
+            size = int(self._line().split(b";")[0], 16)
+            if size == 0:
+                break
+            self._fill(size + 2)
+            payload += self.buffer[:size]
+            self.buffer = self.buffer[size + 2:]
+        return payload  # may run past `wanted` by the rest of a chunk; the caller cuts
+
+
+def resumable_break(client, request_line, headers, body):
+    method, path = request_line.split(" ")[:2]
+    payload = Chunked(client, body).read(limit)[:limit]
+    kept = [f"{n}: {v}" for n, v in headers if n.lower() not in ("connection", "transfer-encoding", "content-length")]
+    head = "\r\n".join([request_line, *kept, f"Content-Length: {len(payload)}", "Connection: close", "", ""])
+    upstream = socket.create_connection(("127.0.0.1", target))
+    upstream.sendall(head.encode("latin-1") + payload)
+    response = b""
+    while True:
+        data = upstream.recv(65536)
+        if not data:
+            break
+        response += data
+    upstream.close()
+    for line in response.decode("latin-1").split("\r\n"):
+        if line.lower().startswith("location:"):
+            location = line.split(":", 1)[1].strip()
+            state["stale"] = path
+            state["fresh"] = location[location.index("/v2/"):]
+    say("resumable-broke")
+    close(client)
+
+
 def handle(client):
     request_line, headers, body = read_head(client)
     if request_line is None:
         client.close()
         return
     method, path = request_line.split(" ")[:2]
+    if state["stale"] is not None and path == state["stale"]:
+        # The upload's state from before the break: the registry's own for the bytes it got instead.
+        request_line = request_line.replace(path, state["fresh"], 1)
     names = {name.lower(): value for name, value in headers}
     content_range = names.get("content-range")
     say(f"request {method} {path.split('?')[0]} {content_range or '-'}")
@@ -116,6 +178,9 @@ def handle(client):
         client.close()
         return
     streaming = method == "PATCH" and content_range is None
+    if streaming and mode == "resume" and first_fault():
+        resumable_break(client, request_line, headers, body)
+        return
     if streaming and mode == "break" and first_fault():
         drain(client, body, limit)
         say("broke")

@@ -138,7 +138,8 @@ impl Connection {
             .danger_accept_invalid_certs(!options.tls_verify)
             .tls_certs_merge(roots)
             .connect_timeout(Duration::from_secs(30))
-            .read_timeout(Duration::from_secs(300))
+            // No read timeout: reqwest arms it once per request, which would cap a streaming PATCH at its length.
+            // The uploader bounds each step instead (no progress, no answer).
             .build()
             .map_err(|e| failed(&chain(&e)))?;
         Uploader::new(http, self.client.clone(), self.auth.clone(), self.by_tag("latest"), self.scheme)

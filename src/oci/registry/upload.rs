@@ -27,6 +27,19 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use zeroize::Zeroizing;
 
+/// How the body of a streaming PATCH ended.
+enum Fed {
+    /// Every byte went to the request.
+    Ended,
+    /// The request stopped taking bytes: it failed, or was answered.
+    RequestGone,
+    /// The network took nothing for [`STALL`].
+    Stalled,
+}
+
+/// How long the network may take no bytes of an upload, or a registry keep its answer, before the request is
+/// given up on (and the upload resumed). Per step, not per request: a large layer on a slow link takes longer.
+const STALL: std::time::Duration = std::time::Duration::from_secs(300);
 /// Bytes kept after they were sent, to send again after a broken request. It bounds the memory an upload
 /// holds, and is the largest blob that can start over on a registry that cannot resume.
 pub const WINDOW: usize = 16 << 20;
@@ -171,6 +184,8 @@ impl Uploader {
         let mut streaming = !self.chunks_only.load(Ordering::Relaxed);
         let mut notes = Vec::new();
         let mut failures = 0;
+        // Where the window started at the last failure: in chunks it moves only when the registry acknowledges.
+        let mut stored_before_failure = 0;
         loop {
             *tracker.lock().expect("tracker") = Some(session.clone());
             let attempt = if streaming {
@@ -185,7 +200,9 @@ impl Uploader {
                 }
                 Err(failure) => failure,
             };
-            failures += 1;
+            // Failures count against the limit only while no byte gets through between them.
+            failures = if window.start > stored_before_failure { 1 } else { failures + 1 };
+            stored_before_failure = window.start;
             if failures >= ATTEMPTS || failure.status() == Some(StatusCode::FORBIDDEN) {
                 return Err(failure);
             }
@@ -212,7 +229,8 @@ impl Uploader {
         let session = &uploaded.session;
         let mut url = session.location.clone();
         url.query_pairs_mut().append_pair("digest", digest);
-        match self.retried(Method::PUT, &url, &session.authorization, StatusCode::CREATED).await {
+        let mut authorization = session.authorization.clone();
+        match self.retried(Method::PUT, &url, &mut authorization, StatusCode::CREATED).await {
             Ok(response) => check_digest(&response, digest),
             // The upload is gone: an earlier attempt's PUT went through and its answer was lost, or the blob
             // was there already. Either way what counts is that the repository has the blob.
@@ -239,32 +257,39 @@ impl Uploader {
 
     /// Opens an upload session (POST).
     async fn start(&self) -> Result<Session, Failure> {
-        let authorization = self.authorization().await?;
+        let mut authorization = self.authorization().await?;
         let url = self
             .origin
             .join(&format!("v2/{}/blobs/uploads/", self.repository))
             .map_err(|e| Failure::Stopped(format!("upload address: {e}")))?;
-        let response = self.retried(Method::POST, &url, &authorization, StatusCode::ACCEPTED).await?;
+        let response = self.retried(Method::POST, &url, &mut authorization, StatusCode::ACCEPTED).await?;
         let location = self.location(&response)?;
         Ok(Session { location, authorization })
     }
 
-    /// A request without a body, sent again after a pause when it failed transiently.
+    /// A request without a body, sent again after a pause when it failed transiently, and once with fresh
+    /// credentials when the registry no longer takes them (a token expires during a long upload).
     async fn retried(
         &self,
         method: Method,
         url: &Url,
-        authorization: &Authorization,
+        authorization: &mut Authorization,
         expected: StatusCode,
     ) -> Result<reqwest::Response, Failure> {
         let mut failures = 0;
+        let mut refreshed = false;
         loop {
-            let sent = self.request(method.clone(), url, authorization).header(CONTENT_LENGTH, 0).send().await;
+            let sent =
+                self.request(method.clone(), url, authorization).header(CONTENT_LENGTH, 0).timeout(STALL).send().await;
             let outcome = match sent {
                 Ok(response) => expect(response, expected).await,
                 Err(e) => Err(e.into()),
             };
             match outcome {
+                Err(failure) if failure.status() == Some(StatusCode::UNAUTHORIZED) && !refreshed => {
+                    refreshed = true;
+                    *authorization = self.authorization().await?;
+                }
                 Err(failure) if failures + 1 < ATTEMPTS && failure.is_transient() => {
                     failures += 1;
                     tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
@@ -288,23 +313,59 @@ impl Uploader {
             .header(CONTENT_TYPE, OCTET_STREAM)
             .body(reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(body_pieces)))
             .send();
-        let feed = async {
-            for piece in window.from(from) {
-                if body.send(Ok(piece)).await.is_err() {
-                    return;
+        let response = {
+            let feed = async {
+                // Each send waits for the network to take the piece before: a registry that takes nothing for
+                // STALL is given up on (a whole-request timeout would cap the size of a layer instead).
+                let send = |piece| tokio::time::timeout(STALL, body.send(Ok(piece)));
+                for piece in window.from(from) {
+                    match send(piece).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => return Fed::RequestGone,
+                        Err(_) => return Fed::Stalled,
+                    }
                 }
-            }
-            while let Some(piece) = pieces.recv().await {
-                window.push(piece.clone());
-                window.keep_last(WINDOW);
-                // Err: the request ended early (it failed); the piece is in the window, to be sent again.
-                if body.send(Ok(piece)).await.is_err() {
-                    return;
+                while let Some(piece) = pieces.recv().await {
+                    window.push(piece.clone());
+                    window.keep_last(WINDOW);
+                    // The piece is in the window: if it does not go now, it goes again after the failure.
+                    match send(piece).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => return Fed::RequestGone,
+                        Err(_) => return Fed::Stalled,
+                    }
                 }
+                drop(body); // the end of the blob: the request body ends here
+                Fed::Ended
+            };
+            tokio::pin!(request, feed);
+            tokio::select! {
+                // An answer before the last byte: a refusal, or a registry that stopped reading. Feeding stops
+                // here, so that the bytes not sent yet stay in the window for what follows.
+                answer = &mut request => match answer {
+                    Ok(response) if response.status().is_success() => {
+                        return Err(Failure::Stopped("the registry answered before the last byte was sent".into()));
+                    }
+                    answer => answer,
+                },
+                fed = &mut feed => match fed {
+                    Fed::Ended => match tokio::time::timeout(STALL, &mut request).await {
+                        Ok(answer) => answer,
+                        Err(_) => return Err(Failure::Stopped(format!("no answer {} s after the last byte", STALL.as_secs()))),
+                    },
+                    // The request ended (failed, or was answered early); its outcome says how.
+                    Fed::RequestGone => match request.await {
+                        Ok(response) if response.status().is_success() => {
+                            return Err(Failure::Stopped("the registry answered before the last byte was sent".into()));
+                        }
+                        answer => answer,
+                    },
+                    Fed::Stalled => {
+                        return Err(Failure::Stopped(format!("the registry took no data for {} s", STALL.as_secs())));
+                    }
+                },
             }
-            drop(body); // the end of the blob: the request body ends here
         };
-        let (response, ()) = tokio::join!(request, feed);
         let response = expect(response?, StatusCode::ACCEPTED).await?;
         self.acknowledged(session, &response, window.end)?;
         window.forget_below(window.end);
@@ -338,6 +399,7 @@ impl Uploader {
                 .header("Content-Range", format!("{offset}-{}", offset + length - 1))
                 .header(CONTENT_LENGTH, length)
                 .body(chunk)
+                .timeout(STALL)
                 .send()
                 .await?;
             let response = expect(response, StatusCode::ACCEPTED).await?;
@@ -355,6 +417,7 @@ impl Uploader {
             // The registry cancelled the upload (docker's registry does once a broken request stored part of
             // its bytes), lost it, or stored more than was sent: start over if every byte is still here.
             _ if window.start == 0 => {
+                self.cancel(session).await;
                 *session = self.start().await?;
                 return Ok(0);
             }
@@ -376,8 +439,8 @@ impl Uploader {
 
     /// The number of bytes the registry has stored for the upload (GET on its location).
     async fn status(&self, session: &mut Session) -> Result<u64, Failure> {
-        let response = self.request(Method::GET, &session.location, &session.authorization).send().await?;
-        let response = expect(response, StatusCode::NO_CONTENT).await?;
+        let location = session.location.clone();
+        let response = self.retried(Method::GET, &location, &mut session.authorization, StatusCode::NO_CONTENT).await?;
         let offset = stored_bytes(&response)?;
         if let Some(location) = response.headers().get(LOCATION) {
             session.location = self.resolve(location)?;
@@ -450,15 +513,18 @@ impl Clone for Session {
 /// A streamed PATCH that the registry answered with a refusal (not a failure of the moment): the registry wants
 /// `Content-Range` chunks.
 fn refuses_streaming(failure: &Failure) -> bool {
+    // 501: the server does not take chunked request bodies. 408 and 429 are failures of the moment.
     failure.status().is_some_and(|s| {
-        s.is_client_error()
-            && !matches!(
-                s,
-                StatusCode::UNAUTHORIZED
-                    | StatusCode::FORBIDDEN
-                    | StatusCode::NOT_FOUND
-                    | StatusCode::TOO_MANY_REQUESTS
-            )
+        s == StatusCode::NOT_IMPLEMENTED
+            || (s.is_client_error()
+                && !matches!(
+                    s,
+                    StatusCode::UNAUTHORIZED
+                        | StatusCode::FORBIDDEN
+                        | StatusCode::NOT_FOUND
+                        | StatusCode::REQUEST_TIMEOUT
+                        | StatusCode::TOO_MANY_REQUESTS
+                ))
     }) && !failure.is_envelope(&OciErrorCode::BlobUploadInvalid)
 }
 
@@ -468,13 +534,23 @@ async fn expect(response: reqwest::Response, expected: StatusCode) -> Result<req
     if status == expected {
         return Ok(response);
     }
-    let url = response.url().to_string();
+    // The path only: an upload's query is a long state token, or, elsewhere, a presigned URL's signature.
+    let url = response.url().path().to_owned();
     let text = response.text().await.unwrap_or_default();
     let error = match serde_json::from_str::<OciEnvelope>(&text) {
         Ok(envelope) if !envelope.errors.is_empty() => OciDistributionError::RegistryError { envelope, url },
-        _ => OciDistributionError::ServerError { code: status.as_u16(), url, message: text.trim().to_owned() },
+        _ => OciDistributionError::ServerError { code: status.as_u16(), url, message: one_line(&text) },
     };
     Err(Failure::Request { status: Some(status), error })
+}
+
+/// An error page as one short line (registries and proxies answer with HTML too).
+fn one_line(text: &str) -> String {
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match words.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &words[..cut]),
+        None => words,
+    }
 }
 
 /// The bytes an upload holds, from its `Range: 0-LAST`. Docker's registry says `0-0` for an empty upload as
@@ -651,15 +727,26 @@ mod tests {
     }
 
     #[test]
+    fn error_pages_become_one_short_line() {
+        assert_eq!(
+            one_line("<html>\n  <body>Bad\tGateway</body>\n</html>\n"),
+            "<html> <body>Bad Gateway</body> </html>"
+        );
+        let long = one_line(&"é ".repeat(300));
+        assert_eq!(long.chars().count(), 201);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
     fn only_plain_refusals_of_a_streamed_patch_switch_to_chunks() {
         let with = |code: u16| Failure::Request {
             status: Some(StatusCode::from_u16(code).unwrap()),
             error: OciDistributionError::ServerError { code, url: String::new(), message: String::new() },
         };
-        for code in [400, 411, 413, 415, 416] {
+        for code in [400, 411, 413, 415, 416, 501] {
             assert!(refuses_streaming(&with(code)), "{code}");
         }
-        for code in [401, 403, 404, 429, 500, 502] {
+        for code in [401, 403, 404, 408, 429, 500, 502] {
             assert!(!refuses_streaming(&with(code)), "{code}");
         }
         assert!(!refuses_streaming(&Failure::Stopped("reset".into())));
