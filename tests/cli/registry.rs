@@ -19,10 +19,10 @@ const REGISTRY: &str = "/usr/bin/docker-registry";
 
 /// A running registry; killed on drop (and, through its wrapper, when the test process ends: the shared
 /// registry lives in a static, whose drop never runs).
-struct Registry {
+pub(crate) struct Registry {
     child: Option<Child>,
-    host: String,
-    dir: Scratch,
+    pub(crate) host: String,
+    pub(crate) dir: Scratch,
 }
 
 /// TLS and basic auth settings of a registry.
@@ -34,23 +34,28 @@ struct Secured {
 
 impl Registry {
     fn start(secured: Option<&Secured>) -> Self {
-        require_tool("docker-registry", "apt-get install -y docker-registry");
-        require_tool("skopeo", "apt-get install -y skopeo");
-        let dir = Scratch::new();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
-             rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.path("storage").display()
-        );
-        if let Some(s) = secured {
-            config.push_str(&format!(
+        let extra = secured.map(|s| {
+            format!(
                 "  tls:\n    certificate: {}\n    key: {}\nauth:\n  htpasswd:\n    realm: test\n    path: {}\n",
                 s.cert.display(),
                 s.key.display(),
                 s.htpasswd.display()
-            ));
-        }
+            )
+        });
+        Self::start_with(&extra.unwrap_or_default())
+    }
+
+    /// A registry whose config.yml ends with `extra` (lines indented by two spaces go under `http:`).
+    pub(crate) fn start_with(extra: &str) -> Self {
+        require_tool("docker-registry", "apt-get install -y docker-registry");
+        require_tool("skopeo", "apt-get install -y skopeo");
+        let dir = Scratch::new();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = format!(
+            "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
+             rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n{extra}",
+            dir.path("storage").display()
+        );
         let config = dir.write("config.yml", config);
         let mut registry = Self { child: None, host: format!("127.0.0.1:{port}"), dir };
         registry.spawn(&config);
@@ -94,11 +99,11 @@ impl Registry {
         }
     }
 
-    fn access_log(&self) -> String {
+    pub(crate) fn access_log(&self) -> String {
         std::fs::read_to_string(self.dir.path("access.log")).unwrap_or_default()
     }
 
-    fn image(&self, repository: &str) -> String {
+    pub(crate) fn image(&self, repository: &str) -> String {
         format!("docker://{}/{repository}", self.host)
     }
 }
@@ -115,11 +120,11 @@ fn shared() -> &'static Registry {
     SHARED.get_or_init(|| Registry::start(None))
 }
 
-fn oci(dir: &Path) -> String {
+pub(crate) fn oci(dir: &Path) -> String {
     format!("oci:{}:v1", dir.display())
 }
 
-fn skopeo(args: &[&str]) -> Command {
+pub(crate) fn skopeo(args: &[&str]) -> Command {
     let mut command = Command::new("skopeo");
     command.args(["--insecure-policy", "copy", "-q", "--all"]).args(args);
     command
@@ -134,7 +139,7 @@ fn push_fixture(registry: &Registry, spec: &str, repository: &str, work: &Scratc
 }
 
 /// A layout with one gzip layer of `bytes` random bytes (incompressible, so the blob is as large).
-fn large_image(dir: &Path, bytes: usize) {
+pub(crate) fn large_image(dir: &Path, bytes: usize) {
     run(Command::new("python3")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
         .arg(dir)
@@ -143,7 +148,7 @@ fn large_image(dir: &Path, bytes: usize) {
 }
 
 /// `registry_fault_proxy.py` in front of a registry, and the lines it printed so far.
-struct FaultProxy {
+pub(crate) struct FaultProxy {
     child: Child,
     port: String,
     lines: std::sync::mpsc::Receiver<String>,
@@ -152,7 +157,7 @@ struct FaultProxy {
 
 impl FaultProxy {
     /// `mode`: the proxy's MODE and BYTES arguments.
-    fn start(registry: &Registry, mode: &[&str]) -> Self {
+    pub(crate) fn start(registry: &Registry, mode: &[&str]) -> Self {
         let target = registry.host.rsplit(':').next().unwrap();
         let mut child = Command::new("python3")
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/registry_fault_proxy.py"))
@@ -175,19 +180,19 @@ impl FaultProxy {
         Self { child, port, lines, seen: Default::default() }
     }
 
-    fn image(&self, repository: &str) -> String {
+    pub(crate) fn image(&self, repository: &str) -> String {
         format!("docker://127.0.0.1:{}/{repository}", self.port)
     }
 
     /// Every line printed so far (after the port).
-    fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         self.seen.borrow_mut().extend(self.lines.try_iter());
         self.seen.borrow().clone()
     }
 
     /// Stops the proxy and takes every line it printed (call it once the run being watched has ended, so that
     /// no line is still on its way through the pipe).
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         // The reader thread ends at the end of the pipe, and so does this.
@@ -206,7 +211,7 @@ impl FaultProxy {
 
     /// The Content-Ranges ("-": none, a streaming PATCH) of the PATCH requests of the upload whose first PATCH
     /// streamed (the large layer's; small blobs go whole, in uploads of their own).
-    fn layer_patches(&self) -> Vec<String> {
+    pub(crate) fn layer_patches(&self) -> Vec<String> {
         let patches: Vec<(String, String)> = self
             .lines()
             .iter()

@@ -17,11 +17,14 @@ request (RANGE is the Content-Range header, or "-"), and one line for each fault
   resume BYTES    makes docker's registry resumable, as other registries are: the first streaming PATCH's first
                   BYTES go to the registry as a complete request, then the client's connection is closed
                   ("resumable-broke"); later requests with the upload's old state get the state the registry gave
-                  for those BYTES, so that asking where the upload stands answers BYTES and the upload goes on.
+                  for those BYTES, so that asking where the upload stands answers BYTES and the upload goes on;
+  slow BYTES      forwards the first streaming PATCH's body at BYTES a second ("slow"), so that it lasts;
+  stall SECONDS   holds the first streaming PATCH for SECONDS ("stalled") before forwarding any of it.
 """
 import socket
 import sys
 import threading
+import time
 
 target = int(sys.argv[1])
 mode = sys.argv[2]
@@ -80,6 +83,28 @@ def pipe(source, sink, cut=None):
                 close(source, sink)
                 return
             sink.sendall(data)
+    except OSError:
+        pass
+    try:
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def throttle(source, sink, rate):
+    """Copies until the source ends, at most `rate` bytes a second."""
+    started = time.monotonic()
+    passed = 0
+    try:
+        while True:
+            data = source.recv(min(65536, rate))
+            if not data:
+                break
+            sink.sendall(data)
+            passed += len(data)
+            ahead = passed / rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
     except OSError:
         pass
     try:
@@ -187,6 +212,10 @@ def handle(client):
         close(client)
         return
 
+    if streaming and mode == "stall" and first_fault():
+        say("stalled")
+        time.sleep(limit)
+
     upstream = socket.create_connection(("127.0.0.1", target))
     kept = [f"{name}: {value}" for name, value in headers if name.lower() not in ("connection", "keep-alive")]
     head = "\r\n".join([request_line, *kept, "Connection: close", "", ""]).encode("latin-1")
@@ -203,7 +232,11 @@ def handle(client):
         say("holding")
         threading.Event().wait()  # until the test kills the proxy
 
-    threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+    if streaming and mode == "slow" and first_fault():
+        say("slow")
+        threading.Thread(target=throttle, args=(client, upstream, limit), daemon=True).start()
+    else:
+        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
     pipe(upstream, client, limit if mode == "cut" else None)
     close(client, upstream)
 
