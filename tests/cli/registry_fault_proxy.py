@@ -69,12 +69,14 @@ def first_fault():
         return True
 
 
-def pipe(source, sink, cut=None):
-    """Copies until the source ends; with `cut`, stops once more than `cut` bytes have passed (the first time)."""
+def pipe(source, sink, cut=None, rate=None):
+    """Copies until the source ends; with `cut`, stops once more than `cut` bytes have passed (the first time);
+    with `rate`, passes at most `rate` bytes a second."""
+    started = time.monotonic()
     passed = 0
     try:
         while True:
-            data = source.recv(65536)
+            data = source.recv(min(65536, rate) if rate else 65536)
             if not data:
                 break
             passed += len(data)
@@ -83,26 +85,7 @@ def pipe(source, sink, cut=None):
                 close(source, sink)
                 return
             sink.sendall(data)
-    except OSError:
-        pass
-    try:
-        sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-
-
-def throttle(source, sink, rate):
-    """Copies until the source ends, at most `rate` bytes a second."""
-    started = time.monotonic()
-    passed = 0
-    try:
-        while True:
-            data = source.recv(min(65536, rate))
-            if not data:
-                break
-            sink.sendall(data)
-            passed += len(data)
-            ahead = passed / rate - (time.monotonic() - started)
+            ahead = passed / rate - (time.monotonic() - started) if rate else 0
             if ahead > 0:
                 time.sleep(ahead)
     except OSError:
@@ -234,7 +217,7 @@ def handle(client):
 
     if streaming and mode == "slow" and first_fault():
         say("slow")
-        threading.Thread(target=throttle, args=(client, upstream, limit), daemon=True).start()
+        threading.Thread(target=pipe, args=(client, upstream, None, limit), daemon=True).start()
     else:
         threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
     pipe(upstream, client, limit if mode == "cut" else None)

@@ -44,6 +44,8 @@ const IN_FLIGHT: usize = 4;
 const ATTEMPTS: u32 = 4;
 /// The first pause between attempts; it doubles each time.
 const FIRST_BACKOFF: Duration = Duration::from_millis(300);
+/// How long reaching the registry may take, for both HTTP clients.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an abandoned upload may take to end its PATCH before it is cut off.
 const ABANDON_WAIT: Duration = Duration::from_secs(10);
 
@@ -77,6 +79,8 @@ struct Connection {
     auth: RegistryAuth,
     /// `https` or `http` (when TLS is not required and the registry does not speak it).
     scheme: &'static str,
+    /// The CA certificates of the cert dirs, read once for both HTTP clients.
+    roots: Vec<oci_client::client::Certificate>,
 }
 
 impl Connection {
@@ -94,7 +98,7 @@ impl Connection {
             protocol,
             accept_invalid_certificates: !options.tls_verify,
             extra_root_certificates: roots.clone(),
-            connect_timeout: Some(Duration::from_secs(30)),
+            connect_timeout: Some(CONNECT_TIMEOUT),
             read_timeout: Some(Duration::from_secs(300)),
             platform_resolver: None,
             ..ClientConfig::default()
@@ -124,20 +128,20 @@ impl Connection {
             }
         }
         runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
-        Ok(Self { runtime, client, location: location.clone(), auth, scheme })
+        Ok(Self { runtime, client, location: location.clone(), auth, scheme, roots })
     }
 
     /// An uploader for this repository, on an HTTP client with the same TLS settings as oci-client's.
     fn uploader(&self, options: &RegistryOptions) -> Result<Uploader, Error> {
         let failed = |what: &str| Error::Io(format!("{}: cannot set up the client: {what}", self.location.registry));
         let mut roots = Vec::new();
-        for certificate in tls::ca_certificates(&options.cert_dirs)? {
-            roots.push(reqwest::Certificate::try_from(&certificate).map_err(|e| failed(&chain(&e)))?);
+        for certificate in &self.roots {
+            roots.push(reqwest::Certificate::try_from(certificate).map_err(|e| failed(&chain(&e)))?);
         }
         let http = reqwest::Client::builder()
             .danger_accept_invalid_certs(!options.tls_verify)
             .tls_certs_merge(roots)
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(CONNECT_TIMEOUT)
             // No read timeout: reqwest arms it once per request, which would cap a streaming PATCH at its length.
             // The uploader bounds each step instead (no progress, no answer).
             .build()

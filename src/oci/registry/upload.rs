@@ -114,6 +114,7 @@ enum Authorization {
 }
 
 /// One upload session: where its next request goes, and with which credentials.
+#[derive(Clone)]
 pub struct Session {
     location: Url,
     authorization: Authorization,
@@ -189,7 +190,7 @@ impl Uploader {
         loop {
             *tracker.lock().expect("tracker") = Some(session.clone());
             let attempt = if streaming {
-                self.stream(&mut session, from, &mut window, &mut pieces).await
+                self.stream(&mut session, &mut window, &mut pieces).await
             } else {
                 self.chunks(&mut session, from, &mut window, &mut pieces).await
             };
@@ -299,11 +300,11 @@ impl Uploader {
         }
     }
 
-    /// Sends the window's bytes from `from`, then every piece still to come, in one PATCH.
+    /// Sends every piece to come in one PATCH: an upload's first attempt, so the window starts empty (after a
+    /// failure the upload goes on in chunks).
     async fn stream(
         &self,
         session: &mut Session,
-        from: u64,
         window: &mut Window,
         pieces: &mut mpsc::Receiver<Bytes>,
     ) -> Result<(), Failure> {
@@ -315,21 +316,13 @@ impl Uploader {
             .send();
         let response = {
             let feed = async {
-                // Each send waits for the network to take the piece before: a registry that takes nothing for
-                // STALL is given up on (a whole-request timeout would cap the size of a layer instead).
-                let send = |piece| tokio::time::timeout(STALL, body.send(Ok(piece)));
-                for piece in window.from(from) {
-                    match send(piece).await {
-                        Ok(Ok(())) => {}
-                        Ok(Err(_)) => return Fed::RequestGone,
-                        Err(_) => return Fed::Stalled,
-                    }
-                }
                 while let Some(piece) = pieces.recv().await {
                     window.push(piece.clone());
                     window.keep_last(WINDOW);
-                    // The piece is in the window: if it does not go now, it goes again after the failure.
-                    match send(piece).await {
+                    // Each send waits for the network to take the piece before: a registry that takes nothing for
+                    // STALL is given up on (a whole-request timeout would cap the size of a layer instead). The
+                    // piece is in the window: if it does not go now, it goes again after the failure.
+                    match tokio::time::timeout(STALL, body.send(Ok(piece))).await {
                         Ok(Ok(())) => {}
                         Ok(Err(_)) => return Fed::RequestGone,
                         Err(_) => return Fed::Stalled,
@@ -342,24 +335,13 @@ impl Uploader {
             tokio::select! {
                 // An answer before the last byte: a refusal, or a registry that stopped reading. Feeding stops
                 // here, so that the bytes not sent yet stay in the window for what follows.
-                answer = &mut request => match answer {
-                    Ok(response) if response.status().is_success() => {
-                        return Err(Failure::Stopped("the registry answered before the last byte was sent".into()));
-                    }
-                    answer => answer,
-                },
+                answer = &mut request => before_the_end(answer)?,
                 fed = &mut feed => match fed {
-                    Fed::Ended => match tokio::time::timeout(STALL, &mut request).await {
-                        Ok(answer) => answer,
-                        Err(_) => return Err(Failure::Stopped(format!("no answer {} s after the last byte", STALL.as_secs()))),
-                    },
-                    // The request ended (failed, or was answered early); its outcome says how.
-                    Fed::RequestGone => match request.await {
-                        Ok(response) if response.status().is_success() => {
-                            return Err(Failure::Stopped("the registry answered before the last byte was sent".into()));
-                        }
-                        answer => answer,
-                    },
+                    Fed::Ended => tokio::time::timeout(STALL, &mut request).await.map_err(|_| {
+                        Failure::Stopped(format!("no answer {} s after the last byte", STALL.as_secs()))
+                    })?,
+                    // The request stopped taking bytes (it failed, or was answered early): its outcome says how.
+                    Fed::RequestGone => before_the_end(request.await)?,
                     Fed::Stalled => {
                         return Err(Failure::Stopped(format!("the registry took no data for {} s", STALL.as_secs())));
                     }
@@ -504,12 +486,6 @@ impl Uploader {
     }
 }
 
-impl Clone for Session {
-    fn clone(&self) -> Self {
-        Self { location: self.location.clone(), authorization: self.authorization.clone() }
-    }
-}
-
 /// A streamed PATCH that the registry answered with a refusal (not a failure of the moment): the registry wants
 /// `Content-Range` chunks.
 fn refuses_streaming(failure: &Failure) -> bool {
@@ -526,6 +502,19 @@ fn refuses_streaming(failure: &Failure) -> bool {
                         | StatusCode::TOO_MANY_REQUESTS
                 ))
     }) && !failure.is_envelope(&OciErrorCode::BlobUploadInvalid)
+}
+
+/// An answer to a streaming PATCH that came before its last byte went: a success then is a registry that took a
+/// truncated blob, which is a failure; anything else is as it came.
+fn before_the_end(
+    answer: Result<reqwest::Response, reqwest::Error>,
+) -> Result<Result<reqwest::Response, reqwest::Error>, Failure> {
+    match answer {
+        Ok(response) if response.status().is_success() => {
+            Err(Failure::Stopped("the registry answered before the last byte was sent".into()))
+        }
+        answer => Ok(answer),
+    }
 }
 
 /// The response when it has the `expected` status, else the registry's error (its JSON envelope when it sent one).
