@@ -664,27 +664,19 @@ fn decrypt_layer(
     let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
     let (writer, pass) = run_pipeline(source, destination, layer, index, Direction::Decrypt, &private.key, ui)?;
     // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-    pass.mac.verify_slice(&public.hmac).map_err(|_| {
-        in_layer(
-            Error::Integrity(
-                "the layer's HMAC does not match its ciphertext (corrupted, truncated or tampered)".into(),
-            ),
-            index,
-            layer,
-        )
-    })?;
-    let decrypted = super::layer::DecryptedLayer { plaintext_digest: pass.output_digest, size: pass.size };
-    writer.commit(&decrypted.plaintext_digest)?;
-    if !private.digest.is_empty() && private.digest != decrypted.plaintext_digest {
+    super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
+    let plaintext_digest = pass.output_digest;
+    writer.commit(&plaintext_digest)?;
+    if !private.digest.is_empty() && private.digest != plaintext_digest {
         // containers/image records the digest of the layer before it compressed it, so a mismatch alone does not
         // mean tampering: the HMAC above already authenticated every byte.
         ui.warn(&format!(
             "layer {index}: the private options name digest {}, the decrypted layer is {} (the producer recorded the digest before compressing)",
-            private.digest, decrypted.plaintext_digest
+            private.digest, plaintext_digest
         ));
     }
     let mut plain = layer.clone();
-    plain.set_content(&oci::decrypted_media_type(layer.media_type()?), &decrypted.plaintext_digest, decrypted.size);
+    plain.set_content(&oci::decrypted_media_type(layer.media_type()?), &plaintext_digest, pass.size);
     plain.set_annotations(without_encryption_annotations(layer.annotations()));
     Ok(plain)
 }

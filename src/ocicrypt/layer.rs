@@ -25,6 +25,13 @@ pub const CIPHER: &str = "AES_256_CTR_HMAC_SHA256";
 pub(super) type Aes256Ctr = ctr::Ctr128BE<aes::Aes256>;
 pub(super) type HmacSha256 = Hmac<Sha256>;
 
+/// Checks a layer's HMAC, in constant time: the one check that authenticates every byte of a layer.
+pub(super) fn verify_hmac(mac: HmacSha256, expected: &[u8]) -> Result<(), Error> {
+    mac.verify_slice(expected).map_err(|_| {
+        Error::Integrity("the layer's HMAC does not match its ciphertext (corrupted, truncated or tampered)".into())
+    })
+}
+
 /// A layer's key and nonce: the secret half of the private options.
 #[derive(Clone)]
 pub struct LayerKey {
@@ -266,9 +273,7 @@ impl<W: Write> LayerDecryptor<W> {
     /// Checks the HMAC (in constant time). Only on success may the plaintext written to the sink be released.
     pub fn finish(mut self, expected_hmac: &[u8]) -> Result<(W, DecryptedLayer), Error> {
         self.sink.flush().map_err(|e| Error::Malformed(format!("writing the decrypted layer: {e}")))?;
-        self.mac.verify_slice(expected_hmac).map_err(|_| {
-            Error::Integrity("the layer's HMAC does not match its ciphertext (corrupted, truncated or tampered)".into())
-        })?;
+        verify_hmac(self.mac, expected_hmac)?;
         let layer = DecryptedLayer {
             plaintext_digest: self
                 .plaintext_hash
