@@ -368,6 +368,25 @@ fn an_upload_broken_past_what_can_be_sent_again_fails_and_tags_nothing() {
 }
 
 #[test]
+fn a_registry_image_as_its_own_destination_is_refused_and_left_alone() {
+    let registry = shared();
+    let work = Scratch::new();
+    push_fixture(registry, TWO_LAYERS, "self/app:v1", &work);
+    let image = registry.image("self/app:v1");
+    let before = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &image]));
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+        .args(["--src-tls-verify=false", "--dest-tls-verify=false", &image, &image])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is the source image"));
+    let after = run(Command::new("skopeo").args(["inspect", "--raw", "--tls-verify=false", &image]));
+    assert_eq!(after, before, "the tag still names the plaintext image");
+}
+
+#[test]
 fn an_encrypt_killed_mid_upload_leaves_the_tag_alone() {
     let registry = shared();
     let work = Scratch::new();
