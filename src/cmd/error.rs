@@ -79,6 +79,7 @@ classified_errors!(
     crate::render::RenderError,
     crate::render::kubernetes::Error,
     crate::ocicrypt::keyfiles::KeyFileError,
+    crate::kms::Error,
 );
 
 /// Maps an error to its exit status and hint: the first classified error in the chain decides.

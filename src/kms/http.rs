@@ -1,0 +1,290 @@
+//! The HTTP(S) client every key-manager backend shares: TLS trust and client certificates from settings,
+//! bounded response bodies, retries with backoff on transient failures, and errors that name the service
+//! without a credential or a server's unbounded text in them.
+//!
+//! Backends are synchronous ([`Http::send`]); a current-thread tokio runtime lives inside, as in
+//! `machineadm/remote.rs`. Call it from a plain thread or `spawn_blocking`, never from an async task.
+
+use super::Error;
+use crate::redact;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Most bytes of a response body that are read; a longer body is an error, and reading stops at this bound + 1.
+pub const MAX_BODY: usize = 1 << 20;
+/// Longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How to reach a key manager over HTTPS. Resolved by the command line from flags and environment variables.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// PEM files of CA certificates trusted besides the system roots (`VAULT_CACERT`, `OS_CACERT`).
+    pub ca_files: Vec<PathBuf>,
+    /// Directories whose files are all PEM CA certificates (`VAULT_CAPATH`).
+    pub ca_dirs: Vec<PathBuf>,
+    /// A client certificate and its key, both PEM (`VAULT_CLIENT_CERT`, `VAULT_CLIENT_KEY`).
+    pub client_identity: Option<(PathBuf, PathBuf)>,
+    /// Accept any server certificate. Only set from an explicit flag.
+    pub insecure_skip_verify: bool,
+    /// Bound of one request (connect, send, answer).
+    pub timeout: Duration,
+    /// How many times a transient failure (connection error, 5xx, 429) is tried again.
+    pub retries: u32,
+    /// Wait before the first retry; doubled for each further one.
+    pub first_backoff: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            ca_files: Vec::new(),
+            ca_dirs: Vec::new(),
+            client_identity: None,
+            insecure_skip_verify: false,
+            timeout: Duration::from_secs(30),
+            retries: 3,
+            first_backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+/// One request. Header values may be secrets (tokens): they are never shown.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The method.
+    pub method: reqwest::Method,
+    /// The full URL.
+    pub url: reqwest::Url,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// The body, sent as is.
+    pub body: Option<Vec<u8>>,
+    /// What the request does, for errors ("reading KV secret `kv/cryptadm/pvc-1`").
+    pub what: String,
+}
+
+impl Request {
+    /// A request without headers or body.
+    pub fn new(method: reqwest::Method, url: reqwest::Url, what: impl Into<String>) -> Self {
+        Self { method, url, headers: Vec::new(), body: None, what: what.into() }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// Sets a JSON body (and its content type).
+    pub fn json(mut self, body: &serde_json::Value) -> Self {
+        self.body = Some(body.to_string().into_bytes());
+        self.header("Content-Type", "application/json")
+    }
+}
+
+/// An answer: status, headers and a body of at most [`MAX_BODY`] bytes.
+#[derive(Debug)]
+pub struct Response {
+    /// The status code.
+    pub status: reqwest::StatusCode,
+    /// The headers.
+    pub headers: reqwest::header::HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The body as JSON.
+    pub fn json(&self, what: &str, service: &str) -> Result<serde_json::Value, Error> {
+        serde_json::from_slice(&self.body).map_err(|e| Error::Protocol {
+            what: what.into(),
+            service: service.into(),
+            problem: format!("not JSON ({e}): {}", redact::server_message(&self.body)),
+        })
+    }
+}
+
+/// A client for one key-manager service.
+pub struct Http {
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+    settings: HttpSettings,
+    /// How errors name the service, e.g. "OpenBao at https://127.0.0.1:8200" (already redacted).
+    pub service: String,
+}
+
+impl Http {
+    /// A client for `service` (a name for errors: "Vault", "Barbican").
+    pub fn new(service: &str, base: &str, settings: HttpSettings) -> Result<Self, Error> {
+        crate::oci::registry::tls::install_crypto_provider();
+        let service = format!("{service} at {}", redact::url(base));
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(settings.timeout)
+            .timeout(settings.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
+        for path in &settings.ca_files {
+            builder = builder.tls_certs_merge(read_pem_certs(path)?);
+        }
+        for dir in &settings.ca_dirs {
+            let entries =
+                std::fs::read_dir(dir).map_err(|e| Error::Config(format!("CA directory `{}`: {e}", dir.display())))?;
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
+            paths.sort();
+            for path in paths {
+                builder = builder.tls_certs_merge(read_pem_certs(&path)?);
+            }
+        }
+        if let Some((cert, key)) = &settings.client_identity {
+            let mut pem = read_file(cert, "client certificate")?;
+            pem.extend_from_slice(b"\n");
+            pem.extend_from_slice(&read_file(key, "client key")?);
+            let identity = reqwest::Identity::from_pem(&pem)
+                .map_err(|e| Error::Config(format!("client certificate `{}`: {e}", cert.display())))?;
+            builder = builder.identity(identity);
+        }
+        if settings.insecure_skip_verify {
+            builder = builder.tls_danger_accept_invalid_certs(true);
+        }
+        let client = builder.build().map_err(|e| Error::Config(format!("setting up the HTTPS client: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start the I/O runtime: {e}")))?;
+        Ok(Self { client, runtime, settings, service })
+    }
+
+    /// Sends `request`, retrying connection failures, 5xx and 429 answers with backoff. The answer is returned
+    /// whatever its status (the backend maps 4xx), except a 5xx or 429 left after the retries, which is
+    /// [`Error::Unavailable`]; `is_transient` may widen what is retried (a sealed Vault answers 503 anyway).
+    pub fn send(&self, request: &Request) -> Result<Response, Error> {
+        let attempts = self.settings.retries.saturating_add(1);
+        let mut backoff = self.settings.first_backoff;
+        let mut last_problem = String::new();
+        for attempt in 1..=attempts {
+            match self.runtime.block_on(self.once(request)) {
+                Ok(response)
+                    if response.status.is_server_error()
+                        || response.status == reqwest::StatusCode::TOO_MANY_REQUESTS =>
+                {
+                    last_problem = format!("HTTP {}: {}", response.status, redact::server_message(&response.body));
+                    if attempt == attempts {
+                        return Err(self.unavailable(request, last_problem, attempts));
+                    }
+                }
+                Ok(response) => return Ok(response),
+                Err(Attempt::Final(error)) => return Err(error),
+                Err(Attempt::Retryable(problem)) => last_problem = problem,
+            }
+            if attempt < attempts {
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+        Err(self.unavailable(request, last_problem, attempts))
+    }
+
+    fn unavailable(&self, request: &Request, problem: String, attempts: u32) -> Error {
+        let problem = if attempts > 1 { format!("{problem} (after {attempts} attempts)") } else { problem };
+        Error::Unavailable { what: request.what.clone(), service: self.service.clone(), problem, hint: None }
+    }
+
+    async fn once(&self, request: &Request) -> Result<Response, Attempt> {
+        let mut builder = self.client.request(request.method.clone(), request.url.clone());
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        let mut response = builder.send().await.map_err(|e| self.failure(&e))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        if response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(Attempt::Final(self.too_large(request)));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e))? {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(Attempt::Final(self.too_large(request)));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Response { status, headers, body })
+    }
+
+    fn too_large(&self, request: &Request) -> Error {
+        Error::Protocol {
+            what: request.what.clone(),
+            service: self.service.clone(),
+            problem: format!("the answer is over {MAX_BODY} bytes"),
+        }
+    }
+
+    fn failure(&self, error: &reqwest::Error) -> Attempt {
+        let chain = describe_chain(error);
+        if let Some(tls) = tls_problem(error) {
+            return Attempt::Final(Error::Tls { service: self.service.clone(), problem: tls });
+        }
+        Attempt::Retryable(chain)
+    }
+}
+
+enum Attempt {
+    Retryable(String),
+    Final(Error),
+}
+
+fn read_file(path: &std::path::Path, what: &str) -> Result<Vec<u8>, Error> {
+    let metadata = std::fs::metadata(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
+    if !metadata.is_file() || metadata.len() > MAX_BODY as u64 {
+        return Err(Error::Config(format!("{what} `{}`: not a regular file of at most 1 MiB", path.display())));
+    }
+    std::fs::read(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))
+}
+
+fn read_pem_certs(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Error> {
+    let pem = read_file(path, "CA certificate")?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| Error::Config(format!("CA certificate `{}`: not PEM ({e})", path.display())))?;
+    if certs.is_empty() {
+        return Err(Error::Config(format!("CA certificate `{}`: holds no PEM certificate", path.display())));
+    }
+    Ok(certs)
+}
+
+/// The error and its causes on one line, with any URL in them redacted (reqwest puts the request URL in its
+/// messages).
+fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        let text = current.to_string();
+        if !parts.iter().any(|p: &String| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = current.source();
+    }
+    let line = parts.join(": ");
+    line.split(' ')
+        .map(|word| if word.contains("://") { redact::url(word) } else { word.to_owned() })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        if let Some(io) = current.downcast_ref::<std::io::Error>()
+            && let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return Some(tls.to_string());
+        }
+        cause = current.source();
+    }
+    None
+}

@@ -1,0 +1,280 @@
+//! The one key-reference syntax every command accepts, parsed once.
+//!
+//! | reference | what it names |
+//! | --- | --- |
+//! | `vault-transit://MOUNT/KEY` | Transit key `KEY` of the secrets engine mounted at `MOUNT` (Vault or OpenBao) |
+//! | `vault-transit://WRAPPED@MOUNT/KEY` | the same key, plus a data key it wrapped (`WRAPPED`: the Transit ciphertext `vault:vN:…` in unpadded base64url), as `bootstrap seal` records it in `passphraseURI` |
+//! | `vault-kv://MOUNT/PREFIX` | KV version 2 secrets under `PREFIX` of the engine mounted at `MOUNT` |
+//! | `barbican://UUID`, or a secret href `https://HOST/…/v1/secrets/UUID` | a Barbican secret |
+//! | `file:///ABSOLUTE/PATH` | a local file |
+//! | `NAME:REST` (any other scheme) | the command's plugin for `NAME` |
+//!
+//! The server, namespace, CA and credentials never come from a reference: they are the command's settings
+//! (the Vault CLI's environment variables, `clouds.yaml`). A mount path that itself contains `/` is written with
+//! `%2F` (`vault-kv://team%2Fkv/volumes`).
+
+use super::Error;
+use base64::Engine as _;
+use std::fmt;
+use std::path::PathBuf;
+
+/// A parsed key reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRef {
+    /// A Transit key, with a wrapped data key when the reference carries one.
+    VaultTransit {
+        /// The secrets engine's mount path, without slashes at either end.
+        mount: String,
+        /// The key's name.
+        key: String,
+        /// A Transit ciphertext (`vault:vN:…`) carried by the reference.
+        wrapped: Option<String>,
+    },
+    /// A KV v2 prefix.
+    VaultKv {
+        /// The secrets engine's mount path.
+        mount: String,
+        /// The path prefix under the mount (may contain `/`; may be empty).
+        prefix: String,
+    },
+    /// A Barbican secret, by UUID or by its full href.
+    Barbican {
+        /// The secret's UUID.
+        uuid: String,
+        /// The href when one was given (its endpoint is used instead of the catalog's).
+        href: Option<String>,
+    },
+    /// A local file.
+    File(PathBuf),
+    /// A plugin's reference: `NAME` and the whole text.
+    Plugin {
+        /// The plugin name (the scheme).
+        name: String,
+        /// The reference as given.
+        uri: String,
+    },
+}
+
+/// The scheme of Transit references.
+pub const VAULT_TRANSIT: &str = "vault-transit";
+/// The scheme of KV v2 references.
+pub const VAULT_KV: &str = "vault-kv";
+/// The scheme of Barbican references by UUID.
+pub const BARBICAN: &str = "barbican";
+
+impl KeyRef {
+    /// Parses `text`.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let bad = |problem: &str| Error::BadReference { reference: crate::redact::url(text), problem: problem.into() };
+        let Some((scheme, rest)) = text.split_once(':') else {
+            return Err(bad("expected SCHEME:…, e.g. vault-transit://MOUNT/KEY"));
+        };
+        match scheme {
+            VAULT_TRANSIT => {
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
+                let (wrapped, location) = match rest.split_once('@') {
+                    Some((wrapped, location)) => (
+                        Some(decode_wrapped(wrapped).ok_or_else(|| {
+                            bad("the part before `@` is not a Transit ciphertext in unpadded base64url")
+                        })?),
+                        location,
+                    ),
+                    None => (None, rest),
+                };
+                let (mount, key) = location.split_once('/').ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
+                let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
+                if !valid_segment(key) {
+                    return Err(bad("a Transit key name is one path segment of letters, digits and -_."));
+                }
+                Ok(Self::VaultTransit { mount, key: key.to_owned(), wrapped })
+            }
+            VAULT_KV => {
+                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-kv://MOUNT/PREFIX"))?;
+                let (mount, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
+                let prefix = prefix.trim_matches('/');
+                if !prefix.is_empty() && !prefix.split('/').all(valid_segment) {
+                    return Err(bad("each prefix segment is letters, digits and -_."));
+                }
+                Ok(Self::VaultKv { mount, prefix: prefix.to_owned() })
+            }
+            BARBICAN => {
+                let uuid = rest.strip_prefix("//").ok_or_else(|| bad("expected barbican://UUID"))?;
+                if !is_uuid(uuid) {
+                    return Err(bad("not a secret UUID"));
+                }
+                Ok(Self::Barbican { uuid: uuid.to_ascii_lowercase(), href: None })
+            }
+            "https" | "http" if secret_href_uuid(text).is_some() => {
+                let uuid = secret_href_uuid(text).unwrap_or_default();
+                Ok(Self::Barbican { uuid, href: Some(text.to_owned()) })
+            }
+            "file" => {
+                let path = rest
+                    .strip_prefix("//")
+                    .filter(|p| p.starts_with('/'))
+                    .ok_or_else(|| bad("expected file:///ABSOLUTE/PATH"))?;
+                Ok(Self::File(PathBuf::from(path)))
+            }
+            name if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)) => {
+                Ok(Self::Plugin { name: name.to_owned(), uri: text.to_owned() })
+            }
+            _ => Err(bad("unknown scheme")),
+        }
+    }
+
+    /// A bare UUID is a Barbican secret too (what `--secret UUID` takes).
+    pub fn parse_secret(text: &str) -> Result<Self, Error> {
+        if is_uuid(text) {
+            return Ok(Self::Barbican { uuid: text.to_ascii_lowercase(), href: None });
+        }
+        match Self::parse(text)? {
+            secret @ Self::Barbican { .. } => Ok(secret),
+            _ => Err(Error::BadReference {
+                reference: crate::redact::url(text),
+                problem: "expected a secret UUID or href (https://HOST/v1/secrets/UUID)".into(),
+            }),
+        }
+    }
+
+    /// The same reference carrying `wrapped` (Transit references only; others are returned unchanged).
+    pub fn with_wrapped(&self, ciphertext: &str) -> Self {
+        match self {
+            Self::VaultTransit { mount, key, .. } => {
+                Self::VaultTransit { mount: mount.clone(), key: key.clone(), wrapped: Some(ciphertext.to_owned()) }
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+impl fmt::Display for KeyRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::VaultTransit { mount, key, wrapped } => {
+                write!(f, "{VAULT_TRANSIT}://")?;
+                if let Some(wrapped) = wrapped {
+                    write!(f, "{}@", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(wrapped))?;
+                }
+                write!(f, "{}/{key}", encode_mount(mount))
+            }
+            Self::VaultKv { mount, prefix } if prefix.is_empty() => write!(f, "{VAULT_KV}://{}", encode_mount(mount)),
+            Self::VaultKv { mount, prefix } => write!(f, "{VAULT_KV}://{}/{prefix}", encode_mount(mount)),
+            Self::Barbican { href: Some(href), .. } => f.write_str(href),
+            Self::Barbican { uuid, href: None } => write!(f, "{BARBICAN}://{uuid}"),
+            Self::File(path) => write!(f, "file://{}", path.display()),
+            Self::Plugin { uri, .. } => f.write_str(uri),
+        }
+    }
+}
+
+fn decode_wrapped(text: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
+    let ciphertext = String::from_utf8(bytes).ok()?;
+    (ciphertext.starts_with("vault:v") && ciphertext.is_ascii() && !ciphertext.contains(char::is_whitespace))
+        .then_some(ciphertext)
+}
+
+fn decode_mount(text: &str) -> Option<String> {
+    let mount = text.replace("%2F", "/").replace("%2f", "/");
+    let mount = mount.trim_matches('/');
+    (!mount.is_empty() && mount.split('/').all(valid_segment)).then(|| mount.to_owned())
+}
+
+fn encode_mount(mount: &str) -> String {
+    mount.replace('/', "%2F")
+}
+
+fn valid_segment(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment != "."
+        && segment != ".."
+        && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+/// `8-4-4-4-12` hexadecimal digits.
+pub fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The UUID of a Barbican secret href (`…/secrets/UUID`, an optional trailing `/`).
+fn secret_href_uuid(text: &str) -> Option<String> {
+    let path = text.split(['?', '#']).next()?.trim_end_matches('/');
+    let (before, uuid) = path.rsplit_once('/')?;
+    (before.ends_with("/secrets") && is_uuid(uuid)).then(|| uuid.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transit_references() {
+        let key = KeyRef::parse("vault-transit://transit/capi").unwrap();
+        assert_eq!(key, KeyRef::VaultTransit { mount: "transit".into(), key: "capi".into(), wrapped: None });
+        assert_eq!(key.to_string(), "vault-transit://transit/capi");
+        let carried = key.with_wrapped("vault:v1:abc+/=");
+        let text = carried.to_string();
+        assert!(text.starts_with("vault-transit://") && text.ends_with("@transit/capi"), "{text}");
+        assert_eq!(KeyRef::parse(&text).unwrap(), carried);
+        let nested = KeyRef::parse("vault-transit://team%2Ftransit/k").unwrap();
+        assert_eq!(nested, KeyRef::VaultTransit { mount: "team/transit".into(), key: "k".into(), wrapped: None });
+        assert_eq!(nested.to_string(), "vault-transit://team%2Ftransit/k");
+        for bad in [
+            "vault-transit:transit/k",
+            "vault-transit://transit",
+            "vault-transit://transit/a/b",
+            "vault-transit:///k",
+            "vault-transit://transit/..",
+            "vault-transit://!!@transit/k",
+        ] {
+            assert!(KeyRef::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn kv_references() {
+        assert_eq!(
+            KeyRef::parse("vault-kv://kv/cryptadm").unwrap(),
+            KeyRef::VaultKv { mount: "kv".into(), prefix: "cryptadm".into() }
+        );
+        assert_eq!(
+            KeyRef::parse("vault-kv://kv/a/b/").unwrap(),
+            KeyRef::VaultKv { mount: "kv".into(), prefix: "a/b".into() }
+        );
+        assert_eq!(KeyRef::parse("vault-kv://kv").unwrap(), KeyRef::VaultKv { mount: "kv".into(), prefix: "".into() });
+        assert!(KeyRef::parse("vault-kv://kv/../x").is_err());
+    }
+
+    #[test]
+    fn barbican_references() {
+        let uuid = "0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9";
+        assert_eq!(KeyRef::parse_secret(uuid).unwrap(), KeyRef::Barbican { uuid: uuid.into(), href: None });
+        let href = format!("https://kms.example:9311/v1/secrets/{uuid}");
+        assert_eq!(
+            KeyRef::parse_secret(&href).unwrap(),
+            KeyRef::Barbican { uuid: uuid.into(), href: Some(href.clone()) }
+        );
+        assert_eq!(KeyRef::parse(&format!("barbican://{uuid}")).unwrap().to_string(), format!("barbican://{uuid}"));
+        assert!(KeyRef::parse_secret("https://kms.example/v1/orders/x").is_err());
+        assert!(KeyRef::parse_secret("not-a-uuid").is_err());
+    }
+
+    #[test]
+    fn files_and_plugins() {
+        assert_eq!(KeyRef::parse("file:///etc/k").unwrap(), KeyRef::File("/etc/k".into()));
+        assert!(KeyRef::parse("file://relative").is_err());
+        assert_eq!(
+            KeyRef::parse("aws:arn:aws:kms:eu-west-1:1:key/x").unwrap(),
+            KeyRef::Plugin { name: "aws".into(), uri: "aws:arn:aws:kms:eu-west-1:1:key/x".into() }
+        );
+    }
+
+    #[test]
+    fn errors_never_echo_credentials() {
+        let error = KeyRef::parse("bogus scheme://user:hunter2@host/x").unwrap_err().to_string();
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+}
