@@ -14,4 +14,4 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 podman --version
-runc --version | head -1
+runc --version | sed -n 1p
