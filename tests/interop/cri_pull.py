@@ -73,8 +73,11 @@ def run_pod(pb, pbg, channel, image, log_dir):
         image_ref = call("PullImage", images.PullImage,
                          pb.PullImageRequest(image=pb.ImageSpec(image=image), sandbox_config=sandbox_config),
                          timeout=120).image_ref
+        # The resources the kubelet sends for a BestEffort Pod.
+        resources = pb.LinuxContainerResources(cpu_shares=2, oom_score_adj=1000)
         config = pb.ContainerConfig(metadata=pb.ContainerMetadata(name="app", attempt=0),
-                                    image=pb.ImageSpec(image=image_ref), log_path="app.log")
+                                    image=pb.ImageSpec(image=image_ref), log_path="app.log",
+                                    linux=pb.LinuxContainerConfig(resources=resources))
         container = call("CreateContainer", runtime.CreateContainer, pb.CreateContainerRequest(
             pod_sandbox_id=sandbox, config=config, sandbox_config=sandbox_config)).container_id
         call("StartContainer", runtime.StartContainer, pb.StartContainerRequest(container_id=container))
