@@ -634,7 +634,7 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     // containerd races the processor's exit status against its own digest check of the (empty) output, so one
     // pull in a few reports the digest instead of our message; the kubelet retries a failed pull, and so does this.
     let mut errors = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         let failed = node.run_pod("app/enc:v1").expect_err("a pod whose image no node key opens must not start");
         assert_eq!(failed["stage"], "PullImage", "{failed}");
         let details = failed["details"].as_str().unwrap().to_owned();
