@@ -10,9 +10,10 @@
 //! And a Pod runs: RunPodSandbox (host network; the pause image is a static busybox pushed to the same registry),
 //! PullImage, CreateContainer and StartContainer (runc) of a cryptadm-encrypted two-layer image whose entrypoint
 //! prints a file from each layer, read back from the container's CRI log; then the key leaves the node and the
-//! image is removed, and the same Pod fails at PullImage with cryptadm's message. Test-only setting: the CRI's
-//! `restrict_oom_score_adj = true`, as this sandbox lacks CAP_SYS_RESOURCE and runc cannot give the pause
-//! container the CRI's oom_score_adj of -998 (runc fails with "can't get final child's PID from pipe: EOF").
+//! image is removed, and the same Pod fails at PullImage with cryptadm's message (before the removal it still
+//! runs: the cache gap). Test-only setting: the CRI's `restrict_oom_score_adj = true`, as this sandbox lacks
+//! CAP_SYS_RESOURCE and runc cannot give the pause container the CRI's oom_score_adj of -998 (runc fails with
+//! "can't get final child's PID from pipe: EOF").
 //!
 //! Each case has its own layers: containerd unpacks no layer whose diff ID it already has, keys or no keys.
 //! Keys lie as the DaemonSet of `secret generate-k8s --with-daemonset` lays them out: `keys/<secret>/<file>`.
@@ -201,7 +202,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     /// A Pod of one container through the CRI, as the kubelet starts it (tests/interop/cri_pull.py `run`): the
     /// container's exit code and CRI log as `Ok`, or the failed call and its error as `Err`.
     fn run_pod(&self, repository: &str) -> Result<Value, Value> {
-        let logs = self.work.path("pod-logs");
+        // One log directory per Pod, as the kubelet makes one per Pod UID.
+        static PODS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let logs = self.work.path(&format!("pod-logs-{}", PODS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         std::fs::create_dir_all(&logs).unwrap();
         let output = Command::new("python3")
             .arg(CRI_PULL)
@@ -626,11 +629,15 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     assert_eq!(pod["stderr"], "", "{pod}");
     node.assert_unpacked("containerd run", &[("etc/app/message", "second layer: hello from inside\n")]);
 
-    // The node loses the key and the image is deleted: nothing unpacked is left to run from (the cache gap is
-    // closed), and the pod does not start. The kubelet shows the pull's error in the Pod's events (ErrImagePull).
+    // The node loses the key. While the image stays, the Pod still runs: its layers are unpacked, so the pull
+    // asks no processor (the README's cache gap, through the CRI).
+    std::fs::remove_file(node.work.path("keys/image-keys/app.pem")).unwrap();
+    let pod = node.run_pod("app/enc:v1").unwrap_or_else(|e| panic!("the cached image did not run: {e}"));
+    assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
+    // The image is deleted: nothing unpacked is left to run from, and the Pod does not start. The kubelet shows
+    // the pull's error in the Pod's events (ErrImagePull).
     node.remove_image("app/enc:v1");
     node.assert_not_unpacked("after RemoveImage", &[("etc/app/message", ""), ("bin/busybox", "")]);
-    std::fs::remove_file(node.work.path("keys/image-keys/app.pem")).unwrap();
     // containerd races the processor's exit status against its own digest check of the (empty) output, so one
     // pull in a few reports the digest instead of our message; the kubelet retries a failed pull, and so does this.
     let mut errors = Vec::new();
