@@ -133,8 +133,10 @@ impl Node {
             .arg("--keyprovider-config")
             .arg(work.path("ocicrypt_keyprovider.conf")));
         let w = work.dir.path().display().to_string();
-        // Test-only settings: everything under the temporary directory, the native snapshotter, the registry as a
-        // plain-HTTP mirror, and no `opt` plugin (it would create /opt/containerd on the host).
+        // Test-only settings: everything under the temporary directory (runc's state too; only the shims' sockets
+        // go to /run/containerd/s, fixed in containerd 1.6), the native snapshotter, the registry as a plain-HTTP
+        // mirror, no `opt` plugin (it would create /opt/containerd on the host), and no OOM score below
+        // containerd's own (this sandbox lacks CAP_SYS_RESOURCE: see the module's documentation).
         let config = format!(
             r#"root = "{w}/root"
 state = "{w}/state"
@@ -149,6 +151,11 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "native"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "{w}/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{w}/cni/bin"
     conf_dir = "{w}/cni/conf"
