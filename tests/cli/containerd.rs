@@ -13,7 +13,7 @@
 //! image is removed, and the same Pod fails at PullImage with cryptadm's message (before the removal it still
 //! runs: the cache gap). Test-only setting: the CRI's `restrict_oom_score_adj = true`, as this sandbox lacks
 //! CAP_SYS_RESOURCE and runc cannot give the pause container the CRI's oom_score_adj of -998 (runc fails with
-//! "can't get final child's PID from pipe: EOF").
+//! "can't get final child's PID from pipe: EOF"; a second containerd with the default checks that it still does).
 //!
 //! Each case has its own layers: containerd unpacks no layer whose diff ID it already has, keys or no keys.
 //! Keys lie as the DaemonSet of `secret generate-k8s --with-daemonset` lays them out: `keys/<secret>/<file>`.
@@ -95,6 +95,12 @@ fn wait_for(what: &str, log: &Path, mut ready: impl FnMut() -> bool) {
 
 impl Node {
     fn start() -> Self {
+        Self::start_with(true)
+    }
+
+    /// `restrict_oom_score_adj`: false is containerd's default, which fails every Pod where containerd lacks
+    /// CAP_SYS_RESOURCE.
+    fn start_with(restrict_oom_score_adj: bool) -> Self {
         require_tool("containerd", "apt-get install -y containerd");
         require_tool("ctr", "apt-get install -y containerd");
         require_tool("docker-registry", "apt-get install -y docker-registry");
@@ -148,7 +154,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   address = "{w}/containerd.sock.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "{host}/pause:v1"
-  restrict_oom_score_adj = true
+  restrict_oom_score_adj = {restrict_oom_score_adj}
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "native"
     default_runtime_name = "runc"
@@ -665,4 +671,24 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     assert!(ours.contains("cryptadm stream-decrypt:") && ours.contains("none of the given keys"), "{errors:?}");
     assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
     node.assert_not_unpacked("no key", &[("etc/app/message", ""), ("bin/busybox", "")]);
+    drop(node);
+
+    // Why the test's containerd restricts OOM scores: without CAP_SYS_RESOURCE, containerd's default fails every
+    // Pod at RunPodSandbox, as runc cannot lower the pause container's oom_score_adj to -998.
+    if !has_cap_sys_resource() {
+        let strict = Node::start_with(false);
+        strict.push_pause(&busybox);
+        let failed = strict.run_pod("pause:v1").expect_err("a Pod ran with an OOM score runc cannot set");
+        assert_eq!(failed["stage"], "RunPodSandbox", "{failed}");
+        let details = failed["details"].as_str().unwrap();
+        assert!(details.contains("can't get final child's PID from pipe: EOF"), "{details}");
+    }
+}
+
+/// Whether this process may lower OOM scores and raise hard resource limits (CAP_SYS_RESOURCE, bit 24 of its
+/// effective set), as containerd's and podman's defaults need.
+pub(crate) fn has_cap_sys_resource() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let effective = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
+    u64::from_str_radix(effective, 16).unwrap() & (1 << 24) != 0
 }

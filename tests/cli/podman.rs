@@ -17,7 +17,7 @@
 //! min(hard limit, 32768). The test checks that the default configuration does fail where CAP_SYS_RESOURCE is
 //! missing, so the workaround stays needed and documented.
 
-use crate::containerd::{RUNNABLE_OUTPUT, make_runnable_layout, static_busybox};
+use crate::containerd::{RUNNABLE_OUTPUT, has_cap_sys_resource, make_runnable_layout, static_busybox};
 use crate::image::{Keys, run};
 use crate::support::{Scratch, cryptadm, require_tool};
 use std::path::{Path, PathBuf};
@@ -33,13 +33,6 @@ fn hard_limit(name: &str) -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
     let row = limits.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {limits}"));
     row[name.len()..].split_whitespace().nth(1).and_then(|hard| hard.parse().ok())
-}
-
-/// Whether this process may raise hard resource limits (CAP_SYS_RESOURCE, bit 24, in its effective set).
-fn has_cap_sys_resource() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let effective = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
-    u64::from_str_radix(effective, 16).unwrap() & (1 << 24) != 0
 }
 
 impl Podman {
