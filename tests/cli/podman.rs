@@ -145,7 +145,8 @@ fn podman_runs_what_cryptadm_encrypted_after_containers_image_decrypts_it_into_c
         let defaults = podman.work.write(
             "default-containers.conf",
             format!(
-                "[engine]\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"none\"\n[network]\nnetwork_config_dir = \"{}\"\n",
+                "[engine]\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"none\"\n\
+                 [network]\nnetwork_config_dir = \"{}\"\n",
                 podman.work.path("cni").display()
             ),
         );

@@ -3,10 +3,11 @@
   cri_pull.py SOCKET pull IMAGE      -> {"image_ref": ...}; on failure {"grpc_code", "details"} and exit 2
   cri_pull.py SOCKET remove IMAGE
   cri_pull.py SOCKET run IMAGE LOGDIR
-      a Pod of one container, as the kubelet starts it: RunPodSandbox (host network, hence the host's UTS namespace and no hostname: the test makes no CNI
-      network), PullImage, CreateContainer, StartContainer, then waits for the container to exit, reads its
-      CRI log (LOGDIR/app.log) and removes the container and the sandbox (StopPodSandbox, RemovePodSandbox), so
-      that nothing holds the image's snapshots afterwards.
+      a Pod of one container, as the kubelet starts it: RunPodSandbox (host network, as the test makes no CNI
+      network, hence the host's UTS namespace and no hostname), PullImage, CreateContainer (with a BestEffort
+      Pod's resources), StartContainer, then waits for the container to exit, reads its CRI log (LOGDIR/app.log)
+      and removes the container and the sandbox (StopPodSandbox, RemovePodSandbox), so that nothing holds the
+      image's snapshots afterwards.
       -> {"exit_code": N, "stdout": "...", "stderr": "..."}; on failure {"stage": RPC, "grpc_code", "details"}
          and exit 2 (the sandbox is removed then too)
 
