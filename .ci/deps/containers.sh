@@ -5,7 +5,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 need=()
-for tool in runc:runc podman:podman busybox:busybox-static containerd:containerd skopeo:skopeo; do
+for tool in runc:runc podman:podman containerd:containerd skopeo:skopeo; do
   command -v "${tool%%:*}" >/dev/null || need+=("${tool#*:}")
 done
 # busybox-static and the dynamic `busybox` package both provide /bin/busybox: the test needs the static one.
