@@ -7,6 +7,14 @@
 //! multi-layer, two platforms, gzip, uncompressed and zstd layers), skopeo-encrypted, no key (the pull fails with
 //! cryptadm's message, nothing unpacked), a tampered layer (the pull fails, nothing unpacked).
 //!
+//! And a Pod runs: RunPodSandbox (host network; the pause image is a static busybox pushed to the same registry),
+//! PullImage, CreateContainer and StartContainer (runc) of a cryptadm-encrypted two-layer image whose entrypoint
+//! prints a file from each layer, read back from the container's CRI log; then the key leaves the node and the
+//! image is removed, and the same Pod fails at PullImage with cryptadm's message (before the removal it still
+//! runs: the cache gap). Test-only setting: the CRI's `restrict_oom_score_adj = true`, as this sandbox lacks
+//! CAP_SYS_RESOURCE and runc cannot give the pause container the CRI's oom_score_adj of -998 (runc fails with
+//! "can't get final child's PID from pipe: EOF"; a second containerd with the default checks that it still does).
+//!
 //! Each case has its own layers: containerd unpacks no layer whose diff ID it already has, keys or no keys.
 //! Keys lie as the DaemonSet of `secret generate-k8s --with-daemonset` lays them out: `keys/<secret>/<file>`.
 //! Nothing here skips: a missing tool fails with the command that installs it (`bash .ci/run` does), and
@@ -87,6 +95,12 @@ fn wait_for(what: &str, log: &Path, mut ready: impl FnMut() -> bool) {
 
 impl Node {
     fn start() -> Self {
+        Self::start_with(true)
+    }
+
+    /// `restrict_oom_score_adj`: false is containerd's default, which fails every Pod where containerd lacks
+    /// CAP_SYS_RESOURCE.
+    fn start_with(restrict_oom_score_adj: bool) -> Self {
         require_tool("containerd", "apt-get install -y containerd");
         require_tool("ctr", "apt-get install -y containerd");
         require_tool("docker-registry", "apt-get install -y docker-registry");
@@ -125,8 +139,10 @@ impl Node {
             .arg("--keyprovider-config")
             .arg(work.path("ocicrypt_keyprovider.conf")));
         let w = work.dir.path().display().to_string();
-        // Test-only settings: everything under the temporary directory, the native snapshotter, the registry as a
-        // plain-HTTP mirror, and no `opt` plugin (it would create /opt/containerd on the host).
+        // Test-only settings: everything under the temporary directory (runc's state too; only the shims' sockets
+        // go to /run/containerd/s, fixed in containerd 1.6), the native snapshotter, the registry as a plain-HTTP
+        // mirror, no `opt` plugin (it would create /opt/containerd on the host), and no OOM score below
+        // containerd's own (this sandbox lacks CAP_SYS_RESOURCE: see the module's documentation).
         let config = format!(
             r#"root = "{w}/root"
 state = "{w}/state"
@@ -137,9 +153,15 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 [ttrpc]
   address = "{w}/containerd.sock.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "{host}/pause:none"
+  sandbox_image = "{host}/pause:v1"
+  restrict_oom_score_adj = {restrict_oom_score_adj}
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "native"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "{w}/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{w}/cni/bin"
     conf_dir = "{w}/cni/conf"
@@ -188,6 +210,51 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
             Some(image) if output.status.success() => Ok(image.to_owned()),
             _ => Err(reply["details"].as_str().unwrap_or_default().to_owned()),
         }
+    }
+
+    /// A Pod of one container through the CRI, as the kubelet starts it (tests/interop/cri_pull.py `run`): the
+    /// container's exit code and CRI log as `Ok`, or the failed call and its error as `Err`.
+    fn run_pod(&self, repository: &str) -> Result<Value, Value> {
+        // One log directory per Pod, as the kubelet makes one per Pod UID.
+        static PODS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let logs = self.work.path(&format!("pod-logs-{}", PODS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        std::fs::create_dir_all(&logs).unwrap();
+        let output = Command::new("python3")
+            .arg(CRI_PULL)
+            .arg(&self.socket)
+            .arg("run")
+            .arg(format!("{}/{repository}", self.host))
+            .arg(&logs)
+            .output()
+            .unwrap();
+        let reply: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("cri_pull.py: {}", String::from_utf8_lossy(&output.stderr)));
+        if output.status.success() { Ok(reply) } else { Err(reply) }
+    }
+
+    /// RemoveImage through the CRI (containerd deletes it synchronously, and its snapshots with it when nothing
+    /// else holds them).
+    fn remove_image(&self, repository: &str) {
+        let output = Command::new("python3")
+            .arg(CRI_PULL)
+            .arg(&self.socket)
+            .arg("remove")
+            .arg(format!("{}/{repository}", self.host))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "RemoveImage: {}", String::from_utf8_lossy(&output.stdout));
+    }
+
+    /// The pod sandbox's pause image (no registry on the internet being reachable): a static busybox that sleeps,
+    /// pushed in plain to the node's registry as `pause:v1`, where the CRI's `sandbox_image` points.
+    fn push_pause(&self, busybox: &[u8]) {
+        let layout = self.work.path("pause");
+        let config = json!({"Entrypoint": ["/pause/busybox", "sleep", "86400"]});
+        write_layout(&layout, &[("amd64", vec![("gzip", tar_of(&[("pause/busybox", busybox, 0o755)]))])], &config);
+        run(Command::new("skopeo")
+            .args(["--insecure-policy", "copy", "--dest-tls-verify=false"])
+            .arg(oci(&layout))
+            .arg(self.image("pause:v1")));
     }
 
     fn image(&self, repository: &str) -> String {
@@ -246,39 +313,66 @@ fn descriptor(media: &str, blob: Value) -> Value {
     json!({"mediaType": media, "digest": blob["digest"], "size": blob["size"]})
 }
 
+/// A layer's tar: regular files with their modes, owned by root, dated 0.
+pub(crate) fn tar_of(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, content, mode) in files {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(content.len() as u64);
+        header.set_mode(*mode);
+        header.set_mtime(0);
+        header.set_cksum();
+        tar.append_data(&mut header, name, *content).unwrap();
+    }
+    tar.into_inner().unwrap()
+}
+
 /// An OCI layout (tag v1) with one manifest per platform.
 fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
+    let platforms: Vec<Platform<'_>> = platforms
+        .iter()
+        .map(|(arch, layers)| {
+            let tars = layers
+                .iter()
+                .map(|layer| {
+                    let files: Vec<(&str, &[u8], u32)> =
+                        layer.files.iter().map(|(name, content)| (*name, content.as_bytes(), 0o644)).collect();
+                    (layer.compression, tar_of(&files))
+                })
+                .collect();
+            (*arch, tars)
+        })
+        .collect();
+    write_layout(layout, &platforms, &json!({}));
+}
+
+/// A platform's architecture and its layers, each a compression ("gzip", "zstd" or "none") and a tar.
+pub(crate) type Platform<'a> = (&'a str, Vec<(&'a str, Vec<u8>)>);
+
+/// An OCI layout (tag v1) with one manifest per platform, each with its layers and the same image `config`
+/// (entrypoint, command, ...).
+pub(crate) fn write_layout(layout: &Path, platforms: &[Platform<'_>], config: &Value) {
     std::fs::create_dir_all(layout.join("blobs/sha256")).unwrap();
     std::fs::write(layout.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
     let mut manifests = Vec::new();
     for (arch, layers) in platforms {
         let (mut descriptors, mut diff_ids) = (Vec::new(), Vec::new());
-        for layer in layers.iter() {
-            let mut tar = tar::Builder::new(Vec::new());
-            for (name, content) in layer.files {
-                let mut header = tar::Header::new_ustar();
-                header.set_size(content.len() as u64);
-                header.set_mode(0o644);
-                header.set_mtime(0);
-                header.set_cksum();
-                tar.append_data(&mut header, name, content.as_bytes()).unwrap();
-            }
-            let tar = tar.into_inner().unwrap();
-            diff_ids.push(sha256(&tar));
-            let (blob, media) = match layer.compression {
+        for (compression, tar) in layers {
+            diff_ids.push(sha256(tar));
+            let (blob, media) = match *compression {
                 "gzip" => {
                     let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
-                    gz.write_all(&tar).unwrap();
+                    gz.write_all(tar).unwrap();
                     (gz.finish().unwrap(), "application/vnd.oci.image.layer.v1.tar+gzip")
                 }
                 "zstd" => {
                     (zstd::stream::encode_all(&tar[..], 3).unwrap(), "application/vnd.oci.image.layer.v1.tar+zstd")
                 }
-                _ => (tar, "application/vnd.oci.image.layer.v1.tar"),
+                _ => (tar.clone(), "application/vnd.oci.image.layer.v1.tar"),
             };
             descriptors.push(descriptor(media, put(layout, &blob)));
         }
-        let config = json!({"architecture": arch, "os": "linux", "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": {}});
+        let config = json!({"architecture": arch, "os": "linux", "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": config});
         let config = put(layout, config.to_string().as_bytes());
         let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
             "config": descriptor("application/vnd.oci.image.config.v1+json", config), "layers": descriptors});
@@ -496,4 +590,105 @@ fn containerd_pulls_and_unpacks_what_cryptadm_and_skopeo_encrypted() {
         "{details}"
     );
     node.assert_not_unpacked("tampered", files);
+}
+
+/// The static busybox of Debian's `busybox-static` (the test images' only program).
+pub(crate) fn static_busybox() -> Vec<u8> {
+    require_tool("busybox", "apt-get install -y busybox-static");
+    let description = run(Command::new("file").args(["-bL", "/bin/busybox"]));
+    assert!(
+        description.contains("statically linked"),
+        "/bin/busybox is not static ({description}): apt-get install -y busybox-static (bash .ci/run does)"
+    );
+    std::fs::read("/bin/busybox").unwrap()
+}
+
+/// What the runnable image's entrypoint prints: one file from each of its two layers.
+pub(crate) const RUNNABLE_OUTPUT: &str = "base layer of the encrypted app\nsecond layer: hello from inside\n";
+
+/// A runnable image (tag v1): busybox and one file in a first layer, another file in a second (both gzip), and an
+/// entrypoint that prints the two files (RUNNABLE_OUTPUT). Each `name` gets its own layers (the name is in both),
+/// as no two cases may share a diff ID: containerd and containers/storage reuse a layer they already have.
+pub(crate) fn make_runnable_layout(layout: &Path, busybox: &[u8], name: &str) {
+    let (base, message) = RUNNABLE_OUTPUT.split_once('\n').unwrap();
+    let base = format!("{base}\n");
+    let config = json!({"Entrypoint": ["/bin/busybox", "cat"], "Cmd": ["/etc/app/base", "/etc/app/message"],
+        "Labels": {"case": name}});
+    let first = tar_of(&[
+        ("bin/busybox", busybox, 0o755),
+        ("etc/app/base", base.as_bytes(), 0o644),
+        ("etc/app/case", name.as_bytes(), 0o644),
+    ]);
+    let second = tar_of(&[("etc/app/message", message.as_bytes(), 0o644), ("etc/app/case2", name.as_bytes(), 0o644)]);
+    write_layout(layout, &[("amd64", vec![("gzip", first), ("gzip", second)])], &config);
+}
+
+#[test]
+fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without_the_key() {
+    let node = Node::start();
+    let busybox = static_busybox();
+    node.push_pause(&busybox);
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let (private, public) = keys.rsa("app", 2048);
+    node.install_key("image-keys", "app.pem", &private);
+
+    let layout = work.path("app");
+    make_runnable_layout(&layout, &busybox, "containerd");
+    encrypt_push(&node, &layout, &[format!("jwe:{public}")], &[], "app/enc:v1");
+    let pod = node.run_pod("app/enc:v1").unwrap_or_else(|e| panic!("the pod did not run: {e}\n{}", node.log()));
+    assert_eq!(pod["exit_code"], 0, "{pod}");
+    assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
+    assert_eq!(pod["stderr"], "", "{pod}");
+    node.assert_unpacked("containerd run", &[("etc/app/message", "second layer: hello from inside\n")]);
+
+    // The node loses the key. While the image stays, the Pod still runs: its layers are unpacked, so the pull
+    // asks no processor (the README's cache gap, through the CRI).
+    std::fs::remove_file(node.work.path("keys/image-keys/app.pem")).unwrap();
+    let pod = node.run_pod("app/enc:v1").unwrap_or_else(|e| panic!("the cached image did not run: {e}"));
+    assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
+    // The image is deleted: nothing unpacked is left to run from, and the Pod does not start. The kubelet shows
+    // the pull's error in the Pod's events (ErrImagePull).
+    node.remove_image("app/enc:v1");
+    node.assert_not_unpacked("after RemoveImage", &[("etc/app/message", ""), ("bin/busybox", "")]);
+    // containerd races the processor's exit status against its own digest check of the (empty) output, so one
+    // pull in a few reports the digest instead of our message; the kubelet retries a failed pull, and so does this.
+    let mut errors = Vec::new();
+    for _ in 0..5 {
+        let failed = node.run_pod("app/enc:v1").expect_err("a pod whose image no node key opens must not start");
+        assert_eq!(failed["stage"], "PullImage", "{failed}");
+        let details = failed["details"].as_str().unwrap().to_owned();
+        assert!(
+            details.contains("cryptadm stream-decrypt:") || details.contains("wrong diff id calculated on extraction"),
+            "{details}"
+        );
+        errors.push(details);
+        if errors.last().unwrap().contains("cryptadm stream-decrypt:") {
+            break;
+        }
+    }
+    let ours = errors.last().unwrap();
+    assert!(ours.contains("cryptadm stream-decrypt:") && ours.contains("none of the given keys"), "{errors:?}");
+    assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
+    node.assert_not_unpacked("no key", &[("etc/app/message", ""), ("bin/busybox", "")]);
+    drop(node);
+
+    // Why the test's containerd restricts OOM scores: without CAP_SYS_RESOURCE, containerd's default fails every
+    // Pod at RunPodSandbox, as runc cannot lower the pause container's oom_score_adj to -998.
+    if !has_cap_sys_resource() {
+        let strict = Node::start_with(false);
+        strict.push_pause(&busybox);
+        let failed = strict.run_pod("pause:v1").expect_err("a Pod ran with an OOM score runc cannot set");
+        assert_eq!(failed["stage"], "RunPodSandbox", "{failed}");
+        let details = failed["details"].as_str().unwrap();
+        assert!(details.contains("can't get final child's PID from pipe: EOF"), "{details}");
+    }
+}
+
+/// Whether this process may lower OOM scores and raise hard resource limits (CAP_SYS_RESOURCE, bit 24 of its
+/// effective set), as containerd's and podman's defaults need.
+pub(crate) fn has_cap_sys_resource() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let effective = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
+    u64::from_str_radix(effective, 16).unwrap() & (1 << 24) != 0
 }

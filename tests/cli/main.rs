@@ -35,6 +35,9 @@ mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
 mod plugins;
+// It shares the runnable image of `containerd`.
+#[cfg(feature = "pgp")]
+mod podman;
 mod properties;
 mod qcow2;
 mod registry;
