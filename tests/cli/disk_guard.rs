@@ -5,7 +5,7 @@
 //! vocabulary, corrupt LUKS1 keyslots, and the hints.
 
 use crate::support::{Scratch, cryptadm, require_tool};
-use crate::support_loop::{LoopDevice, zero_file};
+use crate::support_loop::{LoopDevice, Mounted, zero_file};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -226,6 +226,20 @@ fn outputs_reaching_the_input_through_loop_devices_or_partitions_are_refused() {
     format(&p1, &dev.dev).assert().code(2).stderr(predicate::str::contains("a partition and its disk"));
     format(&p1, &p2).assert().success();
     run(Command::new("cryptsetup").args(["isLuks"]).arg(&p2));
+    drop(dev);
+
+    // The device under the input's file system: writing it would destroy the input too.
+    let fs_dev = LoopDevice::attach(&zero_file(&work.path("fs.img"), 16 * MIB as u64));
+    let mounted = Mounted::ext4(&fs_dev);
+    let inner = mounted.dir.path().join("inner.luks");
+    std::fs::copy(&enc, &inner).unwrap();
+    decrypt(&inner, &pass, &fs_dev.dev)
+        .arg("--force")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("holds the file system of the file"));
+    assert!(std::fs::read(&inner).unwrap() == before);
+    drop(mounted);
 }
 
 /// Item 4: a block device source is read at its real size (not the 0 of its metadata), and a qcow2 image

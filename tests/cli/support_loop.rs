@@ -70,3 +70,28 @@ pub fn zero_file(path: &Path, len: u64) -> PathBuf {
     std::fs::File::create(path).unwrap().set_len(len).unwrap();
     path.to_path_buf()
 }
+
+/// A file system mounted from a device, unmounted on drop (declare it after its [`LoopDevice`], so it is
+/// dropped first).
+pub struct Mounted {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    /// Makes an ext4 file system on `device` and mounts it.
+    pub fn ext4(device: &LoopDevice) -> Mounted {
+        crate::support::require_tool("mkfs.ext4", "apt-get install -y e2fsprogs");
+        let made = Command::new("mkfs.ext4").arg("-q").arg(&device.dev).status().unwrap();
+        assert!(made.success(), "mkfs.ext4 failed");
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount").arg(&device.dev).arg(dir.path()).status().unwrap();
+        assert!(mounted.success(), "mount failed");
+        Mounted { dir }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
