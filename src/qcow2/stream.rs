@@ -76,16 +76,21 @@ impl Input {
         if n >= 4 && magic[..4] == header::MAGIC {
             let reader = Qcow2Reader::open(file)?;
             let luks = match reader.luks_region()? {
-                Some(bytes) => Some(LuksRegion::parse(&bytes)?),
+                Some(bytes) => Some(LuksRegion::parse(&bytes).map_err(embedded)?),
                 None => None,
             };
             if let Some(region) = &luks {
-                region.luks1()?;
+                region.luks1().map_err(embedded)?;
             }
             return Ok(Input::Qcow2(Box::new(reader), luks));
         }
         if n == 6 && magic == crate::luks::luks1::MAGIC {
             return Ok(Input::RawLuks(Volume::from_file(file)?));
+        }
+        // A LUKS2 volume whose primary header is damaged still opens from its secondary copy (as cryptsetup
+        // does): read as plain data, its ciphertext would be copied as if it were the disk.
+        if let Ok(volume) = Volume::from_file(file.try_clone().map_err(Error::io("reading the image"))?) {
+            return Ok(Input::RawLuks(volume));
         }
         Ok(Input::Raw(file))
     }
@@ -121,7 +126,8 @@ impl Input {
     pub fn unlock(self, passphrase: Option<&[u8]>, threads: usize) -> Result<Unlocked> {
         match self {
             Input::Raw(file) => {
-                let len = file.metadata().map_err(Error::io("reading the image size"))?.len();
+                // A block device's size is not in its metadata.
+                let len = crate::disk::device::len(&file).map_err(Error::io("reading the image size"))?;
                 Ok(Unlocked { source: Box::new(RawSource { file, len }), key: None, header: None })
             }
             Input::RawLuks(volume) => {
@@ -139,8 +145,8 @@ impl Input {
                 Ok(Unlocked { source: reader, key: None, header: None })
             }
             Input::Qcow2(mut reader, Some(region)) => {
-                let key = region.unlock(need(passphrase)?)?;
-                let h = region.luks1()?;
+                let key = region.unlock(need(passphrase)?).map_err(embedded)?;
+                let h = region.luks1().map_err(embedded)?;
                 let cipher = embedded::data_cipher(&h.cipher_spec(), &key)?;
                 reader.set_cipher(cipher, threads);
                 let offset = u64::from(h.payload_offset) * 512;
@@ -151,6 +157,18 @@ impl Input {
                 Ok(Unlocked { source: reader, key: Some(key), header: Some(header) })
             }
         }
+    }
+}
+
+/// What cryptadm cannot read in a qcow2 image's LUKS header, qemu-img can (cryptsetup does not open qcow2).
+fn embedded(error: Error) -> Error {
+    match error {
+        Error::Luks(crate::luks::Error::Unsupported { what }) => Error::unsupported(
+            format!("{what} in the qcow2 image's LUKS header"),
+            "re-encrypt it with `qemu-img convert -O qcow2 -o encrypt.format=luks,encrypt.cipher-alg=aes-256,\
+             encrypt.cipher-mode=xts,encrypt.ivgen-alg=plain64` (cryptsetup does not open qcow2 images)",
+        ),
+        other => other,
     }
 }
 

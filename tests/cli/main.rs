@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_loop;
 
 mod bootstrap;
 mod cloud_init;
@@ -13,6 +14,7 @@ mod cloud_init;
 mod containerd;
 mod crypto_oracles;
 mod disk;
+mod disk_guard;
 mod exit_codes;
 mod generated;
 mod ignition;
