@@ -381,8 +381,8 @@ impl RegistryDestination {
 
     fn try_mount(&self, digest: &str) -> bool {
         let Some(source) = &self.mount_from else { return false };
-        let target = self.connection.by_digest(digest);
-        self.connection.runtime.block_on(self.connection.client.mount_blob(&target, source, digest)).is_ok()
+        // Any failure: the blob is uploaded instead (and that upload's failure, if any, is reported).
+        self.connection.runtime.block_on(self.uploader.mount(digest, source.repository())).unwrap_or(false)
     }
 }
 
