@@ -38,6 +38,7 @@ mod plugins;
 mod properties;
 mod qcow2;
 mod registry;
+mod registry_parallel;
 mod registry_token;
 mod remote_config;
 mod sandbox;
