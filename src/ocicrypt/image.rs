@@ -587,6 +587,8 @@ fn transfer(
     match &plan.work {
         Work::Done => Ok(Moved::Copied),
         Work::Copy | Work::AddRecipients { .. } => {
+            // The config is small: no progress bar for it, as before.
+            let ui = if plan.report.is_some() { ui } else { &crate::interact::NonInteractive };
             oci::copy_layer_blob(source, destination, layer, ui, cancelled)?;
             Ok(Moved::Copied)
         }

@@ -91,8 +91,8 @@ fn a_layer_refused_mid_upload_stops_the_others_and_tags_nothing() {
                 assert!(deleted.contains(upload), "upload {upload} was not cancelled: {lines:?}");
             }
         }
-        // What the registry said (the ports and upload ids differ between the runs).
-        assert!(error[0].contains(": uploading: "), "{stderr}");
+        // What the registry said (the ports and upload ids differ between the runs, and whether the refusal came
+        // while the layer was still being written or once it all was depends on the load).
         errors.push(error[0].rsplit_once("envelope: ").expect(&stderr).1.to_owned());
     }
     assert_eq!(errors[0], errors[1], "the same failure one at a time and in parallel");

@@ -151,6 +151,9 @@ pub struct Uploader {
     chunks_only: AtomicBool,
     /// Credentials for mounting blobs from another repository, fetched at the first mount.
     mount_authorization: tokio::sync::Mutex<Option<Authorization>>,
+    /// The last credentials fetched for pushing, for the next upload (asking a token service costs round trips
+    /// per layer otherwise); a 401 fetches new ones.
+    push_authorization: tokio::sync::Mutex<Option<Authorization>>,
 }
 
 impl Uploader {
@@ -173,6 +176,7 @@ impl Uploader {
             repository,
             chunks_only: AtomicBool::new(false),
             mount_authorization: tokio::sync::Mutex::new(None),
+            push_authorization: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -346,7 +350,11 @@ impl Uploader {
 
     /// Opens an upload session (POST).
     async fn start(&self) -> Result<Session, Failure> {
-        let mut authorization = self.authorization().await?;
+        let cached = self.push_authorization.lock().await.clone();
+        let mut authorization = match cached {
+            Some(authorization) => authorization,
+            None => self.authorization().await?,
+        };
         let url = self
             .origin
             .join(&format!("v2/{}/blobs/uploads/", self.repository))
@@ -560,17 +568,19 @@ impl Uploader {
         }
     }
 
-    /// Credentials for pushing: a bearer token from the registry's token service when it has one (oci-client
-    /// asks it), else the basic credentials, else none.
+    /// Fresh credentials for pushing: a bearer token from the registry's token service when it has one
+    /// (oci-client asks it), else the basic credentials, else none; kept for the uploads that follow.
     async fn authorization(&self) -> Result<Authorization, Failure> {
         let token = self.client.auth(&self.reference, &self.auth, RegistryOperation::Push).await?;
-        Ok(match (token, &self.auth) {
+        let authorization = match (token, &self.auth) {
             (Some(token), _) => Authorization::Bearer(Zeroizing::new(token)),
             (None, RegistryAuth::Basic(user, password)) => {
                 Authorization::Basic(user.clone(), Zeroizing::new(password.clone()))
             }
             (None, _) => Authorization::Anonymous,
-        })
+        };
+        *self.push_authorization.lock().await = Some(authorization.clone());
+        Ok(authorization)
     }
 }
 
