@@ -6,8 +6,8 @@
 use crate::crypto::Passphrase;
 use std::io;
 
-/// Messages and questions from the core to whoever runs it.
-pub trait Interaction {
+/// Messages and questions from the core to whoever runs it (from several threads when layers move in parallel).
+pub trait Interaction: Sync {
     /// Progress worth a line in a log (cloud-init keeps these in `/var/log/cloud-init-output.log`).
     fn info(&self, message: &str);
     /// Something the operator should fix although the operation went on.
@@ -27,7 +27,7 @@ pub trait Interaction {
 }
 
 /// Progress of one transfer.
-pub trait Progress {
+pub trait Progress: Send {
     /// `bytes` more are done.
     fn advance(&self, bytes: u64);
 }

@@ -128,7 +128,7 @@ pub fn run(data: &[u8]) {
 
     let out = scratch.path().join("out");
     let destination = LayoutDestination::create(&out, None).expect("creating the destination layout");
-    if let Ok(reports) = decrypt_image(&source, Box::new(destination), &selection, no_keys, &NonInteractive) {
+    if let Ok(reports) = decrypt_image(&source, Box::new(destination), &selection, no_keys, 1, &NonInteractive) {
         for report in &reports {
             assert_ne!(report.outcome, "decrypted", "layer {} decrypted without keys", report.index);
         }

@@ -1,6 +1,7 @@
-"""Builds a one-layer OCI image layout with a large gzip layer, for scripts/bench/image.sh.
+"""Builds an OCI image layout with one (or --layers N) large gzip layers, for scripts/bench/image.sh and
+registry.sh.
 
-  make_oci_image.py DIR TAG DATA_BYTES [--level N] [--threads N] [--chunk-mib N]
+  make_oci_image.py DIR TAG DATA_BYTES [--level N] [--threads N] [--chunk-mib N] [--layers N]
 
 The layer is a tar holding one file of DATA_BYTES random bytes, compressed with gzip at --level (default 1).
 Random data does not compress, so the blob is a little larger than DATA_BYTES. Nothing is held in memory
@@ -10,7 +11,9 @@ main thread writes the chunks in order to a temporary file while hashing the tar
 and the CRC-32 of the tar (gzip trailer), then renames the file to blobs/sha256/<digest>. Config, manifest,
 oci-layout and index.json (tagged TAG) follow. tests/cli/oci_fixture.py builds layers in memory and cannot do this.
 
-Prints one JSON object: {"digest", "size", "diff_id", "data_bytes", "seconds"}.
+With --layers N, N such layers, each of its own random data (so N different blobs).
+
+Prints one JSON object: {"digest", "size", "diff_id", "data_bytes", "seconds"} (of the first layer).
 """
 import argparse
 import concurrent.futures
@@ -58,22 +61,8 @@ def compress(piece, level, last):
     return raw, out
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("layout")
-    parser.add_argument("tag")
-    parser.add_argument("data_bytes", type=int)
-    parser.add_argument("--level", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--chunk-mib", type=int, default=8)
-    args = parser.parse_args()
-    start = time.perf_counter()
-
-    blobs = os.path.join(args.layout, "blobs", "sha256")
-    os.makedirs(blobs, exist_ok=True)
-    with open(os.path.join(args.layout, "oci-layout"), "w") as f:
-        json.dump({"imageLayoutVersion": "1.0.0"}, f)
-
+def build_layer(args, blobs):
+    """Writes one layer blob; returns its digest, size and diff_id."""
     tar_hash, blob_hash, crc, tar_len = hashlib.sha256(), hashlib.sha256(), 0, 0
     temp = os.path.join(blobs, ".building")
     # mtime 0, no name, XFL 0, OS 255 (unknown): what Go's gzip writer puts in a header.
@@ -99,14 +88,37 @@ def main():
     blob_size = os.path.getsize(os.path.join(blobs, blob_hash.hexdigest()))
     diff_id = "sha256:" + tar_hash.hexdigest()
 
+    return blob_digest, blob_size, diff_id
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("layout")
+    parser.add_argument("tag")
+    parser.add_argument("data_bytes", type=int)
+    parser.add_argument("--level", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--chunk-mib", type=int, default=8)
+    parser.add_argument("--layers", type=int, default=1)
+    args = parser.parse_args()
+    start = time.perf_counter()
+
+    blobs = os.path.join(args.layout, "blobs", "sha256")
+    os.makedirs(blobs, exist_ok=True)
+    with open(os.path.join(args.layout, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+
+    layers = [build_layer(args, blobs) for _ in range(args.layers)]
+    blob_digest, blob_size, diff_id = layers[0]
+
     config = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
-                         "rootfs": {"type": "layers", "diff_ids": [diff_id]}}).encode()
+                         "rootfs": {"type": "layers", "diff_ids": [d for _, _, d in layers]}}).encode()
     config_digest, config_size = put(args.layout, config)
     manifest = json.dumps({
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest,
                    "size": config_size},
-        "layers": [{"mediaType": LAYER_MEDIA, "digest": blob_digest, "size": blob_size}],
+        "layers": [{"mediaType": LAYER_MEDIA, "digest": d, "size": n} for d, n, _ in layers],
     }).encode()
     manifest_digest, manifest_size = put(args.layout, manifest)
     with open(os.path.join(args.layout, "index.json"), "w") as f:

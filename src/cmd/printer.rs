@@ -28,12 +28,19 @@ pub struct Printer {
     verbosity: Verbosity,
     progress: bool,
     color: ColorChoice,
+    /// Every progress bar shown at once (one per layer in flight), drawn together; lines are printed above them.
+    bars: indicatif::MultiProgress,
 }
 
 impl Printer {
     /// A printer; `progress` is further limited to a terminal stderr.
     pub fn new(verbosity: Verbosity, progress: bool, color: ColorChoice) -> Self {
-        Self { verbosity, progress: progress && io::stderr().is_terminal(), color }
+        Self {
+            verbosity,
+            progress: progress && io::stderr().is_terminal(),
+            color,
+            bars: indicatif::MultiProgress::new(),
+        }
     }
 
     fn stderr(&self) -> anstream::AutoStream<io::Stderr> {
@@ -41,12 +48,16 @@ impl Printer {
     }
 
     fn line(&self, style: Option<(Style, &str)>, message: &str) {
-        let mut err = self.stderr();
-        // A failing stderr leaves nowhere to report to: ignore, as every CLI does.
-        let _ = match style {
-            Some((style, label)) => writeln!(err, "{style}{label}:{style:#} {message}"),
-            None => writeln!(err, "{message}"),
+        let write = || {
+            let mut err = self.stderr();
+            // A failing stderr leaves nowhere to report to: ignore, as every CLI does.
+            let _ = match style {
+                Some((style, label)) => writeln!(err, "{style}{label}:{style:#} {message}"),
+                None => writeln!(err, "{message}"),
+            };
         };
+        // Above the progress bars, which are drawn again below the line.
+        if self.progress { self.bars.suspend(write) } else { write() }
     }
 
     /// Prints an error and its hint.
@@ -106,7 +117,8 @@ impl Interaction for Printer {
             indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
                 .expect("the template is valid")
                 .progress_chars("=> ");
-        Box::new(Bar(indicatif::ProgressBar::new(total_bytes).with_style(style).with_message(label.to_owned())))
+        let bar = indicatif::ProgressBar::new(total_bytes).with_style(style).with_message(label.to_owned());
+        Box::new(Bar(self.bars.add(bar)))
     }
 
     fn busy(&self, message: &str) -> BusyGuard {

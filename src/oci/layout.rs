@@ -230,7 +230,7 @@ impl<R: Read> Read for VerifyingReader<R> {
 pub struct LayoutDestination {
     dir: PathBuf,
     tag: Option<String>,
-    created: Vec<PathBuf>,
+    created: Mutex<Vec<PathBuf>>,
     /// The directory did not exist before: a failed run removes it whole.
     created_dir: bool,
     committed: bool,
@@ -268,7 +268,7 @@ impl LayoutDestination {
         Ok(Self {
             dir: dir.to_path_buf(),
             tag: tag.map(str::to_owned),
-            created: Vec::new(),
+            created: Mutex::new(Vec::new()),
             created_dir,
             committed: false,
             blob_mode: MODE_PUBLIC,
@@ -329,7 +329,7 @@ impl ImageDestination for LayoutDestination {
         intact
     }
 
-    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+    fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         let dir = self.dir.join("blobs/sha256");
         // 0600 until verified and committed: a partial blob may be plaintext whose HMAC has not been checked yet.
         let temp = atomic::partial_file(&dir, "blob", atomic::MODE_PRIVATE)
@@ -364,7 +364,8 @@ impl Drop for LayoutDestination {
             let _ = fs::remove_dir_all(&self.dir);
             return;
         }
-        for path in &self.created {
+        let created = std::mem::take(self.created.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for path in &created {
             let _ = fs::remove_file(path);
         }
     }
@@ -373,7 +374,7 @@ impl Drop for LayoutDestination {
 struct LayoutBlobWriter<'a> {
     file: atomic::DirectWriter,
     temp: tempfile::NamedTempFile,
-    destination: &'a mut LayoutDestination,
+    destination: &'a LayoutDestination,
 }
 
 impl Write for LayoutBlobWriter<'_> {
@@ -402,7 +403,7 @@ impl BlobWriter for LayoutBlobWriter<'_> {
         temp.persist(&target).map_err(|e| io_err(format!("storing blob {digest}"), e.error))?;
         destination.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(digest.to_owned());
         if !existed {
-            destination.created.push(target);
+            destination.created.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(target);
         }
         Ok(())
     }
@@ -439,7 +440,7 @@ impl ImageDestination for ArchiveDestination {
         self.layout.has_blob(digest)
     }
 
-    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+    fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         self.layout.blob_writer()
     }
 

@@ -23,8 +23,8 @@ use std::io::{Read, Write};
 /// Largest manifest or index read into memory (registries cap manifests at 4 MiB too).
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Where an image is read from.
-pub trait ImageSource {
+/// Where an image is read from. Shared by the threads that move layers in parallel.
+pub trait ImageSource: Sync {
     /// The descriptor the reference names (a manifest or an index).
     fn root(&self) -> &Descriptor;
     /// Streams a blob; the reader fails with an integrity error at the end if the bytes do not match the digest.
@@ -56,13 +56,15 @@ pub trait BlobWriter: Write {
 }
 
 /// Where an image is written to. Nothing is visible under the destination's name until [`commit`] succeeds.
+/// Blobs may be written by several threads at once (layers move in parallel); manifests and the commit come from
+/// one thread, after every blob they name.
 ///
 /// [`commit`]: ImageDestination::commit
-pub trait ImageDestination {
+pub trait ImageDestination: Sync {
     /// Whether the destination already holds a blob.
     fn has_blob(&self, digest: &str) -> bool;
     /// Starts writing a blob whose digest is known only at the end.
-    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error>;
+    fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error>;
     /// Stores a small blob (a manifest, an index) and returns its digest.
     fn put_blob_bytes(&mut self, bytes: &[u8]) -> Result<String, Error> {
         let digest = sha256_digest(bytes);
@@ -102,18 +104,51 @@ pub fn copy_blob_reporting(
         destination.put_manifest(&source.read_blob(descriptor)?, descriptor.media_type()?)?;
         return Ok(());
     }
+    copy_layer_blob(source, destination, descriptor, ui, &|| false)
+}
+
+/// Copies a blob that is not a manifest (a layer, a config), as [`copy_blob_reporting`] does, from any thread;
+/// `cancelled` is asked before every read, and a transfer it stops fails (its blob is not committed).
+pub fn copy_layer_blob(
+    source: &dyn ImageSource,
+    destination: &dyn ImageDestination,
+    descriptor: &Descriptor,
+    ui: &dyn crate::interact::Interaction,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<(), Error> {
     let digest = descriptor.digest()?.to_owned();
     // A foreign layer's blob stays at its URLs: a destination needs no copy, and a source need not hold it.
     if descriptor.is_foreign() || destination.has_blob(&digest) {
         return Ok(());
     }
     let progress = ui.transfer(&format!("copying {}", short_digest(&digest)), descriptor.size()?);
-    let mut reader = crate::interact::ProgressReader::new(source.open_blob(descriptor)?, progress);
+    let reader = crate::interact::ProgressReader::new(source.open_blob(descriptor)?, progress);
+    let mut reader = Cancellable { inner: reader, cancelled };
     let mut writer = destination.blob_writer()?;
     crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
         .map_err(|e| io_error(descriptor, e))?;
     writer.commit(&digest)
 }
+
+/// A reader that fails once `cancelled` says so: how a transfer stops when another layer's failed.
+pub struct Cancellable<'a, R> {
+    /// The reader.
+    pub inner: R,
+    /// Asked before every read.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl<R: Read> Read for Cancellable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.cancelled)() {
+            return Err(std::io::Error::other(CANCELLED));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// What a transfer stopped because another one failed says.
+pub const CANCELLED: &str = "cancelled: another layer failed";
 
 /// `sha256:0123456789ab`: enough of a digest to tell blobs apart on a progress bar.
 fn short_digest(digest: &str) -> &str {

@@ -2,12 +2,11 @@
 //! platforms and layers to work on, and rewriting manifests and indexes that change.
 
 use super::keywrap::{KeyUnwrapper, KeyWrapper};
-use super::layer::{LayerDecryptor, LayerEncryptor, LayerKey, PrivateOptions, PublicOptions};
+use super::layer::{LayerKey, PrivateOptions, PublicOptions};
 use super::pipeline::{self, Direction};
 use super::{ANNOTATION_PREFIX, Error, KEYS_ANNOTATION_PREFIX, PUBOPTS_ANNOTATION};
 use crate::crypto::SecretBytes;
 use crate::crypto::encoding::{b64_decode_lenient, b64_encode};
-use crate::crypto::parallel_hash::copy_large;
 use crate::interact::{Interaction, ProgressReader};
 use crate::oci::{self, Descriptor, ImageDestination, ImageSource, MediaKind, Platform};
 use hmac::Mac;
@@ -78,6 +77,8 @@ struct Walk<'a> {
     selection: &'a Selection,
     operation: Operation<'a>,
     ui: &'a dyn Interaction,
+    /// Layers moved at once.
+    jobs: usize,
     reports: Vec<LayerReport>,
     platforms: PlatformTally,
 }
@@ -150,7 +151,9 @@ pub enum EncryptedLayers {
 }
 
 /// Encrypts the selected layers of `source` into `destination` for the wrappers' recipients. Layers that are
-/// already encrypted are handled as `encrypted` says; their key is unwrapped with `unwrappers`.
+/// already encrypted are handled as `encrypted` says; their key is unwrapped with `unwrappers`. Up to `jobs`
+/// layers move at once.
+#[allow(clippy::too_many_arguments)] // each is a separate decision of the caller's; a struct would only rename them
 pub fn encrypt_image(
     source: &dyn ImageSource,
     destination: Box<dyn ImageDestination + '_>,
@@ -158,10 +161,11 @@ pub fn encrypt_image(
     wrappers: &[Box<dyn KeyWrapper>],
     unwrappers: &[Box<dyn KeyUnwrapper>],
     encrypted: EncryptedLayers,
+    jobs: usize,
     ui: &dyn Interaction,
 ) -> Result<Vec<LayerReport>, Error> {
     let operation = Operation::Encrypt { wrappers, unwrappers, reencrypt: encrypted == EncryptedLayers::Reencrypt };
-    run(source, destination, selection, operation, ui)
+    run(source, destination, selection, operation, jobs, ui)
 }
 
 /// Decrypts the selected layers of `source` into `destination`.
@@ -170,9 +174,10 @@ pub fn decrypt_image(
     destination: Box<dyn ImageDestination + '_>,
     selection: &Selection,
     unwrappers: &[Box<dyn KeyUnwrapper>],
+    jobs: usize,
     ui: &dyn Interaction,
 ) -> Result<Vec<LayerReport>, Error> {
-    run(source, destination, selection, Operation::Decrypt { unwrappers }, ui)
+    run(source, destination, selection, Operation::Decrypt { unwrappers }, jobs, ui)
 }
 
 fn run(
@@ -180,6 +185,7 @@ fn run(
     mut destination: Box<dyn ImageDestination + '_>,
     selection: &Selection,
     operation: Operation<'_>,
+    jobs: usize,
     ui: &dyn Interaction,
 ) -> Result<Vec<LayerReport>, Error> {
     let root = source.root().clone();
@@ -194,6 +200,7 @@ fn run(
             selection,
             operation,
             ui,
+            jobs,
             reports: Vec::new(),
             platforms: PlatformTally::default(),
         };
@@ -259,16 +266,25 @@ impl Walk<'_> {
             copy_tree(self.source, self.destination, descriptor)?;
             return Ok(descriptor.clone());
         }
-        oci::copy_blob(self.source, self.destination, &config)?;
         let layers = manifest.get_mut("layers").and_then(Value::as_array_mut).ok_or_else(|| {
             Error::Malformed(format!("manifest {} has no layers", descriptor.digest().unwrap_or_default()))
         })?;
         let chosen = self.selection.layer_positions(layers.len(), descriptor.digest()?)?;
-        let mut changed = false;
-        for (index, (entry, selected)) in layers.iter_mut().zip(chosen).enumerate() {
+        // Decided here, in layer order (keys are unwrapped on this thread: a key holder may ask for a
+        // passphrase), moved in parallel, and finished here in layer order again: the result does not depend on
+        // which transfer ended first.
+        let mut planned = vec![Planned { layer: config, index: 0, work: Work::Copy, report: None }];
+        for (index, (entry, selected)) in layers.iter().zip(chosen).enumerate() {
             let layer = Descriptor::from_value(entry.clone())?;
-            let new_layer = self.layer(&layer, index, platform.as_ref(), selected)?;
-            if new_layer != layer {
+            planned.push(self.plan(layer, index, platform.as_ref(), selected)?);
+        }
+        let moved = transfer_all(self.source, &*self.destination, &planned, self.jobs, self.ui)?;
+        let mut changed = false;
+        for (plan, moved) in planned.into_iter().zip(moved).skip(1) {
+            let entry = &mut layers[plan.index];
+            let original = plan.layer.clone();
+            let new_layer = self.finish(plan, moved)?;
+            if new_layer != original {
                 *entry = new_layer.to_value();
                 changed = true;
             }
@@ -279,58 +295,112 @@ impl Walk<'_> {
         self.store_if_changed(descriptor, manifest, changed, MediaKind::Manifest)
     }
 
-    fn layer(
+    /// What layer `index` needs; for an encrypted layer, its key unwrapped.
+    fn plan(
         &mut self,
-        layer: &Descriptor,
+        layer: Descriptor,
         index: usize,
         platform: Option<&Platform>,
         selected: bool,
-    ) -> Result<Descriptor, Error> {
+    ) -> Result<Planned, Error> {
         let mut report = LayerReport {
             platform: platform.map(Platform::to_string),
             index,
             digest: layer.digest()?.to_owned(),
             outcome: "skipped",
-            schemes: wrapped_schemes(layer),
+            schemes: wrapped_schemes(&layer),
         };
         if layer.is_foreign() {
             report.outcome = "foreign";
         }
-        let result = match (&self.operation, layer.kind(), selected) {
-            _ if layer.is_foreign() => None,
-            (_, _, false) | (_, MediaKind::Other | MediaKind::Index | MediaKind::Manifest, _) => None,
-            (Operation::Encrypt { wrappers, unwrappers, reencrypt: true }, MediaKind::EncryptedLayer, true) => {
-                report.outcome = "re-encrypted";
-                Some(reencrypt_layer(self.source, self.destination, layer, index, wrappers, unwrappers, self.ui)?)
+        let work = match (&self.operation, layer.kind(), selected) {
+            _ if layer.is_foreign() => Work::Copy,
+            // Not a blob: a manifest a layer list names is copied here, as a manifest.
+            (_, MediaKind::Index | MediaKind::Manifest, _) => {
+                oci::copy_blob_reporting(self.source, self.destination, &layer, self.ui)?;
+                Work::Done
             }
-            (Operation::Encrypt { wrappers, .. }, MediaKind::Layer, true) => {
+            (_, _, false) | (_, MediaKind::Other, _) => Work::Copy,
+            (Operation::Encrypt { unwrappers, reencrypt: true, .. }, MediaKind::EncryptedLayer, true) => {
+                report.outcome = "re-encrypted";
+                let public = public_options(&layer, index)?;
+                let old = PrivateOptions::from_json(&unwrap_private_options(&layer, index, unwrappers)?, &public)?;
+                Work::Reencrypt { old, public, key: LayerKey::generate() }
+            }
+            (Operation::Encrypt { .. }, MediaKind::Layer, true) => {
                 report.outcome = "encrypted";
-                Some(encrypt_layer(self.source, self.destination, layer, index, wrappers, self.ui)?)
+                Work::Encrypt { key: LayerKey::generate() }
             }
             (Operation::Encrypt { wrappers, unwrappers, reencrypt: false }, MediaKind::EncryptedLayer, true) => {
                 report.outcome = "recipients-added";
-                let updated = add_recipients(layer, index, wrappers, unwrappers)?;
                 // Only the annotations change: the ciphertext blob is carried over as it is.
-                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
-                Some(updated)
+                Work::AddRecipients { updated: add_recipients(&layer, index, wrappers, unwrappers)? }
             }
             (Operation::Decrypt { unwrappers }, MediaKind::EncryptedLayer, true) => {
                 report.outcome = "decrypted";
-                Some(decrypt_layer(self.source, self.destination, layer, index, unwrappers, self.ui)?)
+                let public = public_options(&layer, index)?;
+                let private = PrivateOptions::from_json(&unwrap_private_options(&layer, index, unwrappers)?, &public)?;
+                Work::Decrypt { private, public }
             }
             (Operation::Decrypt { .. }, MediaKind::Layer, true) => {
                 report.outcome = "unencrypted";
-                None
+                Work::Copy
             }
         };
         self.ui.debug(&format!("layer {index} ({}): {}", report.digest, report.outcome));
-        self.reports.push(report);
-        match result {
-            Some(new_layer) => Ok(new_layer),
-            None => {
-                oci::copy_blob_reporting(self.source, self.destination, layer, self.ui)?;
-                Ok(layer.clone())
+        Ok(Planned { layer, index, work, report: Some(report) })
+    }
+
+    /// The new descriptor of a layer that was moved; recipients are wrapped here, on the calling thread.
+    fn finish(&mut self, plan: Planned, moved: Moved) -> Result<Descriptor, Error> {
+        let Planned { layer, index, work, report } = plan;
+        if let Some(report) = report {
+            self.reports.push(report);
+        }
+        let wrappers = match &self.operation {
+            Operation::Encrypt { wrappers, .. } => *wrappers,
+            Operation::Decrypt { .. } => &[],
+        };
+        match (work, moved) {
+            (Work::Encrypt { key }, Moved::Encrypted(encrypted)) => {
+                // The pipeline verified the source digest at the end of the stream, so it is the plaintext's.
+                let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
+                let mut annotations = encrypted_layer_annotations(layer.annotations());
+                wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
+                let mut updated = layer.clone();
+                updated.set_content(
+                    &oci::encrypted_media_type(layer.media_type()?),
+                    &encrypted.ciphertext_digest,
+                    encrypted.size,
+                );
+                updated.set_annotations(annotations);
+                Ok(updated)
             }
+            (Work::Reencrypt { key, .. }, Moved::Reencrypted { encrypted, plaintext_digest }) => {
+                let private = PrivateOptions { key, digest: plaintext_digest };
+                let mut annotations = encrypted_layer_annotations(layer.annotations());
+                wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
+                let mut updated = layer.clone();
+                updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
+                updated.set_annotations(annotations);
+                Ok(updated)
+            }
+            (Work::Decrypt { private, .. }, Moved::Decrypted { digest, size }) => {
+                if !private.digest.is_empty() && private.digest != digest {
+                    // containers/image records the digest of the layer before it compressed it, so a mismatch
+                    // alone does not mean tampering: the HMAC already authenticated every byte.
+                    self.ui.warn(&format!(
+                        "layer {index}: the private options name digest {}, the decrypted layer is {digest} (the producer recorded the digest before compressing)",
+                        private.digest
+                    ));
+                }
+                let mut plain = layer.clone();
+                plain.set_content(&oci::decrypted_media_type(layer.media_type()?), &digest, size);
+                plain.set_annotations(without_encryption_annotations(layer.annotations()));
+                Ok(plain)
+            }
+            (Work::AddRecipients { updated }, _) => Ok(updated),
+            _ => Ok(layer),
         }
     }
 
@@ -419,86 +489,173 @@ fn wrapped_schemes(layer: &Descriptor) -> Vec<String> {
     layer.annotations().keys().filter_map(|k| k.strip_prefix(KEYS_ANNOTATION_PREFIX)).map(str::to_owned).collect()
 }
 
-fn encrypt_layer(
-    source: &dyn ImageSource,
-    destination: &mut dyn ImageDestination,
-    layer: &Descriptor,
+/// What one layer needs moved.
+enum Work {
+    /// Nothing left to move (a manifest, copied when planned).
+    Done,
+    /// The blob as it is (unless the destination has it, or it is foreign).
+    Copy,
+    /// The blob as it is; the descriptor gets the new recipients.
+    AddRecipients { updated: Descriptor },
+    /// Through the cipher under a fresh key.
+    Encrypt { key: LayerKey },
+    /// Through the cipher with the layer's key; committed only once the HMAC matched.
+    Decrypt { private: PrivateOptions, public: PublicOptions },
+    /// Decrypted with the old key and encrypted under a fresh one in one pass.
+    Reencrypt { old: PrivateOptions, public: PublicOptions, key: LayerKey },
+}
+
+/// A layer (or the config: no report) and what it needs.
+struct Planned {
+    layer: Descriptor,
     index: usize,
-    wrappers: &[Box<dyn KeyWrapper>],
+    work: Work,
+    report: Option<LayerReport>,
+}
+
+/// What moving a layer produced.
+enum Moved {
+    Copied,
+    Encrypted(super::layer::EncryptedLayer),
+    Decrypted { digest: String, size: u64 },
+    Reencrypted { encrypted: super::layer::EncryptedLayer, plaintext_digest: String },
+}
+
+/// Moves every planned blob, up to `jobs` at once (each on a thread of its own, with its own bounded pipeline
+/// and upload: memory grows with `jobs`, not with layer sizes). The first failure stops the others: their reads
+/// fail, so their blobs are never committed and their uploads are cancelled, and it is the one reported.
+fn transfer_all(
+    source: &dyn ImageSource,
+    destination: &dyn ImageDestination,
+    planned: &[Planned],
+    jobs: usize,
     ui: &dyn Interaction,
-) -> Result<Descriptor, Error> {
-    let key = LayerKey::generate();
-    let (writer, pass) = run_pipeline(source, destination, layer, index, Direction::Encrypt, &key, ui)?;
-    let encrypted = super::layer::EncryptedLayer {
-        hmac: pass.mac.finalize().into_bytes().into(),
-        ciphertext_digest: pass.output_digest,
-        size: pass.size,
+) -> Result<Vec<Moved>, Error> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let stopped = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let moved: Mutex<Vec<Option<Moved>>> = Mutex::new(planned.iter().map(|_| None).collect());
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let cancelled = || stopped.load(Ordering::Relaxed);
+    let worker = || {
+        while !cancelled() {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(plan) = planned.get(i) else { break };
+            match transfer(source, destination, plan, ui, &cancelled) {
+                Ok(done) => moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done),
+                Err(error) => {
+                    // Only the failure that stopped the others is reported; theirs say "cancelled".
+                    if !stopped.swap(true, Ordering::Relaxed) {
+                        *failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                    }
+                    break;
+                }
+            }
+        }
     };
-    writer.commit(&encrypted.ciphertext_digest)?;
-
-    // The pipeline verified the source digest at the end of the stream, so it is the plaintext's digest.
-    let private = PrivateOptions { key, digest: layer.digest()?.to_owned() };
-    let mut annotations = encrypted_layer_annotations(layer.annotations());
-    wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
-    let mut encrypted_layer = layer.clone();
-    encrypted_layer.set_content(
-        &oci::encrypted_media_type(layer.media_type()?),
-        &encrypted.ciphertext_digest,
-        encrypted.size,
-    );
-    encrypted_layer.set_annotations(annotations);
-    Ok(encrypted_layer)
+    let threads = jobs.clamp(1, planned.len().max(1));
+    if threads == 1 {
+        worker();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(worker);
+            }
+        });
+    }
+    if let Some(error) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        return Err(error);
+    }
+    Ok(moved
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_iter()
+        .map(|m| m.expect("every blob moved"))
+        .collect())
 }
 
-/// Decrypts an encrypted layer and encrypts it again under a fresh key in one stream. The plaintext only ever
-/// flows into the new encryptor, whose output stays an uncommitted blob until the old HMAC has verified.
-fn reencrypt_layer(
+/// Moves one blob, on a transfer thread.
+fn transfer(
     source: &dyn ImageSource,
-    destination: &mut dyn ImageDestination,
-    layer: &Descriptor,
-    index: usize,
-    wrappers: &[Box<dyn KeyWrapper>],
-    unwrappers: &[Box<dyn KeyUnwrapper>],
+    destination: &dyn ImageDestination,
+    plan: &Planned,
     ui: &dyn Interaction,
-) -> Result<Descriptor, Error> {
-    let public = public_options(layer, index)?;
-    let old = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
-    let key = LayerKey::generate();
-    let progress = ui.transfer(&format!("re-encrypting layer {index}"), layer.size()?);
-    let mut reader = ProgressReader::new(source.open_blob(layer)?, progress);
-    let mut decryptor = LayerDecryptor::new(&old.key, LayerEncryptor::new(&key, destination.blob_writer()?));
-    copy_large(&mut reader, &mut decryptor, layer.size()?).map_err(|e| oci::io_error(layer, e))?;
-    drop(reader);
-    let (encryptor, decrypted) = decryptor.finish(&public.hmac).map_err(|e| in_layer(e, index, layer))?;
-    let (writer, encrypted) = encryptor.finish().map_err(|e| oci::io_error(layer, e))?;
-    writer.commit(&encrypted.ciphertext_digest)?;
-    let private = PrivateOptions { key, digest: decrypted.plaintext_digest };
-    let mut annotations = encrypted_layer_annotations(layer.annotations());
-    wrap_for_all(&mut annotations, &private, &encrypted, wrappers)?;
-    let mut updated = layer.clone();
-    updated.set_content(layer.media_type()?, &encrypted.ciphertext_digest, encrypted.size);
-    updated.set_annotations(annotations);
-    Ok(updated)
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Moved, Error> {
+    let (layer, index) = (&plan.layer, plan.index);
+    match &plan.work {
+        Work::Done => Ok(Moved::Copied),
+        Work::Copy | Work::AddRecipients { .. } => {
+            // The config is small: no progress bar for it, as before.
+            let ui = if plan.report.is_some() { ui } else { &crate::interact::NonInteractive };
+            oci::copy_layer_blob(source, destination, layer, ui, cancelled)?;
+            Ok(Moved::Copied)
+        }
+        Work::Encrypt { key } => {
+            let (writer, pass) = run_pipeline(source, destination, plan, Pipeline::Encrypt(key), ui, cancelled)?;
+            let encrypted = super::layer::EncryptedLayer {
+                hmac: pass.mac.finalize().into_bytes().into(),
+                ciphertext_digest: pass.output_digest,
+                size: pass.size,
+            };
+            writer.commit(&encrypted.ciphertext_digest)?;
+            Ok(Moved::Encrypted(encrypted))
+        }
+        Work::Decrypt { private, public } => {
+            let (writer, pass) =
+                run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled)?;
+            // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
+            super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
+            writer.commit(&pass.output_digest)?;
+            Ok(Moved::Decrypted { digest: pass.output_digest, size: pass.size })
+        }
+        Work::Reencrypt { old, public, key } => {
+            let (writer, pass) =
+                run_pipeline(source, destination, plan, Pipeline::Reencrypt(&old.key, key), ui, cancelled)?;
+            // The new ciphertext stays uncommitted until the old HMAC has verified every byte it came from.
+            let reencrypted = pass.reencrypted.expect("a re-encryption pass says what it decrypted");
+            super::layer::verify_hmac(reencrypted.old_mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
+            let encrypted = super::layer::EncryptedLayer {
+                hmac: pass.mac.finalize().into_bytes().into(),
+                ciphertext_digest: pass.output_digest,
+                size: pass.size,
+            };
+            writer.commit(&encrypted.ciphertext_digest)?;
+            Ok(Moved::Reencrypted { encrypted, plaintext_digest: reencrypted.plaintext_digest })
+        }
+    }
 }
 
-/// Runs layer `index` through the cipher into a new, uncommitted blob of `destination`: the source read once,
-/// unverified, because the pipeline hashes it and checks it against `layer` itself.
+/// The cipher work of one pass.
+enum Pipeline<'k> {
+    Encrypt(&'k LayerKey),
+    Decrypt(&'k LayerKey),
+    Reencrypt(&'k LayerKey, &'k LayerKey),
+}
+
+/// Runs a layer through the cipher into a new, uncommitted blob of `destination`: the source read once,
+/// unverified, because the pipeline hashes it and checks it against the layer's descriptor itself.
 fn run_pipeline<'d>(
     source: &dyn ImageSource,
-    destination: &'d mut dyn ImageDestination,
-    layer: &Descriptor,
-    index: usize,
-    direction: Direction,
-    key: &LayerKey,
+    destination: &'d dyn ImageDestination,
+    plan: &Planned,
+    work: Pipeline<'_>,
     ui: &dyn Interaction,
+    cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<(Box<dyn oci::BlobWriter + 'd>, pipeline::Pass), Error> {
-    let verb = if direction == Direction::Encrypt { "encrypting" } else { "decrypting" };
+    let (layer, index) = (&plan.layer, plan.index);
+    let (verb, direction) = match work {
+        Pipeline::Encrypt(key) => ("encrypting", Direction::Encrypt(key)),
+        Pipeline::Decrypt(key) => ("decrypting", Direction::Decrypt(key)),
+        Pipeline::Reencrypt(old, new) => ("re-encrypting", Direction::Reencrypt { old, new }),
+    };
     let progress = ui.transfer(&format!("{verb} layer {index}"), layer.size()?);
-    let mut reader = ProgressReader::new(source.open_blob_unverified(layer)?, progress);
+    let reader = ProgressReader::new(source.open_blob_unverified(layer)?, progress);
+    let mut reader = oci::Cancellable { inner: reader, cancelled };
     let mut writer = destination.blob_writer()?;
     let expected = pipeline::Expected { digest: layer.digest()?, size: layer.size()? };
-    let pass =
-        pipeline::run(direction, key, &expected, &mut reader, &mut writer).map_err(|e| oci::io_error(layer, e))?;
+    let pass = pipeline::run(direction, &expected, &mut reader, &mut writer).map_err(|e| oci::io_error(layer, e))?;
     Ok((writer, pass))
 }
 
@@ -650,35 +807,6 @@ pub fn unwrap_layer_key(
         return Err(super::pgp::unsupported(&format!("{message}; its `pgp` entries")));
     }
     Err(Error::Unauthenticated(message))
-}
-
-fn decrypt_layer(
-    source: &dyn ImageSource,
-    destination: &mut dyn ImageDestination,
-    layer: &Descriptor,
-    index: usize,
-    unwrappers: &[Box<dyn KeyUnwrapper>],
-    ui: &dyn Interaction,
-) -> Result<Descriptor, Error> {
-    let public = public_options(layer, index)?;
-    let private = PrivateOptions::from_json(&unwrap_private_options(layer, index, unwrappers)?, &public)?;
-    let (writer, pass) = run_pipeline(source, destination, layer, index, Direction::Decrypt, &private.key, ui)?;
-    // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-    super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
-    let plaintext_digest = pass.output_digest;
-    writer.commit(&plaintext_digest)?;
-    if !private.digest.is_empty() && private.digest != plaintext_digest {
-        // containers/image records the digest of the layer before it compressed it, so a mismatch alone does not
-        // mean tampering: the HMAC above already authenticated every byte.
-        ui.warn(&format!(
-            "layer {index}: the private options name digest {}, the decrypted layer is {} (the producer recorded the digest before compressing)",
-            private.digest, plaintext_digest
-        ));
-    }
-    let mut plain = layer.clone();
-    plain.set_content(&oci::decrypted_media_type(layer.media_type()?), &plaintext_digest, pass.size);
-    plain.set_annotations(without_encryption_annotations(layer.annotations()));
-    Ok(plain)
 }
 
 /// Checks that `unwrappers` open the key of every encrypted layer of every selected platform, reading only

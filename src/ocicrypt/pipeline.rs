@@ -27,24 +27,43 @@ pub const CHUNK: usize = 256 << 10;
 /// the layer size, while letting the hashing threads run a few chunks apart.
 const POOL: usize = 24;
 
-/// Which way the layer goes through the cipher.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
+/// Which way the layer goes through the cipher, with which keys.
+#[derive(Clone, Copy, Debug)]
+pub enum Direction<'k> {
     /// Plaintext in, ciphertext out: the HMAC covers the output.
-    Encrypt,
+    Encrypt(&'k LayerKey),
     /// Ciphertext in, plaintext out: the HMAC covers the input.
-    Decrypt,
+    Decrypt(&'k LayerKey),
+    /// Ciphertext under `old` in, ciphertext under `new` out (`--remove-recipient`): the old HMAC covers the
+    /// input, the new one the output, and the plaintext in between is hashed for the private options. The
+    /// plaintext never leaves the pipeline.
+    Reencrypt {
+        /// The layer's key.
+        old: &'k LayerKey,
+        /// The fresh key.
+        new: &'k LayerKey,
+    },
 }
 
 /// What one pass produced. The source was verified against its descriptor; the HMAC is left to the caller,
 /// who either publishes it (encrypt) or verifies it (decrypt) before committing anything.
 pub struct Pass {
-    /// HMAC-SHA-256 of the ciphertext, not finalized.
+    /// HMAC-SHA-256 of the ciphertext (the output's, when re-encrypting), not finalized.
     pub mac: super::layer::HmacSha256,
     /// `sha256:…` of the output.
     pub output_digest: String,
     /// Bytes read and written.
     pub size: u64,
+    /// What a re-encryption also produced.
+    pub reencrypted: Option<Reencrypted>,
+}
+
+/// The extra results of a re-encryption pass.
+pub struct Reencrypted {
+    /// HMAC-SHA-256 of the input under the old key, not finalized: to verify before the output is committed.
+    pub old_mac: super::layer::HmacSha256,
+    /// `sha256:…` of the plaintext.
+    pub plaintext_digest: String,
 }
 
 /// The blob being read: what its descriptor promises.
@@ -58,8 +77,7 @@ pub struct Expected<'a> {
 /// Runs `input` through the layer cipher into `output`, hashing on the way. `input` must be the unverified blob:
 /// its size and digest are checked here (an `InvalidData` error, as the verifying readers report it).
 pub fn run(
-    direction: Direction,
-    key: &LayerKey,
+    direction: Direction<'_>,
     expected: &Expected<'_>,
     input: &mut dyn Read,
     output: &mut dyn Write,
@@ -68,36 +86,69 @@ pub fn run(
     let (source_tx, source_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (mac_tx, mac_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (output_tx, output_rx) = sync_channel::<Arc<Chunk>>(POOL);
-    let mut cipher = key.cipher();
+    let (key, second) = match direction {
+        Direction::Encrypt(key) | Direction::Decrypt(key) => (key, None),
+        Direction::Reencrypt { old, new } => (old, Some(new)),
+    };
+    let mut ciphers = Ciphers { first: key.cipher(), second: second.map(LayerKey::cipher) };
+    // The output's HMAC is under the key that made it; a re-encryption also checks the input's, under the old.
+    let output_key = second.unwrap_or(key);
     std::thread::scope(|scope| {
         let source_hash = scope.spawn(move || hash_chunks(Sha256::new(), source_rx, |h, b| h.update(b)));
-        let mac = scope.spawn(move || hash_chunks(key.mac(), mac_rx, |h, b| h.update(b)));
+        let mac = scope.spawn(move || hash_chunks(output_key.mac(), mac_rx, |h, b| h.update(b)));
         let output_hash = scope.spawn(move || hash_chunks(Sha256::new(), output_rx, |h, b| h.update(b)));
-        let senders = Senders { source: source_tx, mac: mac_tx, output: output_tx };
+        let (extra, extra_threads) = if second.is_some() {
+            let (old_mac_tx, old_mac_rx) = sync_channel::<Arc<Chunk>>(POOL);
+            let (plain_tx, plain_rx) = sync_channel::<Arc<Chunk>>(POOL);
+            let old_mac = scope.spawn(move || hash_chunks(key.mac(), old_mac_rx, |h, b| h.update(b)));
+            let plain = scope.spawn(move || hash_chunks(Sha256::new(), plain_rx, |h, b| h.update(b)));
+            (Some((old_mac_tx, plain_tx)), Some((old_mac, plain)))
+        } else {
+            (None, None)
+        };
+        let senders = Senders { source: source_tx, mac: mac_tx, output: output_tx, extra };
         // The senders are dropped when the loop ends (or fails), which ends the hashing threads.
-        let size = pump(direction, &mut cipher, &mut pool, expected, input, output, senders);
+        let size = pump(direction, &mut ciphers, &mut pool, expected, input, output, senders);
         let source_hash = source_hash.join().expect("hashing does not panic");
         let mac = mac.join().expect("hashing does not panic");
         let output_hash = output_hash.join().expect("hashing does not panic");
+        let reencrypted = extra_threads.map(|(old_mac, plain)| Reencrypted {
+            old_mac: old_mac.join().expect("hashing does not panic"),
+            plaintext_digest: format!(
+                "sha256:{}",
+                hex::encode(plain.join().expect("hashing does not panic").finalize())
+            ),
+        });
         let size = size?;
         let actual = format!("sha256:{}", hex::encode(source_hash.finalize()));
         if actual != expected.digest {
             return Err(io::Error::new(io::ErrorKind::InvalidData, format!("content has digest {actual}")));
         }
-        Ok(Pass { mac, output_digest: format!("sha256:{}", hex::encode(output_hash.finalize())), size })
+        Ok(Pass { mac, output_digest: format!("sha256:{}", hex::encode(output_hash.finalize())), size, reencrypted })
     })
 }
+
+/// The layer cipher, and for a re-encryption the new one applied after it.
+struct Ciphers {
+    first: super::layer::Aes256Ctr,
+    second: Option<super::layer::Aes256Ctr>,
+}
+
+/// Where chunks go to one hashing thread.
+type Feed = SyncSender<Arc<Chunk>>;
 
 struct Senders {
     source: SyncSender<Arc<Chunk>>,
     mac: SyncSender<Arc<Chunk>>,
     output: SyncSender<Arc<Chunk>>,
+    /// Re-encryption: the old HMAC over the input, and the plaintext's digest.
+    extra: Option<(Feed, Feed)>,
 }
 
 /// The reading, ciphering and writing loop; returns the bytes done once the input ended at its declared size.
 fn pump(
-    direction: Direction,
-    cipher: &mut super::layer::Aes256Ctr,
+    direction: Direction<'_>,
+    ciphers: &mut Ciphers,
     pool: &mut Pool,
     expected: &Expected<'_>,
     input: &mut dyn Read,
@@ -121,16 +172,26 @@ fn pump(
         plain_or_cipher.len = n;
         let source = Arc::new(plain_or_cipher);
         send(&senders.source, &source)?;
-        if direction == Direction::Decrypt {
-            send(&senders.mac, &source)?;
+        match (direction, &senders.extra) {
+            (Direction::Decrypt(_), _) => send(&senders.mac, &source)?,
+            (Direction::Reencrypt { .. }, Some((old_mac, _))) => send(old_mac, &source)?,
+            _ => {}
         }
         let mut result = pool.take();
         result.len = n;
-        cipher
+        ciphers
+            .first
             .apply_keystream_b2b(source.bytes(), &mut result.buffer()[..n])
             .expect("the output chunk is as long as the input");
-        let result = Arc::new(result);
-        if direction == Direction::Encrypt {
+        let mut result = Arc::new(result);
+        if let (Some(second), Some((_, plain))) = (ciphers.second.as_mut(), &senders.extra) {
+            send(plain, &result)?;
+            let mut again = pool.take();
+            again.len = n;
+            second.apply_keystream_b2b(result.bytes(), &mut again.buffer()[..n]).expect("as long as the input");
+            result = Arc::new(again);
+        }
+        if !matches!(direction, Direction::Decrypt(_)) {
             send(&senders.mac, &result)?;
         }
         send(&senders.output, &result)?;
@@ -243,7 +304,7 @@ mod tests {
             let digest = crate::oci::sha256_digest(&plain);
             let mut ciphertext = Vec::new();
             let expected = Expected { digest: &digest, size: len as u64 };
-            let pass = run(Direction::Encrypt, &key, &expected, &mut &plain[..], &mut ciphertext).unwrap();
+            let pass = run(Direction::Encrypt(&key), &expected, &mut &plain[..], &mut ciphertext).unwrap();
             let mut reference = LayerEncryptor::new(&key, Vec::new());
             reference.write_all(&plain).unwrap();
             let (reference_ciphertext, layer) = reference.finish().unwrap();
@@ -254,13 +315,40 @@ mod tests {
 
             let mut decrypted = Vec::new();
             let expected = Expected { digest: &layer.ciphertext_digest, size: len as u64 };
-            let pass = run(Direction::Decrypt, &key, &expected, &mut &ciphertext[..], &mut decrypted).unwrap();
+            let pass = run(Direction::Decrypt(&key), &expected, &mut &ciphertext[..], &mut decrypted).unwrap();
             assert_eq!(decrypted, plain);
             assert_eq!(pass.output_digest, digest);
             pass.mac.verify_slice(&layer.hmac).unwrap();
             let mut reference = LayerDecryptor::new(&key, Vec::new());
             reference.write_all(&ciphertext).unwrap();
             assert_eq!(reference.finish(&layer.hmac).unwrap().1.plaintext_digest, digest);
+        }
+    }
+
+    /// A re-encryption pass equals decrypting with the old key and encrypting with the new one.
+    #[test]
+    fn reencryption_is_decryption_then_encryption_in_one_pass() {
+        let (old, new) = (LayerKey::generate(), LayerKey::generate());
+        for len in [0, 1, CHUNK + 1, POOL * CHUNK + 5] {
+            let plain = data(len);
+            let plain_digest = crate::oci::sha256_digest(&plain);
+            let mut old_ciphertext = Vec::new();
+            let expected = Expected { digest: &plain_digest, size: len as u64 };
+            let first = run(Direction::Encrypt(&old), &expected, &mut &plain[..], &mut old_ciphertext).unwrap();
+            let old_hmac = first.mac.finalize().into_bytes();
+            let mut ciphertext = Vec::new();
+            let expected = Expected { digest: &first.output_digest, size: len as u64 };
+            let direction = Direction::Reencrypt { old: &old, new: &new };
+            let pass = run(direction, &expected, &mut &old_ciphertext[..], &mut ciphertext).unwrap();
+            let reencrypted = pass.reencrypted.unwrap();
+            reencrypted.old_mac.verify_slice(&old_hmac).unwrap();
+            assert_eq!(reencrypted.plaintext_digest, plain_digest);
+            let mut reference = LayerEncryptor::new(&new, Vec::new());
+            reference.write_all(&plain).unwrap();
+            let (reference_ciphertext, layer) = reference.finish().unwrap();
+            assert_eq!(ciphertext, reference_ciphertext, "{len}");
+            assert_eq!(pass.output_digest, layer.ciphertext_digest);
+            assert_eq!(&pass.mac.finalize().into_bytes()[..], &layer.hmac[..]);
         }
     }
 
@@ -271,7 +359,7 @@ mod tests {
         let digest = crate::oci::sha256_digest(&plain);
         let check = |bytes: &[u8], size: u64, want: &str| {
             let expected = Expected { digest: &digest, size };
-            let err = run(Direction::Encrypt, &key, &expected, &mut &bytes[..], &mut io::sink()).err().unwrap();
+            let err = run(Direction::Encrypt(&key), &expected, &mut &bytes[..], &mut io::sink()).err().unwrap();
             assert_eq!(err.kind(), io::ErrorKind::InvalidData);
             assert!(err.to_string().contains(want), "{err}");
         };

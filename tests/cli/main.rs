@@ -43,6 +43,7 @@ mod podman;
 mod properties;
 mod qcow2;
 mod registry;
+mod registry_parallel;
 mod registry_token;
 mod remote_config;
 mod sandbox;

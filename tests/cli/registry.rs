@@ -235,7 +235,7 @@ impl Drop for FaultProxy {
 
 /// Upload sessions of `repository` whose bytes the registry still holds (a cancelled or finished upload loses
 /// its `data`; docker's registry may leave an empty `hashstates` directory behind).
-fn open_uploads(registry: &Registry, repository: &str) -> usize {
+pub(crate) fn open_uploads(registry: &Registry, repository: &str) -> usize {
     let dir = registry.dir.path("storage/docker/registry/v2/repositories").join(repository).join("_uploads");
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries.filter_map(Result::ok).filter(|upload| upload.path().join("data").exists()).count()

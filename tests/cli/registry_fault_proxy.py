@@ -19,7 +19,10 @@ request (RANGE is the Content-Range header, or "-"), and one line for each fault
                   ("resumable-broke"); later requests with the upload's old state get the state the registry gave
                   for those BYTES, so that asking where the upload stands answers BYTES and the upload goes on;
   slow BYTES      forwards the first streaming PATCH's body at BYTES a second ("slow"), so that it lasts;
-  stall SECONDS   holds the first streaming PATCH for SECONDS ("stalled") before forwarding any of it.
+  stall SECONDS   holds the first streaming PATCH for SECONDS ("stalled") before forwarding any of it;
+  deny BYTES      reads the first streaming PATCH's body up to BYTES, forwards none of it and, 2 s later, answers
+                  403 with a DENIED error ("denied"); every other streaming PATCH is forwarded at 1 MiB a second,
+                  so that the uploads started meanwhile are still in flight then.
 """
 import socket
 import sys
@@ -195,6 +198,16 @@ def handle(client):
         close(client)
         return
 
+    if streaming and mode == "deny" and first_fault():
+        drain(client, body, limit)
+        time.sleep(2)
+        say("denied")
+        error = b'{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}'
+        client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: "
+                       + str(len(error)).encode() + b"\r\nConnection: close\r\n\r\n" + error)
+        close(client)
+        return
+
     if streaming and mode == "stall" and first_fault():
         say("stalled")
         time.sleep(limit)
@@ -218,6 +231,8 @@ def handle(client):
     if streaming and mode == "slow" and first_fault():
         say("slow")
         threading.Thread(target=pipe, args=(client, upstream, None, limit), daemon=True).start()
+    elif streaming and mode == "deny":
+        threading.Thread(target=pipe, args=(client, upstream, None, 1 << 20), daemon=True).start()
     else:
         threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
     pipe(upstream, client, limit if mode == "cut" else None)

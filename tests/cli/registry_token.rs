@@ -312,3 +312,52 @@ fn a_token_that_expires_before_the_patch_is_renewed_and_the_upload_goes_on() {
     assert!(stderr.contains("going on in 4 MiB chunks from byte 0"), "{stderr}");
     assert_eq!(pull_decrypted(&registry.image("ttl/stalled:v1"), &private, &work, "back"), layer_digests(&src));
 }
+
+/// Adding a recipient keeps every blob as it is, so on the same registry each is mounted from the source
+/// repository rather than uploaded. Behind a token service that takes one token valid for both repositories:
+/// `repository:DST:pull,push` together with `repository:SRC:pull`, as docker and containers/image ask (a token
+/// for the destination alone gets "insufficient scope", and every layer was uploaded again).
+#[test]
+fn adding_a_recipient_mounts_every_blob_with_one_token_for_both_repositories() {
+    let work = Scratch::new();
+    let (tokens, registry, password) = setup(&work, None);
+    let keys = Keys::new();
+    let (alice_private, alice) = keys.rsa("alice", 2048);
+    let (bob_private, bob) = keys.rsa("bob", 2048);
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let encrypted = registry.image("mount/enc:v1");
+    let encrypt = |recipient: &str, key: Option<&str>, source: &str, destination: &str| {
+        let mut command = cryptadm();
+        command.args(["image", "encrypt", "--recipient", &format!("jwe:{recipient}")]);
+        if let Some(key) = key {
+            command.args(["--key", key]);
+        }
+        command
+            .args(["--src-creds", "alice", "--src-password-file"])
+            .arg(&password)
+            .args(["--dest-creds", "alice", "--dest-password-file"])
+            .arg(&password)
+            .args(["--src-tls-verify=false", "--dest-tls-verify=false", source, destination])
+            .output()
+            .unwrap()
+    };
+    let output = encrypt(&alice, None, &oci(&src), &encrypted);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    let added = registry.image("mount/added:v1");
+    let output = encrypt(&bob, Some(&alice_private), &encrypted, &added);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let log = registry.access_log();
+    assert!(output.status.success(), "{stderr}\ntokens: {:?}\n{log}", tokens.lines());
+    // The config and both layers: mounted (201), none uploaded.
+    assert_eq!(stderr.matches("mounted from the source repository").count(), 3, "{stderr}");
+    assert_eq!(requests(&registry, "POST", "/v2/mount/added/blobs/uploads/?mount=sha256", 201), 3, "{log}");
+    assert_eq!(requests(&registry, "PATCH", "/v2/mount/added/blobs/uploads/", 202), 0, "{log}");
+    let both = "token alice repository:mount/added:pull,push repository:mount/enc:pull -> \
+                repository:mount/added:pull,push repository:mount/enc:pull";
+    assert!(tokens.lines().iter().any(|l| l == both), "{:?}", tokens.lines());
+    // Both recipients open the result.
+    assert_eq!(pull_decrypted(&added, &bob_private, &work, "bob"), layer_digests(&src));
+    assert_eq!(pull_decrypted(&added, &alice_private, &work, "alice"), layer_digests(&src));
+}

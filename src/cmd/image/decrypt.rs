@@ -43,6 +43,8 @@ pub struct DecryptArgs {
     src_registry: super::registry::SourceRegistryArgs,
     #[command(flatten)]
     dest_registry: super::registry::DestinationRegistryArgs,
+    #[command(flatten)]
+    jobs: super::JobsArgs,
 }
 
 /// Runs `cryptadm image decrypt`.
@@ -56,8 +58,9 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         super::open_plaintext_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
             .with_context(|| format!("opening `{}`", args.destination))?;
     let selection = super::selection(&args.selection, &args.layers);
-    let reports = image::decrypt_image(source.as_ref(), destination, &selection, &keys.unwrappers(), printer)
-        .with_context(|| format!("decrypting `{}`", args.source))?;
+    let reports =
+        image::decrypt_image(source.as_ref(), destination, &selection, &keys.unwrappers(), args.jobs.jobs, printer)
+            .with_context(|| format!("decrypting `{}`", args.source))?;
     let decrypted = reports.iter().filter(|r| r.outcome == "decrypted").count();
     printer.info(&format!("decrypted {}; wrote `{}`", plural(decrypted as u64, "layer"), args.destination));
     Ok(ExitStatus::Success)

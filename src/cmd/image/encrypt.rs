@@ -69,6 +69,8 @@ pub struct EncryptArgs {
     src_registry: super::registry::SourceRegistryArgs,
     #[command(flatten)]
     dest_registry: super::registry::DestinationRegistryArgs,
+    #[command(flatten)]
+    jobs: super::JobsArgs,
 }
 
 /// Runs `cryptadm image encrypt`.
@@ -88,9 +90,17 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let mode =
         if args.remove_recipient.is_empty() { EncryptedLayers::AddRecipients } else { EncryptedLayers::Reencrypt };
     let wrappers = recipients.wrappers();
-    let reports =
-        image::encrypt_image(source.as_ref(), destination, &selection, &wrappers, &keys.unwrappers(), mode, printer)
-            .with_context(|| format!("encrypting `{}` into `{}`", args.source, args.destination))?;
+    let reports = image::encrypt_image(
+        source.as_ref(),
+        destination,
+        &selection,
+        &wrappers,
+        &keys.unwrappers(),
+        mode,
+        args.jobs.jobs,
+        printer,
+    )
+    .with_context(|| format!("encrypting `{}` into `{}`", args.source, args.destination))?;
     let encrypted = reports.iter().filter(|r| r.outcome == "encrypted").count();
     let added = reports.iter().filter(|r| r.outcome == "recipients-added").count();
     let reencrypted = reports.iter().filter(|r| r.outcome == "re-encrypted").count();

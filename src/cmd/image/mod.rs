@@ -273,6 +273,20 @@ pub fn parse_reference(text: &str) -> Result<ImageReference, String> {
     ImageReference::parse(text).map_err(|e| e.to_string())
 }
 
+/// Layers moved at once, as containers/image (skopeo, podman) does by default.
+pub const DEFAULT_JOBS: usize = 6;
+
+/// How many layers move at once (encrypt, decrypt).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Registries")]
+pub struct JobsArgs {
+    /// Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with
+    /// N, not with layer sizes); 1 moves them one after the other
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_JOBS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub jobs: usize,
+}
+
 /// Builds the core selection.
 pub fn selection(platforms: &SelectionArgs, layers: &[i64]) -> Selection {
     Selection {

@@ -27,11 +27,10 @@ use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use upload::{Failure, Tracker, Uploaded, Uploader};
@@ -68,7 +67,7 @@ pub struct RegistryOptions {
 }
 
 /// Reports what a registry store does (one line per blob); the command line turns it into log lines.
-pub type Log = Box<dyn Fn(&str)>;
+pub type Log = Box<dyn Fn(&str) + Send + Sync>;
 
 /// A client for one repository, with the runtime that drives it.
 struct Connection {
@@ -332,7 +331,7 @@ pub struct RegistryDestination {
     /// The source repository on the same registry, from which blobs are mounted rather than uploaded.
     mount_from: Option<Reference>,
     /// Blobs known to exist at the destination.
-    present: RefCell<HashSet<String>>,
+    present: Mutex<HashSet<String>>,
     /// Manifests pushed in this run (by digest): the root is pushed again under the tag on commit.
     manifests: HashMap<String, (Vec<u8>, String)>,
     uploader: Arc<Uploader>,
@@ -368,7 +367,11 @@ impl RegistryDestination {
             .filter(|source| source.registry == location.registry && source.repository != location.repository)
             .map(|source| Reference::with_tag(source.registry.clone(), source.repository.clone(), "latest".into()));
         let uploader = Arc::new(connection.uploader(options)?);
-        Ok(Self { connection, mount_from, present: RefCell::default(), manifests: HashMap::new(), uploader, log })
+        Ok(Self { connection, mount_from, present: Mutex::default(), manifests: HashMap::new(), uploader, log })
+    }
+
+    fn present(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.present.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn exists(&self, digest: &str) -> Result<bool, OciDistributionError> {
@@ -378,14 +381,14 @@ impl RegistryDestination {
 
     fn try_mount(&self, digest: &str) -> bool {
         let Some(source) = &self.mount_from else { return false };
-        let target = self.connection.by_digest(digest);
-        self.connection.runtime.block_on(self.connection.client.mount_blob(&target, source, digest)).is_ok()
+        // Any failure: the blob is uploaded instead (and that upload's failure, if any, is reported).
+        self.connection.runtime.block_on(self.uploader.mount(digest, source.repository())).unwrap_or(false)
     }
 }
 
 impl ImageDestination for RegistryDestination {
     fn has_blob(&self, digest: &str) -> bool {
-        if self.present.borrow().contains(digest) {
+        if self.present().contains(digest) {
             return true;
         }
         let found = match self.exists(digest) {
@@ -401,12 +404,12 @@ impl ImageDestination for RegistryDestination {
             _ => false,
         };
         if found {
-            self.present.borrow_mut().insert(digest.to_owned());
+            self.present().insert(digest.to_owned());
         }
         found
     }
 
-    fn blob_writer(&mut self) -> Result<Box<dyn BlobWriter + '_>, Error> {
+    fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
             buffer: BytesMut::with_capacity(PIECE),
@@ -559,7 +562,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
             }
         }
         (destination.log)(&format!("pushed blob {digest} ({} bytes)", self.written));
-        destination.present.borrow_mut().insert(digest.to_owned());
+        destination.present().insert(digest.to_owned());
         Ok(())
     }
 }

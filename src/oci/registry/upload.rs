@@ -19,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use oci_client::errors::{OciDistributionError, OciEnvelope, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
-use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE};
+use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -149,6 +149,11 @@ pub struct Uploader {
     repository: String,
     /// Set once the registry refused a streamed PATCH: later blobs go in chunks from the start.
     chunks_only: AtomicBool,
+    /// Credentials for mounting blobs from another repository, fetched at the first mount.
+    mount_authorization: tokio::sync::Mutex<Option<Authorization>>,
+    /// The last credentials fetched for pushing, for the next upload (asking a token service costs round trips
+    /// per layer otherwise); a 401 fetches new ones.
+    push_authorization: tokio::sync::Mutex<Option<Authorization>>,
 }
 
 impl Uploader {
@@ -162,7 +167,17 @@ impl Uploader {
         let origin = Url::parse(&format!("{scheme}://{}/", reference.resolve_registry()))
             .map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
         let repository = reference.repository().to_owned();
-        Ok(Self { http, client, auth, reference, origin, repository, chunks_only: AtomicBool::new(false) })
+        Ok(Self {
+            http,
+            client,
+            auth,
+            reference,
+            origin,
+            repository,
+            chunks_only: AtomicBool::new(false),
+            mount_authorization: tokio::sync::Mutex::new(None),
+            push_authorization: tokio::sync::Mutex::new(None),
+        })
     }
 
     /// Sends every piece that arrives on `pieces` until the channel closes; returns once the registry has them all.
@@ -250,6 +265,83 @@ impl Uploader {
         }
     }
 
+    /// Mounts blob `digest` from repository `from` of the same registry (`POST ?mount=&from=`): true when the
+    /// registry created the blob without its bytes. False when it would not (it then opens an upload, cancelled
+    /// here): the caller uploads the blob as usual.
+    pub async fn mount(&self, digest: &str, from: &str) -> Result<bool, Failure> {
+        let mut url = self
+            .origin
+            .join(&format!("v2/{}/blobs/uploads/", self.repository))
+            .map_err(|e| Failure::Stopped(format!("upload address: {e}")))?;
+        url.query_pairs_mut().append_pair("mount", digest).append_pair("from", from);
+        let mut refreshed = false;
+        loop {
+            let authorization = {
+                let mut cached = self.mount_authorization.lock().await;
+                match &*cached {
+                    Some(authorization) => authorization.clone(),
+                    None => cached.insert(self.mount_authorization(from).await?).clone(),
+                }
+            };
+            let response = self
+                .request(Method::POST, &url, &authorization)
+                .header(CONTENT_LENGTH, 0)
+                .timeout(STALL)
+                .send()
+                .await?;
+            match response.status() {
+                StatusCode::CREATED => return Ok(true),
+                StatusCode::ACCEPTED => {
+                    if let Ok(location) = self.location(&response) {
+                        self.cancel(&Session { location, authorization }).await;
+                    }
+                    return Ok(false);
+                }
+                // A token that expired since the last mount: once more with a new one.
+                StatusCode::UNAUTHORIZED if !refreshed => {
+                    refreshed = true;
+                    *self.mount_authorization.lock().await = None;
+                }
+                _ => return Ok(false),
+            }
+        }
+    }
+
+    /// Credentials for mounting from `from`: from a token service, one token for both repositories, asking
+    /// `repository:DST:pull,push` together with `repository:FROM:pull` as docker and containers/image do
+    /// (oci-client asks for the destination only, and the registry then refuses the mount for insufficient
+    /// scope); without a token service, the basic credentials or none.
+    async fn mount_authorization(&self, from: &str) -> Result<Authorization, Failure> {
+        let ping = self.origin.join("v2/").map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
+        let response = self.http.get(ping).timeout(STALL).send().await?;
+        let challenge =
+            response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).and_then(bearer_challenge);
+        let Some((realm, service)) = challenge else { return self.authorization().await };
+        let mut url = Url::parse(&realm)
+            .map_err(|e| Failure::Stopped(format!("the registry names token realm `{realm}`: {e}")))?;
+        {
+            let mut query = url.query_pairs_mut();
+            if let Some(service) = &service {
+                query.append_pair("service", service);
+            }
+            query.append_pair("scope", &format!("repository:{}:pull,push", self.repository));
+            query.append_pair("scope", &format!("repository:{from}:pull"));
+        }
+        let mut request = self.http.get(url).timeout(STALL);
+        if let RegistryAuth::Basic(user, password) = &self.auth {
+            request = request.basic_auth(user, Some(password));
+        }
+        let response = expect(request.send().await?, StatusCode::OK).await?;
+        let body = response.bytes().await?;
+        let answer: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|_| Failure::Stopped("the token service's answer is not JSON".into()))?;
+        let token = ["token", "access_token"]
+            .iter()
+            .find_map(|name| answer.get(name).and_then(serde_json::Value::as_str).filter(|t| !t.is_empty()))
+            .ok_or_else(|| Failure::Stopped("the token service's answer has no token".into()))?;
+        Ok(Authorization::Bearer(Zeroizing::new(token.to_owned())))
+    }
+
     /// Cancels an upload that will not be finished (best effort: registries also expire them).
     pub async fn cancel(&self, session: &Session) {
         let request = self.request(Method::DELETE, &session.location, &session.authorization);
@@ -258,7 +350,11 @@ impl Uploader {
 
     /// Opens an upload session (POST).
     async fn start(&self) -> Result<Session, Failure> {
-        let mut authorization = self.authorization().await?;
+        let cached = self.push_authorization.lock().await.clone();
+        let mut authorization = match cached {
+            Some(authorization) => authorization,
+            None => self.authorization().await?,
+        };
         let url = self
             .origin
             .join(&format!("v2/{}/blobs/uploads/", self.repository))
@@ -472,18 +568,47 @@ impl Uploader {
         }
     }
 
-    /// Credentials for pushing: a bearer token from the registry's token service when it has one (oci-client
-    /// asks it), else the basic credentials, else none.
+    /// Fresh credentials for pushing: a bearer token from the registry's token service when it has one
+    /// (oci-client asks it), else the basic credentials, else none; kept for the uploads that follow.
     async fn authorization(&self) -> Result<Authorization, Failure> {
         let token = self.client.auth(&self.reference, &self.auth, RegistryOperation::Push).await?;
-        Ok(match (token, &self.auth) {
+        let authorization = match (token, &self.auth) {
             (Some(token), _) => Authorization::Bearer(Zeroizing::new(token)),
             (None, RegistryAuth::Basic(user, password)) => {
                 Authorization::Basic(user.clone(), Zeroizing::new(password.clone()))
             }
             (None, _) => Authorization::Anonymous,
-        })
+        };
+        *self.push_authorization.lock().await = Some(authorization.clone());
+        Ok(authorization)
     }
+}
+
+/// The realm and service of a `Bearer realm="…",service="…"` challenge; None for another scheme.
+fn bearer_challenge(header: &str) -> Option<(String, Option<String>)> {
+    let (scheme, mut rest) = header.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let (mut realm, mut service) = (None, None);
+    while !rest.trim().is_empty() {
+        let (key, after) = rest.split_once('=')?;
+        let after = after.trim_start();
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"')?;
+                (&quoted[..end], &quoted[end + 1..])
+            }
+            None => after.split_at(after.find(',').unwrap_or(after.len())),
+        };
+        match key.trim().to_ascii_lowercase().as_str() {
+            "realm" => realm = Some(value.trim().to_owned()),
+            "service" => service = Some(value.trim().to_owned()),
+            _ => {}
+        }
+        rest = next.trim_start().trim_start_matches(',');
+    }
+    Some((realm?, service))
 }
 
 /// A streamed PATCH that the registry answered with a refusal (not a failure of the moment): the registry wants
@@ -724,6 +849,21 @@ mod tests {
         let long = one_line(&"é ".repeat(300));
         assert_eq!(long.chars().count(), 201);
         assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn bearer_challenges_give_their_realm_and_service() {
+        let parsed = bearer_challenge(
+            r#"Bearer realm="http://127.0.0.1:5001/token",service="registry",scope="repository:a/b:pull,push""#,
+        );
+        assert_eq!(parsed, Some(("http://127.0.0.1:5001/token".into(), Some("registry".into()))));
+        assert_eq!(
+            bearer_challenge("bearer realm=https://auth.example/t"),
+            Some(("https://auth.example/t".into(), None))
+        );
+        assert_eq!(bearer_challenge(r#"Basic realm="registry""#), None);
+        assert_eq!(bearer_challenge(r#"Bearer service="x""#), None);
+        assert_eq!(bearer_challenge(r#"Bearer realm="unterminated"#), None);
     }
 
     #[test]
