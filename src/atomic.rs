@@ -384,6 +384,21 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
+/// Bytes a regular file or block device holds. A block device's size is what `BLKGETSIZE64` answers; seeking to
+/// its end gives the same number without an ioctl (the crate has no unsafe code).
+pub fn file_len(file: &fs::File) -> io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::FileTypeExt;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_block_device() {
+        return Ok(meta.len());
+    }
+    let mut handle = file;
+    let end = handle.seek(SeekFrom::End(0))?;
+    handle.seek(SeekFrom::Start(0))?;
+    Ok(end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,23 +2,13 @@
 //! whether two paths reach the same bytes: one file under two names, a loop device over a file, a partition and
 //! its disk, or a file inside a file system that lives on a device.
 
-use std::fs::{self, File};
-use std::io::{self, Seek, SeekFrom};
+use std::fs;
+use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// Bytes a regular file or block device holds. A block device's size is what `BLKGETSIZE64` answers; seeking to
-/// its end gives the same number without an ioctl (the crate has no unsafe code).
-pub fn len(file: &File) -> io::Result<u64> {
-    let meta = file.metadata()?;
-    if !meta.file_type().is_block_device() {
-        return Ok(meta.len());
-    }
-    let mut handle = file;
-    let end = handle.seek(SeekFrom::End(0))?;
-    handle.seek(SeekFrom::Start(0))?;
-    Ok(end)
-}
+/// Bytes a regular file or block device holds (in `atomic`, below `qcow2` and `luks`, which need it too).
+pub use crate::atomic::file_len as len;
 
 /// Whether `path` is a block device (false if it does not exist).
 pub fn is_block_device(path: &Path) -> bool {
@@ -161,7 +151,7 @@ mod tests {
         assert_eq!(shared_storage(&a, &b).unwrap(), None);
         assert_eq!(shared_storage(&a, &dir.path().join("absent")).unwrap(), None);
         assert_eq!(shared_storage(Path::new("/dev/null"), Path::new("/dev/null")).unwrap(), Some(""));
-        assert_eq!(len(&File::open(&a).unwrap()).unwrap(), 1);
+        assert_eq!(len(&fs::File::open(&a).unwrap()).unwrap(), 1);
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl Input {
         match self {
             Input::Raw(file) => {
                 // A block device's size is not in its metadata.
-                let len = crate::disk::device::len(&file).map_err(Error::io("reading the image size"))?;
+                let len = crate::atomic::file_len(&file).map_err(Error::io("reading the image size"))?;
                 Ok(Unlocked { source: Box::new(RawSource { file, len }), key: None, header: None })
             }
             Input::RawLuks(volume) => {
