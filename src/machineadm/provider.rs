@@ -122,7 +122,8 @@ impl ProviderSettings {
         let attempts = self.retries.saturating_add(1);
         let mut backoff = self.first_backoff;
         for attempt in 1..=attempts {
-            ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), args.join(" ")));
+            let shown: Vec<String> = args.iter().map(|arg| crate::redact::url(arg)).collect();
+            ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), shown.join(" ")));
             let _busy = ui.busy(&format!("waiting for {} `{provider}` ({})", run.family, args[0]));
             let failure = match run_plugin(program, args, self.timeout, run) {
                 Ok(output) => return Ok(output),

@@ -122,10 +122,19 @@ pub fn open_stream(
                     "{}: EncryptedConfig, provider `{}`, passphraseURI `{}`, {} PBKDF2 iterations, {} ciphertext bytes",
                     describe(origin, index),
                     doc.provider,
-                    doc.passphrase_uri,
+                    crate::redact::url(&doc.passphrase_uri),
                     doc.iterations,
                     doc.ciphertext.len()
                 ));
+                // Whatever supplies the passphrase (a flag, a file, a plugin): a weak KDF is worth a warning.
+                if doc.iterations < RECOMMENDED_ITERATIONS {
+                    ui.warn(&format!(
+                        "{}: EncryptedConfig uses {} PBKDF2 iterations, fewer than the {RECOMMENDED_ITERATIONS} the \
+                         proposal requires",
+                        describe(origin, index),
+                        doc.iterations
+                    ));
+                }
                 let chunk = match explicit {
                     Some(passphrase) => doc.decrypt(index, passphrase),
                     None => {
@@ -224,8 +233,12 @@ impl Expansion<'_> {
     fn follow(&mut self, remote: &RemoteConfig, origin: &[Hop], at: String) -> Result<(), Error> {
         let key = (remote.provider.clone(), remote.uri.clone());
         if self.chain.contains(&key) {
-            let chain: Vec<String> =
-                self.chain.iter().chain(std::iter::once(&key)).map(|(p, u)| format!("{p} {u}")).collect();
+            let chain: Vec<String> = self
+                .chain
+                .iter()
+                .chain(std::iter::once(&key))
+                .map(|(p, u)| format!("{p} {}", crate::redact::url(u)))
+                .collect();
             return Err(Error::RemoteLoop { chain: chain.join(" → ") });
         }
         if self.chain.len() >= MAX_REMOTE_DEPTH {
@@ -235,7 +248,8 @@ impl Expansion<'_> {
             return Err(Error::TooManyFetches { limit: MAX_REMOTE_FETCHES });
         }
         self.fetched += 1;
-        let bytes = self.options.remote.fetch(remote, self.providers, self.ui)?;
+        // `origin` ends with this RemoteConfig: more than one hop means it came from a fetched stream.
+        let bytes = self.options.remote.fetch(remote, origin.len() > 1, self.providers, self.ui)?;
         if bytes.is_empty() {
             return Err(Error::BadRemoteContent("is empty"));
         }
@@ -290,16 +304,11 @@ fn fetch_passphrase(
     providers: &ProviderSettings,
     ui: &dyn Interaction,
 ) -> Result<Passphrase, Error> {
-    if doc.iterations < RECOMMENDED_ITERATIONS {
-        ui.warn(&format!(
-            "EncryptedConfig uses {} PBKDF2 iterations, fewer than the {RECOMMENDED_ITERATIONS} the proposal requires",
-            doc.iterations
-        ));
-    }
     match providers.get_passphrase(&doc.provider, &doc.passphrase_uri, ui) {
         Err(not_found @ Error::ProviderNotFound { .. }) => {
             // An operator at a terminal may type the passphrase instead of installing the plugin.
-            let prompt = format!("Passphrase for provider `{}` ({})", doc.provider, doc.passphrase_uri);
+            let prompt =
+                format!("Passphrase for provider `{}` ({})", doc.provider, crate::redact::url(&doc.passphrase_uri));
             match ui.request_passphrase(&prompt, false).map_err(Error::Prompt)? {
                 Some(passphrase) if !passphrase.is_empty() => Ok(passphrase),
                 _ => Err(not_found),
