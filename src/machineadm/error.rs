@@ -159,6 +159,9 @@ pub enum Error {
         /// Why it is refused.
         problem: String,
     },
+    /// A plugin others could change, or found through a relative PATH entry.
+    #[error("{0}")]
+    UntrustedPlugin(crate::process::Untrusted),
     /// Plain `http://` was not allowed.
     #[error(
         "uri `{}`: plain http is refused (the configuration would travel unauthenticated)",
@@ -297,6 +300,7 @@ impl Classify for Error {
             | Error::BadRemoteUri { .. }
             | Error::PlainHttpRefused { .. }
             | Error::FetchedFileRefused { .. }
+            | Error::UntrustedPlugin(_)
             | Error::LocalTargetRefused { .. }
             | Error::RedirectRefused { .. }
             | Error::RemoteLoop { .. }
@@ -313,6 +317,10 @@ impl Classify for Error {
             Error::Remote { source, .. } => return source.hint(),
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",
+            Error::UntrustedPlugin(_) => {
+                "make the plugin and its directories owned by root (or you) and writable only by the owner, and use \
+                 absolute PATH entries"
+            }
             Error::FetchedFileRefused { .. } => {
                 "put a `file` RemoteConfig in the userdata itself, not in a fetched stream"
             }

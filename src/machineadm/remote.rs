@@ -100,7 +100,7 @@ impl RemoteSettings {
         ui: &dyn Interaction,
     ) -> Result<SecretBytes, Error> {
         let program = format!("{REMOTE_PLUGIN_PREFIX}{provider}");
-        let path = providers.find_executable(&program).ok_or_else(|| Error::RemoteProviderNotFound {
+        let path = providers.find_executable(&program)?.ok_or_else(|| Error::RemoteProviderNotFound {
             provider: provider.into(),
             program,
             system_dirs: SYSTEM_PLUGIN_DIRS.join(", "),

@@ -139,7 +139,9 @@ fn identity_token(source: &str, registry: &str) -> Error {
 fn from_helper(name: &str, registry: &str) -> Result<Option<Credentials>, Error> {
     let program = format!("docker-credential-{name}");
     let limits = process::Limits { timeout: HELPER_TIMEOUT, max_stdout: MAX_HELPER_OUTPUT, max_stderr: 4096 };
-    let done = process::run(&program, ["get"], Some(registry.as_bytes()), limits).map_err(|e| {
+    let path =
+        process::resolve_plugin(program.as_ref()).map_err(|untrusted| Error::Malformed(untrusted.to_string()))?;
+    let done = process::run(&path, ["get"], Some(registry.as_bytes()), limits).map_err(|e| {
         let why = match e {
             process::RunError::Spawn(e) => format!("cannot be run: {e}"),
             process::RunError::TimedOut => format!("did not answer within {} s", HELPER_TIMEOUT.as_secs()),
