@@ -15,6 +15,7 @@ mod crypto_oracles;
 mod disk;
 mod exit_codes;
 mod generated;
+mod hardening;
 mod ignition;
 mod image;
 #[cfg(feature = "pgp")]
@@ -38,6 +39,7 @@ mod plugins;
 mod properties;
 mod qcow2;
 mod registry;
+mod registry_hostile;
 mod registry_token;
 mod remote_config;
 mod sandbox;
