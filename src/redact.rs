@@ -64,7 +64,7 @@ pub fn urls_in(text: &str) -> String {
             .map_or(found, |(i, _)| i);
         let end =
             rest[found..].find(|c: char| c.is_whitespace() || "()<>\"'`".contains(c)).map_or(rest.len(), |i| found + i);
-        out.push_str(&server_text(rest[..start].as_bytes(), usize::MAX));
+        out.push_str(&server_text(&rest.as_bytes()[..start], usize::MAX));
         out.push_str(&url(&rest[start..end]));
         rest = &rest[end..];
     }

@@ -193,10 +193,10 @@ impl RemoteSettings {
                     unauthenticated)"
                         .into(),
                 ))
-            } else if let Some(ip) = literal_ip(attempt.url()).filter(|ip| !allow_local && is_local(*ip)) {
-                Some(refused(format!("a redirect to the loopback or link-local address {ip}")))
             } else {
-                None
+                literal_ip(attempt.url())
+                    .filter(|ip| !allow_local && is_local(*ip))
+                    .map(|ip| refused(format!("a redirect to the loopback or link-local address {ip}")))
             };
             match problem {
                 Some(problem) => attempt.error(problem),

@@ -206,7 +206,7 @@ mod tests {
         let name = file_name_for_id(&long);
         assert!(name.len() <= 200 && name.starts_with("%2F%2F") && name.contains('~'), "{name}");
         let prefix = name.split('~').next().unwrap();
-        assert!(prefix.len() % 3 == 0 && prefix.len() <= SHORTENED_PREFIX, "a cut escape: {prefix}");
+        assert!(prefix.len().is_multiple_of(3) && prefix.len() <= SHORTENED_PREFIX, "a cut escape: {prefix}");
         let mut other = long.clone();
         other.push('x');
         assert_ne!(file_name_for_id(&other), name);

@@ -88,6 +88,9 @@ fn chown(path: &Path, user: u32, group: u32) {
 
 const NOBODY: u32 = 65534;
 
+/// What makes a sound plugin unsafe.
+type Spoil = Box<dyn Fn(&Path)>;
+
 /// `bootstrap open` of a document sealed for provider `p`, with `path` as PATH, from `dir`.
 fn open_with_provider(scratch: &Scratch, path: &str) -> std::process::Output {
     let document = VECTOR_DOCUMENT.replace("provider: file", "provider: p");
@@ -114,7 +117,7 @@ fn hardening_encryption_provider_plugins_others_could_change_are_refused() {
     let output = open_with_provider(&scratch, &format!("{}:/usr/bin:/bin", bin.display()));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    let cases: Vec<(&str, Spoil, &str)> = vec![
         (
             "world-writable",
             Box::new(|p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o757)).unwrap()),

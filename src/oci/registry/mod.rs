@@ -698,8 +698,9 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
     };
     let elsewhere = answered_by.as_ref().and_then(|u| u.host_str().map(str::to_owned)).is_some_and(|answering| {
         let registry_host = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
-        !answering.eq_ignore_ascii_case(registry_host)
-            && !(registry_host == "docker.io" && answering == "registry-1.docker.io")
+        let same = answering.eq_ignore_ascii_case(registry_host)
+            || (registry_host == "docker.io" && answering == "registry-1.docker.io");
+        !same
     });
     if elsewhere && matches!(status, Some(401 | 403)) {
         let storage = answered_by.map(|u| redact::url(u.as_str())).unwrap_or_default();
