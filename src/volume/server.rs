@@ -132,9 +132,11 @@ where
 fn too_large_is_resource_exhausted(mut response: GrpcResponse) -> GrpcResponse {
     let headers = response.headers_mut();
     let out_of_range = headers.get("grpc-status").is_some_and(|v| v.as_bytes() == b"11");
-    let too_large = headers
-        .get("grpc-message")
-        .is_some_and(|v| v.as_bytes().starts_with(b"Error, decoded message length too large"));
+    // grpc-message is percent-encoded (tonic encodes spaces as %20).
+    let too_large = headers.get("grpc-message").is_some_and(|v| {
+        let text = String::from_utf8_lossy(v.as_bytes()).replace("%20", " ");
+        text.starts_with("Error, decoded message length too large")
+    });
     if out_of_range && too_large {
         headers.insert("grpc-status", http::HeaderValue::from_static("8"));
     }

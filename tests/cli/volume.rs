@@ -687,6 +687,25 @@ mod serve {
         }
     }
 
+    /// Issue 25: a request message over the size limit is RESOURCE_EXHAUSTED, gRPC's code for it (tonic says
+    /// OUT_OF_RANGE), and the server goes on serving.
+    #[test]
+    fn a_50_mb_request_is_resource_exhausted() {
+        let scratch = Scratch::new();
+        let server = Server::start(&scratch, &scratch.path("keys"));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let channel = channel(server.socket.clone()).await;
+            let mut client = EncryptionKeyRotationControllerClient::new(channel.clone());
+            let mut big = request("vol-big", &scratch.path("none.img"));
+            big.parameters.insert("pad".into(), "x".repeat(50_000_000));
+            let status = client.encryption_key_rotate(big).await.map(drop).unwrap_err();
+            assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+            let mut identity = IdentityClient::new(channel);
+            assert!(identity.probe(identity::ProbeRequest {}).await.is_ok(), "the server stopped serving");
+        });
+    }
+
     #[test]
     fn endpoints_other_than_unix_sockets_are_refused() {
         let scratch = Scratch::new();
