@@ -813,3 +813,58 @@ fn two_loop_devices_over_one_image_under_two_ids_do_not_rotate_at_once() {
     assert!(err.contains("its backing file") && err.contains("under another path or volume id"), "{err}");
     assert!(held.status.success(), "{}", stderr_of(&held));
 }
+
+/// Issue 25: keyslots encrypted with `aes-cbc-essiv:sha256` (cryptsetup's CBC mode, old LUKS1 volumes) rotate,
+/// on LUKS1 and LUKS2, and cryptsetup opens the result with the new key and the same volume key.
+#[test]
+fn cbc_essiv_keyslots_rotate_on_luks1_and_luks2() {
+    for (version, key_size) in [("luks1", "256"), ("luks2", "128"), ("luks2", "256")] {
+        let scratch = Scratch::new();
+        let image = scratch.path("cbc.img");
+        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+        let old = scratch.write("old.key", OLD_KEY);
+        let (old_str, image_str) = (old.to_str().unwrap(), image.to_str().unwrap());
+        let mut args = vec!["luksFormat", "--batch-mode", "--type", version, "--cipher", "aes-cbc-essiv:sha256"];
+        args.extend(["--key-size", key_size, "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"]);
+        args.extend(["--hash", "sha256", "--key-file", old_str, image_str]);
+        ok(cryptsetup(&args), "luksFormat");
+        let dump_key = |key: &[u8]| {
+            let file = scratch.write("dump.key", key);
+            ok(
+                cryptsetup(&[
+                    "luksDump",
+                    "--dump-volume-key",
+                    "--batch-mode",
+                    "--key-file",
+                    file.to_str().unwrap(),
+                    image_str,
+                ]),
+                "luksDump",
+            )
+            .lines()
+            .skip_while(|l| !l.contains("MK dump") && !l.contains("Volume key"))
+            .collect::<Vec<_>>()
+            .join("\n")
+        };
+        let volume_key = dump_key(OLD_KEY.as_bytes());
+        assert!(volume_key.contains("MK dump"), "{volume_key}");
+        let store = scratch.path("keys");
+        std::fs::create_dir_all(store.join("pvc-cbc")).unwrap();
+        std::fs::write(store.join("pvc-cbc/current"), OLD_KEY).unwrap();
+        let output = cryptadm()
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", "pvc-cbc", "--volume-path", image_str, "--key-store"])
+            .arg(format!("file://{}", store.display()))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{version}/{key_size}: {}", stderr_of(&output));
+        let new = std::fs::read(store.join("pvc-cbc/current")).unwrap();
+        let opens = |key: &[u8]| {
+            let file = scratch.write("probe.key", key);
+            cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), image_str]).status.success()
+        };
+        assert!(opens(&new), "{version}/{key_size}: the new key does not open the volume");
+        assert!(!opens(OLD_KEY.as_bytes()), "{version}/{key_size}: the old key still opens");
+        assert_eq!(dump_key(&new), volume_key, "{version}/{key_size}: the volume key changed");
+    }
+}
