@@ -61,7 +61,7 @@ impl CbcEssiv {
 
     /// Encrypts whole `unit`-byte units in place (`data.len()` a multiple of `unit`, itself a multiple of 512).
     pub fn encrypt_units(&self, data: &mut [u8], unit: usize, first_iv: u64) {
-        assert!(unit % 512 == 0 && data.len() % unit == 0, "whole units of whole sectors");
+        assert!(unit.is_multiple_of(512) && data.len().is_multiple_of(unit), "whole units of whole sectors");
         for (index, chunk) in data.chunks_exact_mut(unit).enumerate() {
             let mut previous = self.iv(first_iv + (index * unit / 512) as u64);
             for block in chunk.chunks_exact_mut(16) {
@@ -74,7 +74,7 @@ impl CbcEssiv {
 
     /// Decrypts whole units in place; the inverse of [`Self::encrypt_units`].
     pub fn decrypt_units(&self, data: &mut [u8], unit: usize, first_iv: u64) {
-        assert!(unit % 512 == 0 && data.len() % unit == 0, "whole units of whole sectors");
+        assert!(unit.is_multiple_of(512) && data.len().is_multiple_of(unit), "whole units of whole sectors");
         for (index, chunk) in data.chunks_exact_mut(unit).enumerate() {
             let mut previous = self.iv(first_iv + (index * unit / 512) as u64);
             for block in chunk.chunks_exact_mut(16) {
