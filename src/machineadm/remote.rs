@@ -220,7 +220,9 @@ impl RemoteSettings {
             let no_proxy = proxy.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
             builder = builder.proxy(reqwest::Proxy::all(&proxy.url).map_err(failed)?.no_proxy(no_proxy));
         }
-        if !allow_local {
+        // Through a proxy, names are resolved by the proxy (and the resolver would see the proxy's own name, which
+        // the operator chose and may well be local); addresses written in URLs are still checked.
+        if !allow_local && self.proxy.is_none() {
             builder = builder.dns_resolver(std::sync::Arc::new(NoLocalAddresses));
         }
         builder.build().map_err(|e| Error::RemoteFailed {
