@@ -170,6 +170,18 @@ impl std::fmt::Display for Untrusted {
 
 impl std::error::Error for Untrusted {}
 
+impl crate::exit::Classify for Untrusted {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(std::borrow::Cow::Borrowed(
+            "make the plugin and its directories owned by root (or you) and writable only by the owner, and use \
+             absolute PATH entries",
+        ))
+    }
+}
+
 /// Whether `path` is an executable regular file (after symlinks).
 pub fn is_executable(path: &std::path::Path) -> bool {
     use std::os::unix::fs::PermissionsExt;

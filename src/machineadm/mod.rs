@@ -12,7 +12,7 @@ mod envelope;
 mod error;
 mod ignition;
 mod provider;
-mod remote;
+pub(crate) mod remote;
 mod stream;
 
 pub use cloudinit::{

@@ -309,9 +309,9 @@ fn find_cause<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Er
     None
 }
 
-/// A redirect the policy refuses.
+/// A redirect the policy refuses (converted to [`Error::RedirectRefused`] before it reaches a command).
 #[derive(Debug)]
-struct HopRefused {
+pub(crate) struct HopRefused {
     url: String,
     problem: String,
 }
@@ -325,8 +325,9 @@ impl std::fmt::Display for HopRefused {
 impl std::error::Error for HopRefused {}
 
 /// A name that resolves only to loopback or link-local addresses (the name and what it resolved to).
+/// (Converted to [`Error::LocalTargetRefused`] before it reaches a command.)
 #[derive(Debug)]
-struct LocalOnly(String);
+pub(crate) struct LocalOnly(String);
 
 impl std::fmt::Display for LocalOnly {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -335,6 +336,18 @@ impl std::fmt::Display for LocalOnly {
 }
 
 impl std::error::Error for LocalOnly {}
+
+impl crate::exit::Classify for HopRefused {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+}
+
+impl crate::exit::Classify for LocalOnly {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+}
 
 /// A resolver that drops loopback and link-local addresses, so that no hop of a fetch a fetched document asked
 /// for reaches the instance metadata service or a local daemon, whatever name or redirect leads there.
