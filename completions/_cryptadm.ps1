@@ -93,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'In-band configuration only: fail on RemoteConfig documents instead of fetching them')
             [CompletionResult]::new('--skip-remote', '--skip-remote', [CompletionResultType]::ParameterName, 'Skip RemoteConfig documents instead of fetching them')
             [CompletionResult]::new('--allow-http', '--allow-http', [CompletionResultType]::ParameterName, 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated')
+            [CompletionResult]::new('--allow-local-targets', '--allow-local-targets', [CompletionResultType]::ParameterName, 'Let RemoteConfig documents that were themselves fetched reach loopback and link-local addresses (169.254.169.254, 127.0.0.1, fe80::/10) over https; those in the input stream always may')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')

@@ -316,7 +316,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__open)
-            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --skip-remote --cert-dir --allow-http --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -87,6 +87,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --strict 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
             cand --skip-remote 'Skip RemoteConfig documents instead of fetching them'
             cand --allow-http 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated'
+            cand --allow-local-targets 'Let RemoteConfig documents that were themselves fetched reach loopback and link-local addresses (169.254.169.254, 127.0.0.1, fe80::/10) over https; those in the input stream always may'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'

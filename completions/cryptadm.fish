@@ -84,6 +84,7 @@ never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l strict -d 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l skip-remote -d 'Skip RemoteConfig documents instead of fetching them'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l allow-http -d 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l allow-local-targets -d 'Let RemoteConfig documents that were themselves fetched reach loopback and link-local addresses (169.254.169.254, 127.0.0.1, fe80::/10) over https; those in the input stream always may'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'

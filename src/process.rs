@@ -150,6 +150,113 @@ where
     Ok(Finished { status, stdout: out.bytes, stdout_truncated: out.truncated, stderr: err.bytes })
 }
 
+/// A plugin cryptadm refuses to run: someone other than root and the current user could change what runs (the
+/// file or a directory above it is writable by others, or owned by another user), or it was found through an
+/// empty or relative `PATH` entry (the current directory). sudo and OpenSSH refuse their helpers for the same
+/// reasons.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    /// The plugin as found.
+    pub path: std::path::PathBuf,
+    /// Why it is refused.
+    pub problem: String,
+}
+
+impl std::fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "refusing to run the plugin `{}`: {}", self.path.display(), self.problem)
+    }
+}
+
+impl std::error::Error for Untrusted {}
+
+impl crate::exit::Classify for Untrusted {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(std::borrow::Cow::Borrowed(
+            "make the plugin and its directories owned by root (or you) and writable only by the owner, and use \
+             absolute PATH entries",
+        ))
+    }
+}
+
+/// Whether `path` is an executable regular file (after symlinks).
+pub fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The first executable `program` in `dirs`, checked with [`check_trusted`]; `Ok(None)`: none. A candidate in an
+/// empty or relative directory (a `PATH` of `.:/usr/bin` or `:/usr/bin`) is refused, not skipped: it is what
+/// a shell would run.
+pub fn find_plugin(program: &str, dirs: &[std::path::PathBuf]) -> Result<Option<std::path::PathBuf>, Untrusted> {
+    for dir in dirs {
+        let candidate = dir.join(program);
+        if !is_executable(&candidate) {
+            continue;
+        }
+        if dir.as_os_str().is_empty() || dir.is_relative() {
+            let entry =
+                if dir.as_os_str().is_empty() { "an empty entry".to_owned() } else { format!("`{}`", dir.display()) };
+            return Err(Untrusted {
+                path: candidate,
+                problem: format!("it was found through {entry} of PATH, which names the current directory"),
+            });
+        }
+        check_trusted(&candidate)?;
+        return Ok(Some(candidate));
+    }
+    Ok(None)
+}
+
+/// `program` as [`run`] would start it, checked: a name without `/` is looked up on `PATH` ([`find_plugin`]);
+/// a path is checked where it is. A program that does not exist is returned unchanged (starting it reports
+/// that).
+#[allow(clippy::disallowed_methods)] // `Command::new` reads PATH for a bare name too; this is the same lookup
+pub fn resolve_plugin(program: &OsStr) -> Result<std::path::PathBuf, Untrusted> {
+    let path = std::path::Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        if path.exists() {
+            check_trusted(path)?;
+        }
+        return Ok(path.to_owned());
+    }
+    let dirs: Vec<std::path::PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let name = program.to_string_lossy();
+    Ok(find_plugin(&name, &dirs)?.unwrap_or_else(|| path.to_owned()))
+}
+
+/// Refuses a plugin that someone other than root and the current user could replace: the file (after symlinks)
+/// and every directory above it must be owned by root or the current user and writable by no one else (a
+/// group-writable one only by group root); a world-writable directory with the sticky bit (`/tmp`) is allowed,
+/// since others cannot rename what is in it.
+pub fn check_trusted(path: &std::path::Path) -> Result<(), Untrusted> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |problem: String| Untrusted { path: path.to_owned(), problem };
+    let real = std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
+    let me = rustix::process::geteuid().as_raw();
+    for (depth, component) in real.ancestors().enumerate() {
+        let meta =
+            std::fs::metadata(component).map_err(|e| refuse(format!("cannot read `{}`: {e}", component.display())))?;
+        let what = if depth == 0 { "it".to_owned() } else { format!("its directory `{}`", component.display()) };
+        let (mode, uid, gid) = (meta.mode(), meta.uid(), meta.gid());
+        if uid != 0 && uid != me {
+            return Err(refuse(format!("{what} is owned by user {uid}, neither root nor the current user")));
+        }
+        let sticky_dir = meta.is_dir() && mode & 0o1000 != 0;
+        if mode & 0o002 != 0 && !sticky_dir {
+            return Err(refuse(format!("{what} is writable by every user (mode {:o})", mode & 0o7777)));
+        }
+        if mode & 0o020 != 0 && gid != 0 && !sticky_dir {
+            return Err(refuse(format!("{what} is writable by group {gid} (mode {:o})", mode & 0o7777)));
+        }
+    }
+    Ok(())
+}
+
 /// The last non-empty line of a program's stderr, trimmed and cut to 200 characters: enough to say why it
 /// failed without pasting a screenful into our own error message.
 pub fn last_line(stderr: &[u8]) -> Option<String> {
@@ -231,6 +338,30 @@ fn spawn_reader(mut source: impl Read + Send + 'static, limit: usize) -> mpsc::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plugins_others_could_change_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("plugin");
+        std::fs::write(&plugin, "#!/bin/sh\n").unwrap();
+        let mode = |path: &std::path::Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        mode(&plugin, 0o755);
+        check_trusted(&plugin).unwrap();
+        assert_eq!(find_plugin("plugin", &[dir.path().to_owned()]).unwrap(), Some(plugin.clone()));
+        mode(&plugin, 0o757);
+        assert!(check_trusted(&plugin).unwrap_err().problem.contains("writable by every user"));
+        mode(&plugin, 0o755);
+        mode(dir.path(), 0o777);
+        assert!(check_trusted(&plugin).unwrap_err().problem.contains("its directory"));
+        mode(dir.path(), 0o1777);
+        check_trusted(&plugin).unwrap();
+        mode(dir.path(), 0o700);
+        let relative = find_plugin("plugin", &[std::path::PathBuf::from("no-such-dir"), dir.path().to_owned()]);
+        assert!(relative.is_ok());
+    }
 
     fn limits(timeout_ms: u64, max: usize) -> Limits {
         Limits { timeout: Duration::from_millis(timeout_ms), max_stdout: max, max_stderr: max }

@@ -49,6 +49,29 @@ pub fn url(text: &str) -> String {
     server_text(format!("{scheme}{authority}{tail}").as_bytes(), usize::MAX)
 }
 
+/// `text` (an error message of a library, which may quote a URL: reqwest's "error sending request for url
+/// (https://user:pw@host/…)") with every URL in it shown as [`url`] shows it, and the rest as [`server_text`]
+/// without a bound. A URL ends at whitespace, a quote, a parenthesis, an angle bracket or a backtick.
+pub fn urls_in(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(found) = rest.find("://") {
+        let start = rest[..found]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || "+.-".contains(*c))
+            .last()
+            .map_or(found, |(i, _)| i);
+        let end =
+            rest[found..].find(|c: char| c.is_whitespace() || "()<>\"'`".contains(c)).map_or(rest.len(), |i| found + i);
+        out.push_str(&server_text(&rest.as_bytes()[..start], usize::MAX));
+        out.push_str(&url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(&server_text(rest.as_bytes(), usize::MAX));
+    out
+}
+
 /// A user name rather than a token: short, and made of the characters account names use.
 fn looks_like_user_name(userinfo: &str) -> bool {
     userinfo.len() <= 32 && userinfo.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
@@ -110,6 +133,16 @@ mod tests {
         assert_eq!(url("https://host/plain"), "https://host/plain");
         assert!(!url("https://u:pw@h/?token=tok").contains("pw"));
         assert!(!url("https://u:pw@h/?token=tok").contains("=tok"));
+    }
+
+    #[test]
+    fn urls_inside_text_are_redacted() {
+        assert_eq!(
+            urls_in("error sending request for url (https://u:pw@h/x?X-Amz-Signature=abc): refused"),
+            "error sending request for url (https://u:REDACTED@h/x?X-Amz-Signature=REDACTED): refused"
+        );
+        assert_eq!(urls_in("no url here\n"), "no url here\\n");
+        assert_eq!(urls_in("a `https://h/p?t=1` b"), "a `https://h/p?t=REDACTED` b");
     }
 
     #[test]

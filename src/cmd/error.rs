@@ -81,6 +81,9 @@ classified_errors!(
     crate::render::kubernetes::Error,
     crate::ocicrypt::keyfiles::KeyFileError,
     crate::kms::Error,
+    crate::process::Untrusted,
+    crate::machineadm::remote::HopRefused,
+    crate::machineadm::remote::LocalOnly,
 );
 
 /// Maps an error to its exit status and hint: the first classified error in the chain decides.

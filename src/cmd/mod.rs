@@ -140,7 +140,16 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => {
-            let _ = err.print();
+            // clap quotes a refused value whole: a URL in it may carry a password or a signature.
+            let rendered = err.render().to_string();
+            let redacted: Vec<String> = rendered.split('\n').map(crate::redact::urls_in).collect();
+            let redacted = redacted.join("\n");
+            if err.use_stderr() && redacted != rendered {
+                use std::io::Write;
+                let _ = std::io::stderr().write_all(redacted.as_bytes());
+            } else {
+                let _ = err.print();
+            }
             return if err.use_stderr() { ExitStatus::Usage } else { ExitStatus::Success };
         }
     };

@@ -6,6 +6,7 @@
 
 pub mod aead;
 pub mod argon2;
+pub mod cbc_essiv;
 pub mod encoding;
 pub mod kdf;
 pub mod keys;

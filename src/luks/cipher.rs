@@ -1,14 +1,27 @@
-//! dm-crypt cipher specs (`aes-xts-plain64`) mapped to the sector cipher in [`crate::crypto::xts`].
-//!
-//! Only AES-XTS with the plain64 IV is implemented: it is the default of cryptsetup and QEMU, and the only mode
-//! cryptadm writes. Anything else is reported as unsupported (exit 3) rather than guessed at.
+//! dm-crypt cipher specs mapped to sector ciphers: `aes-xts-plain64` ([`crate::crypto::xts`], the default of
+//! cryptsetup and QEMU, and the only mode cryptadm writes for new volumes) and `aes-cbc-essiv:sha256`
+//! ([`crate::crypto::cbc_essiv`], cryptsetup's CBC mode and the cipher of old LUKS1 volumes, so that their
+//! keyslots rotate). Anything else is reported as unsupported (exit 3) rather than guessed at.
 
 use super::{Error, Result};
+use crate::crypto::cbc_essiv::CbcEssiv;
 use crate::crypto::xts::XtsPlain64;
 
 /// A keyed sector cipher.
 pub struct SectorCipher {
-    xts: XtsPlain64,
+    mode: Mode,
+}
+
+enum Mode {
+    Xts(XtsPlain64),
+    CbcEssiv(CbcEssiv),
+}
+
+/// The two families of spec.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spec {
+    XtsPlain64,
+    CbcEssivSha256,
 }
 
 /// Checks that `spec` is one we implement, with a key of `key_bytes`.
@@ -16,44 +29,72 @@ pub struct SectorCipher {
 /// `aes-xts-plain64:sha256` is accepted as plain64: QEMU writes that mode when given an IV-generator hash (Nova
 /// always passes `ivgen-hash-alg=sha256`), and plain64 ignores the hash.
 pub fn check_spec(spec: &str, key_bytes: usize) -> Result<()> {
+    parse(spec, key_bytes).map(drop)
+}
+
+fn parse(spec: &str, key_bytes: usize) -> Result<Spec> {
+    if spec.eq_ignore_ascii_case("aes-cbc-essiv:sha256") {
+        if ![16, 24, 32].contains(&key_bytes) {
+            return Err(Error::unsupported(format!("aes-cbc-essiv:sha256 with a {}-bit key", key_bytes * 8)));
+        }
+        return Ok(Spec::CbcEssivSha256);
+    }
     let base = match spec.split_once(':') {
         Some((base, hash)) if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_alphanumeric()) => base,
         _ => spec,
     };
     if !base.eq_ignore_ascii_case("aes-xts-plain64") {
-        return Err(Error::unsupported(format!("cipher `{spec}` (only aes-xts-plain64 is implemented)")));
+        return Err(Error::unsupported(format!(
+            "cipher `{spec}` (only aes-xts-plain64 and aes-cbc-essiv:sha256 are implemented)"
+        )));
     }
     if key_bytes != 32 && key_bytes != 64 {
         return Err(Error::unsupported(format!("aes-xts-plain64 with a {}-bit key", key_bytes * 8)));
     }
-    Ok(())
+    Ok(Spec::XtsPlain64)
 }
 
 impl SectorCipher {
     /// Keys the cipher named by `spec`.
     pub fn new(spec: &str, key: &[u8]) -> Result<SectorCipher> {
-        check_spec(spec, key.len())?;
-        let xts = XtsPlain64::new(key).map_err(|e| Error::InvalidParameter(e.to_string()))?;
-        Ok(SectorCipher { xts })
+        let mode = match parse(spec, key.len())? {
+            Spec::XtsPlain64 => Mode::Xts(XtsPlain64::new(key).map_err(|e| Error::InvalidParameter(e.to_string()))?),
+            Spec::CbcEssivSha256 => Mode::CbcEssiv(
+                CbcEssiv::new(key).ok_or_else(|| Error::InvalidParameter("an AES key of 16, 24 or 32 bytes".into()))?,
+            ),
+        };
+        Ok(SectorCipher { mode })
     }
 
     /// Encrypts whole `unit`-byte units in place; the first unit's IV is `first_iv` (512-byte sectors).
     pub fn encrypt(&self, data: &mut [u8], unit: usize, first_iv: u64) {
-        self.xts.encrypt_units(data, unit, first_iv);
+        match &self.mode {
+            Mode::Xts(xts) => xts.encrypt_units(data, unit, first_iv),
+            Mode::CbcEssiv(cbc) => cbc.encrypt_units(data, unit, first_iv),
+        }
     }
 
     /// Decrypts whole units in place.
     pub fn decrypt(&self, data: &mut [u8], unit: usize, first_iv: u64) {
-        self.xts.decrypt_units(data, unit, first_iv);
+        match &self.mode {
+            Mode::Xts(xts) => xts.decrypt_units(data, unit, first_iv),
+            Mode::CbcEssiv(cbc) => cbc.decrypt_units(data, unit, first_iv),
+        }
     }
 
-    /// [`Self::encrypt`] spread over `threads` threads (payload streaming).
+    /// [`Self::encrypt`] spread over `threads` threads (payload streaming; CBC-ESSIV runs on the calling thread).
     pub fn encrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
-        self.xts.encrypt_units_parallel(data, unit, first_iv, threads);
+        match &self.mode {
+            Mode::Xts(xts) => xts.encrypt_units_parallel(data, unit, first_iv, threads),
+            Mode::CbcEssiv(cbc) => cbc.encrypt_units(data, unit, first_iv),
+        }
     }
 
     /// [`Self::decrypt`] spread over `threads` threads.
     pub fn decrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
-        self.xts.decrypt_units_parallel(data, unit, first_iv, threads);
+        match &self.mode {
+            Mode::Xts(xts) => xts.decrypt_units_parallel(data, unit, first_iv, threads),
+            Mode::CbcEssiv(cbc) => cbc.decrypt_units(data, unit, first_iv),
+        }
     }
 }

@@ -22,6 +22,11 @@ pub const RECOMMENDED_ITERATIONS: u32 = 50_000;
 pub const MAX_ITERATIONS: u32 = 10_000_000;
 /// Larger inputs are refused before parsing (userdata limits are kilobytes).
 pub const MAX_STREAM_BYTES: u64 = 16 * 1024 * 1024;
+/// Room in a sealed stream for everything but the ciphertext's base64 (fields, RemoteConfig documents).
+const SEAL_OVERHEAD: u64 = 64 * 1024;
+/// Largest configuration `bootstrap seal` accepts, derived from [`MAX_STREAM_BYTES`]: sealing adds a 16-byte tag
+/// and base64 grows it by 4/3, so anything larger would seal into a stream `bootstrap open` refuses.
+pub const MAX_SEAL_INPUT_BYTES: u64 = (MAX_STREAM_BYTES - SEAL_OVERHEAD) / 4 * 3 - 16;
 const MIN_SALT_LEN: usize = 8;
 
 const CIPHER: &str = "aes-256-gcm";
@@ -68,7 +73,7 @@ pub struct RemoteConfig {
 /// Parses a multi-document YAML (or JSON) stream and validates every document.
 pub fn parse_stream(input: &[u8]) -> Result<Vec<Document>, Error> {
     if input.len() as u64 > MAX_STREAM_BYTES {
-        return Err(Error::TooLarge { size: input.len() as u64, limit: MAX_STREAM_BYTES });
+        return Err(Error::TooLarge { limit: MAX_STREAM_BYTES });
     }
     let text = std::str::from_utf8(input).map_err(|e| Error::Yaml(format!("not UTF-8 text ({e})")))?;
     let mut options = serde_saphyr::options::Options::default();

@@ -13,11 +13,17 @@ pub enum Error {
     #[error("not a valid YAML stream: {0}")]
     Yaml(String),
     /// The input is larger than any machine configuration should be.
-    #[error("input is {size} bytes, over the {limit}-byte limit")]
+    #[error("input is larger than the {limit}-byte limit")]
     TooLarge {
-        /// Bytes seen.
-        size: u64,
         /// The limit.
+        limit: u64,
+    },
+    /// Sealing would make a stream larger than `bootstrap open` reads.
+    #[error("the sealed stream would be {size} bytes, over the {limit}-byte limit of `bootstrap open`")]
+    SealedTooLarge {
+        /// Bytes of the sealed stream.
+        size: u64,
+        /// The limit of `bootstrap open`.
         limit: u64,
     },
     /// A document is malformed: missing field, bad base64, wrong length.
@@ -82,7 +88,7 @@ pub enum Error {
         system_dirs: String,
     },
     /// The configuration a RemoteConfig points at does not exist (missing file, HTTP 404 or 410, plugin exit 5).
-    #[error("`{uri}` not found: {problem}")]
+    #[error("`{}` not found: {problem}", crate::redact::url(uri))]
     RemoteNotFound {
         /// The URI.
         uri: String,
@@ -90,7 +96,7 @@ pub enum Error {
         problem: String,
     },
     /// Fetching failed: plugin failure or timeout, network error, HTTP error status (after the retries).
-    #[error("fetching `{uri}` failed: {problem}")]
+    #[error("fetching `{}` failed: {problem}", crate::redact::url(uri))]
     RemoteFailed {
         /// The URI.
         uri: String,
@@ -98,7 +104,7 @@ pub enum Error {
         problem: String,
     },
     /// The HTTPS server's certificate did not verify against the trusted roots.
-    #[error("fetching `{uri}`: the server's TLS certificate is not trusted: {problem}")]
+    #[error("fetching `{}`: the server's TLS certificate is not trusted: {problem}", crate::redact::url(uri))]
     RemoteUntrusted {
         /// The URI.
         uri: String,
@@ -106,7 +112,7 @@ pub enum Error {
         problem: String,
     },
     /// The fetched configuration is larger than the limit.
-    #[error("`{uri}` is larger than the {limit}-byte limit")]
+    #[error("`{}` is larger than the {limit}-byte limit", crate::redact::url(uri))]
     RemoteTooLarge {
         /// The URI.
         uri: String,
@@ -114,7 +120,7 @@ pub enum Error {
         limit: u64,
     },
     /// A URI the provider cannot use (wrong scheme, plain http without the opt-in, a host in a file URI).
-    #[error("uri `{uri}` is not usable by the `{provider}` provider: {problem}")]
+    #[error("uri `{}` is not usable by the `{provider}` provider: {problem}", crate::redact::url(uri))]
     BadRemoteUri {
         /// The provider.
         provider: String,
@@ -123,8 +129,44 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
+    /// A RemoteConfig document that was itself fetched names the built-in `file` provider.
+    #[error(
+        "a fetched RemoteConfig may not read local files (uri `{}`): only the userdata itself chooses local files",
+        crate::redact::url(uri)
+    )]
+    FetchedFileRefused {
+        /// The URI.
+        uri: String,
+    },
+    /// A fetch a fetched RemoteConfig asked for would reach a loopback or link-local address.
+    #[error(
+        "fetching `{}`: {address} is a loopback or link-local address, which a fetched RemoteConfig may not reach",
+        crate::redact::url(uri)
+    )]
+    LocalTargetRefused {
+        /// The URI.
+        uri: String,
+        /// The address (or the name and what it resolved to).
+        address: String,
+    },
+    /// A redirect the fetch policy refuses (to plain http, to a local address, too many).
+    #[error("fetching `{}`: refused {problem}", crate::redact::url(uri))]
+    RedirectRefused {
+        /// The URI.
+        uri: String,
+        /// Where the redirect pointed.
+        to: String,
+        /// Why it is refused.
+        problem: String,
+    },
+    /// A plugin others could change, or found through a relative PATH entry.
+    #[error("{0}")]
+    UntrustedPlugin(crate::process::Untrusted),
     /// Plain `http://` was not allowed.
-    #[error("uri `{uri}`: plain http is refused (the configuration would travel unauthenticated)")]
+    #[error(
+        "uri `{}`: plain http is refused (the configuration would travel unauthenticated)",
+        crate::redact::url(uri)
+    )]
     PlainHttpRefused {
         /// The URI.
         uri: String,
@@ -175,7 +217,7 @@ pub enum Error {
     #[error("invalid provider name `{0}`: use lowercase letters, digits and dashes")]
     BadProviderName(String),
     /// A passphraseURI the built-in `file` provider cannot use.
-    #[error("passphraseURI `{uri}` is not usable by the `file` provider: {problem}")]
+    #[error("passphraseURI `{}` is not usable by the `file` provider: {problem}", crate::redact::url(uri))]
     BadPassphraseUri {
         /// The URI.
         uri: String,
@@ -245,6 +287,7 @@ impl Classify for Error {
             Error::Prompt(_) => ExitStatus::Failure,
             Error::Yaml(_)
             | Error::TooLarge { .. }
+            | Error::SealedTooLarge { .. }
             | Error::Invalid { .. }
             | Error::Unsupported { .. }
             | Error::RemoteRefused { .. }
@@ -256,6 +299,10 @@ impl Classify for Error {
             | Error::RemoteTooLarge { .. }
             | Error::BadRemoteUri { .. }
             | Error::PlainHttpRefused { .. }
+            | Error::FetchedFileRefused { .. }
+            | Error::UntrustedPlugin(_)
+            | Error::LocalTargetRefused { .. }
+            | Error::RedirectRefused { .. }
             | Error::RemoteLoop { .. }
             | Error::RemoteTooDeep { .. }
             | Error::TooManyFetches { .. }
@@ -270,6 +317,17 @@ impl Classify for Error {
             Error::Remote { source, .. } => return source.hint(),
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",
+            Error::UntrustedPlugin(_) => {
+                "make the plugin and its directories owned by root (or you) and writable only by the owner, and use \
+                 absolute PATH entries"
+            }
+            Error::FetchedFileRefused { .. } => {
+                "put a `file` RemoteConfig in the userdata itself, not in a fetched stream"
+            }
+            Error::LocalTargetRefused { .. } => {
+                "fetch local addresses from a RemoteConfig in the userdata itself, or pass --allow-local-targets"
+            }
+            Error::RedirectRefused { .. } => "point the RemoteConfig at the final https:// URL",
             Error::RemoteLoop { .. } => "a fetched stream must not point back at a configuration that includes it",
             Error::Unauthenticated { .. } => {
                 "check that the passphrase source gives the exact bytes used when sealing (no newline is stripped)"

@@ -12,7 +12,7 @@ mod envelope;
 mod error;
 mod ignition;
 mod provider;
-mod remote;
+pub(crate) mod remote;
 mod stream;
 
 pub use cloudinit::{
@@ -20,8 +20,8 @@ pub use cloudinit::{
     render_template, validate_cryptadm_path,
 };
 pub use document::{
-    API_VERSION, Document, EncryptedConfig, MAX_ITERATIONS, MAX_STREAM_BYTES, RECOMMENDED_ITERATIONS, RemoteConfig,
-    parse_stream,
+    API_VERSION, Document, EncryptedConfig, MAX_ITERATIONS, MAX_SEAL_INPUT_BYTES, MAX_STREAM_BYTES,
+    RECOMMENDED_ITERATIONS, RemoteConfig, parse_stream,
 };
 pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;

@@ -87,16 +87,17 @@ impl ProviderSettings {
 
     fn find_plugin(&self, provider: &str) -> Result<PathBuf, Error> {
         let program = format!("{PLUGIN_PREFIX}{provider}");
-        self.find_executable(&program).ok_or_else(|| Error::ProviderNotFound {
+        self.find_executable(&program)?.ok_or_else(|| Error::ProviderNotFound {
             provider: provider.into(),
             program,
             system_dirs: SYSTEM_PLUGIN_DIRS.join(", "),
         })
     }
 
-    /// The first executable named `program` in the search directories.
-    pub(super) fn find_executable(&self, program: &str) -> Option<PathBuf> {
-        self.search_dirs.iter().map(|dir| dir.join(program)).find(|path| is_executable(path))
+    /// The first executable named `program` in the search directories, refused if others could change it
+    /// ([`process::find_plugin`]).
+    pub(super) fn find_executable(&self, program: &str) -> Result<Option<PathBuf>, Error> {
+        process::find_plugin(program, &self.search_dirs).map_err(Error::UntrustedPlugin)
     }
 
     fn run_with_retries(
@@ -122,7 +123,8 @@ impl ProviderSettings {
         let attempts = self.retries.saturating_add(1);
         let mut backoff = self.first_backoff;
         for attempt in 1..=attempts {
-            ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), args.join(" ")));
+            let shown: Vec<String> = args.iter().map(|arg| crate::redact::url(arg)).collect();
+            ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), shown.join(" ")));
             let _busy = ui.busy(&format!("waiting for {} `{provider}` ({})", run.family, args[0]));
             let failure = match run_plugin(program, args, self.timeout, run) {
                 Ok(output) => return Ok(output),
@@ -238,11 +240,6 @@ fn parse_new_passphrase(provider: &str, output: &[u8]) -> Result<(Passphrase, St
         return Err(failed("new-passphrase output has an empty passphrase or passphraseURI".into()));
     }
     Ok((Passphrase::new(bytes), parsed.passphrase_uri))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 enum RunError {

@@ -50,6 +50,9 @@ pub struct RemoteSettings {
     pub cert_dirs: Vec<PathBuf>,
     /// Allow `http://` URIs for the `https` provider (and redirects to them).
     pub allow_http: bool,
+    /// Let a RemoteConfig that was itself fetched reach loopback and link-local addresses (the instance metadata
+    /// service, local daemons); a RemoteConfig in the input stream always may.
+    pub allow_local_targets: bool,
     /// The proxy for HTTPS fetches; `None` connects directly.
     pub proxy: Option<Proxy>,
     /// The whole environment of remote-configuration plugins; `None` passes cryptadm's own.
@@ -66,17 +69,25 @@ pub struct Proxy {
 }
 
 impl RemoteSettings {
-    /// Fetches the configuration `remote` points at.
+    /// Fetches the configuration `remote` points at. `fetched` says that the RemoteConfig document was itself
+    /// fetched (it is not in the input stream): such a document is the fetched server's word, so it may not read
+    /// a local file (a server would choose what of the machine goes into its configuration) and its HTTPS
+    /// fetches may not reach loopback or link-local addresses unless [`RemoteSettings::allow_local_targets`].
     pub(super) fn fetch(
         &self,
         remote: &RemoteConfig,
+        fetched: bool,
         providers: &ProviderSettings,
         ui: &dyn Interaction,
     ) -> Result<SecretBytes, Error> {
         validate_provider_name(&remote.provider)?;
         match remote.provider.as_str() {
+            BUILTIN_REMOTE_FILE if fetched => Err(Error::FetchedFileRefused { uri: remote.uri.clone() }),
             BUILTIN_REMOTE_FILE => read_file(&remote.uri),
-            BUILTIN_REMOTE_HTTPS => self.fetch_https(&remote.uri, providers, ui),
+            BUILTIN_REMOTE_HTTPS => {
+                let allow_local = !fetched || self.allow_local_targets;
+                self.fetch_https(&remote.uri, allow_local, providers, ui)
+            }
             provider => self.fetch_with_plugin(provider, &remote.uri, providers, ui),
         }
     }
@@ -89,7 +100,7 @@ impl RemoteSettings {
         ui: &dyn Interaction,
     ) -> Result<SecretBytes, Error> {
         let program = format!("{REMOTE_PLUGIN_PREFIX}{provider}");
-        let path = providers.find_executable(&program).ok_or_else(|| Error::RemoteProviderNotFound {
+        let path = providers.find_executable(&program)?.ok_or_else(|| Error::RemoteProviderNotFound {
             provider: provider.into(),
             program,
             system_dirs: SYSTEM_PLUGIN_DIRS.join(", "),
@@ -111,7 +122,13 @@ impl RemoteSettings {
         })
     }
 
-    fn fetch_https(&self, uri: &str, providers: &ProviderSettings, ui: &dyn Interaction) -> Result<SecretBytes, Error> {
+    fn fetch_https(
+        &self,
+        uri: &str,
+        allow_local: bool,
+        providers: &ProviderSettings,
+        ui: &dyn Interaction,
+    ) -> Result<SecretBytes, Error> {
         let bad = |problem: &str| Error::BadRemoteUri {
             provider: BUILTIN_REMOTE_HTTPS.into(),
             uri: uri.into(),
@@ -126,22 +143,26 @@ impl RemoteSettings {
             return Err(bad("expected an https:// URL"));
         }
         let url = reqwest::Url::parse(uri).map_err(|e| bad(&e.to_string()))?;
-        let client = self.client(uri, providers.timeout)?;
+        if !allow_local && let Some(ip) = literal_ip(&url).filter(|ip| is_local(*ip)) {
+            return Err(Error::LocalTargetRefused { uri: uri.into(), address: ip.to_string() });
+        }
+        let client = self.client(uri, allow_local, providers.timeout)?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
             Error::RemoteFailed { uri: uri.into(), problem: format!("cannot start the I/O runtime: {e}") }
         })?;
 
         let attempts = providers.retries.saturating_add(1);
         let mut backoff = providers.first_backoff;
+        let shown = crate::redact::url(uri);
         for attempt in 1..=attempts {
-            ui.debug(&format!("fetching `{uri}` (attempt {attempt} of {attempts})"));
-            let _busy = ui.busy(&format!("fetching `{uri}`"));
+            ui.debug(&format!("fetching `{shown}` (attempt {attempt} of {attempts})"));
+            let _busy = ui.busy(&format!("fetching `{shown}`"));
             match runtime.block_on(get(&client, url.clone(), uri)) {
                 Ok(body) => return Ok(body),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable(problem)) if attempt < attempts => {
                     ui.warn(&format!(
-                        "fetching `{uri}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
+                        "fetching `{shown}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",
                         humanize(backoff)
                     ));
                     std::thread::sleep(backoff);
@@ -156,13 +177,36 @@ impl RemoteSettings {
         unreachable!("the loop returns on its last attempt")
     }
 
-    fn client(&self, uri: &str, timeout: Duration) -> Result<reqwest::Client, Error> {
+    fn client(&self, uri: &str, allow_local: bool, timeout: Duration) -> Result<reqwest::Client, Error> {
         // reqwest is built without a default crypto provider, so that no C library (aws-lc) is linked.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let allow_http = self.allow_http;
+        // Every hop is checked: the scheme and, for an address written in the URL, the address; a name is
+        // checked where it resolves (below).
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            let refused = |problem: String| HopRefused { url: attempt.url().to_string(), problem };
+            let problem = if attempt.previous().len() > MAX_REDIRECTS {
+                Some(refused(format!("more than {MAX_REDIRECTS} redirects")))
+            } else if attempt.url().scheme() != "https" && !(allow_http && attempt.url().scheme() == "http") {
+                Some(refused(
+                    "a redirect from https to plain http (the configuration would travel \
+                    unauthenticated)"
+                        .into(),
+                ))
+            } else {
+                literal_ip(attempt.url())
+                    .filter(|ip| !allow_local && is_local(*ip))
+                    .map(|ip| refused(format!("a redirect to the loopback or link-local address {ip}")))
+            };
+            match problem {
+                Some(problem) => attempt.error(problem),
+                None => attempt.follow(),
+            }
+        });
         let mut builder = reqwest::Client::builder()
             .https_only(!self.allow_http)
             .tls_certs_merge(read_cert_dirs(&self.cert_dirs)?)
-            .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+            .redirect(redirects)
             .connect_timeout(timeout)
             .timeout(timeout)
             // Proxies come from the settings (the command line reads the environment), never from reqwest itself.
@@ -175,6 +219,11 @@ impl RemoteSettings {
             };
             let no_proxy = proxy.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
             builder = builder.proxy(reqwest::Proxy::all(&proxy.url).map_err(failed)?.no_proxy(no_proxy));
+        }
+        // Through a proxy, names are resolved by the proxy (and the resolver would see the proxy's own name, which
+        // the operator chose and may well be local); addresses written in URLs are still checked.
+        if !allow_local && self.proxy.is_none() {
+            builder = builder.dns_resolver(std::sync::Arc::new(NoLocalAddresses));
         }
         builder.build().map_err(|e| Error::RemoteFailed {
             uri: uri.into(),
@@ -215,8 +264,19 @@ async fn get(client: &reqwest::Client, url: reqwest::Url, uri: &str) -> Result<S
     Ok(body)
 }
 
-/// A certificate the verifier rejected is final (exit 16); anything else on the way is worth another try.
+/// A certificate the verifier rejected is final (exit 16); a hop the trust policy refuses is final (exit 3);
+/// anything else on the way is worth another try.
 fn request_failure(error: &reqwest::Error, uri: &str) -> Attempt {
+    if let Some(hop) = find_cause::<HopRefused>(error) {
+        return Attempt::Final(Error::RedirectRefused {
+            uri: uri.into(),
+            to: hop.url.clone(),
+            problem: hop.problem.clone(),
+        });
+    }
+    if let Some(local) = find_cause::<LocalOnly>(error) {
+        return Attempt::Final(Error::LocalTargetRefused { uri: uri.into(), address: local.0.clone() });
+    }
     if let Some(tls) = rustls_error(error).filter(|e| {
         matches!(
             e,
@@ -231,6 +291,104 @@ fn request_failure(error: &reqwest::Error, uri: &str) -> Attempt {
         return Attempt::Final(Error::RemoteFailed { uri: uri.into(), problem: describe_chain(error) });
     }
     Attempt::Retryable(describe_chain(error))
+}
+
+/// An error of type `T` somewhere in the chain, looking inside `io::Error`s too.
+fn find_cause<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut next: Option<&'a (dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = next {
+        if let Some(found) = cause.downcast_ref::<T>() {
+            return Some(found);
+        }
+        if let Some(inner) = cause.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            next = Some(inner);
+            continue;
+        }
+        next = cause.source();
+    }
+    None
+}
+
+/// A redirect the policy refuses (converted to [`Error::RedirectRefused`] before it reaches a command).
+#[derive(Debug)]
+pub(crate) struct HopRefused {
+    url: String,
+    problem: String,
+}
+
+impl std::fmt::Display for HopRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} to `{}`", self.problem, crate::redact::url(&self.url))
+    }
+}
+
+impl std::error::Error for HopRefused {}
+
+/// A name that resolves only to loopback or link-local addresses (the name and what it resolved to).
+/// (Converted to [`Error::LocalTargetRefused`] before it reaches a command.)
+#[derive(Debug)]
+pub(crate) struct LocalOnly(String);
+
+impl std::fmt::Display for LocalOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} resolves only to loopback or link-local addresses", self.0)
+    }
+}
+
+impl std::error::Error for LocalOnly {}
+
+impl crate::exit::Classify for HopRefused {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+}
+
+impl crate::exit::Classify for LocalOnly {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::InvalidInput
+    }
+}
+
+/// A resolver that drops loopback and link-local addresses, so that no hop of a fetch a fetched document asked
+/// for reaches the instance metadata service or a local daemon, whatever name or redirect leads there.
+struct NoLocalAddresses;
+
+impl reqwest::dns::Resolve for NoLocalAddresses {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let kept: Vec<std::net::SocketAddr> = found.iter().copied().filter(|a| !is_local(a.ip())).collect();
+            if kept.is_empty() && !found.is_empty() {
+                let addresses: Vec<String> = found.iter().map(|a| a.ip().to_string()).collect();
+                return Err(Box::new(LocalOnly(format!("{host} ({})", addresses.join(", ")))) as _);
+            }
+            Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The address written in a URL's host, if it is one.
+fn literal_ip(url: &reqwest::Url) -> Option<std::net::IpAddr> {
+    let host = url.host_str()?;
+    host.trim_start_matches('[').trim_end_matches(']').parse().ok()
+}
+
+/// Loopback, link-local, unspecified, or the IPv6 instance metadata address (also IPv4-mapped).
+pub fn is_local(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_local(v4.into()),
+            None => {
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || (v6.segments()[0] & 0xffc0) == 0xfe80
+                    || v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+            }
+        },
+    }
 }
 
 /// The rustls error somewhere in the chain (hyper-rustls hands it up inside an `io::Error`, whose `source` skips
@@ -264,7 +422,7 @@ fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
         }
         next = cause.source();
     }
-    parts.join(": ")
+    crate::redact::urls_in(&parts.join(": "))
 }
 
 /// The built-in `file` provider: `file:///absolute/path`, at most [`MAX_REMOTE_BYTES`].
@@ -343,14 +501,38 @@ mod tests {
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
-        let err = settings.fetch_https("http://127.0.0.1:1/x", &providers, &ui).unwrap_err();
+        let err = settings.fetch_https("http://127.0.0.1:1/x", true, &providers, &ui).unwrap_err();
         assert!(matches!(err, Error::PlainHttpRefused { .. }), "{err}");
-        let err = settings.fetch_https("ftp://x/y", &providers, &ui).unwrap_err();
+        let err = settings.fetch_https("ftp://x/y", true, &providers, &ui).unwrap_err();
         assert!(matches!(err, Error::BadRemoteUri { .. }), "{err}");
         // Allowed, but nothing listens on port 1: a network failure, not a refusal.
         let allowed = RemoteSettings { allow_http: true, ..RemoteSettings::default() };
-        let err = allowed.fetch_https("http://127.0.0.1:1/x", &providers, &ui).unwrap_err();
+        let err = allowed.fetch_https("http://127.0.0.1:1/x", true, &providers, &ui).unwrap_err();
         assert!(matches!(err, Error::RemoteFailed { .. }), "{err}");
+    }
+
+    #[test]
+    fn local_targets_are_refused_by_address_and_by_name() {
+        let providers = ProviderSettings {
+            search_dirs: vec![],
+            timeout: Duration::from_secs(5),
+            retries: 0,
+            first_backoff: Duration::ZERO,
+        };
+        let ui = crate::interact::NonInteractive;
+        let settings = RemoteSettings::default();
+        for uri in ["https://169.254.169.254/latest/user-data", "https://[::1]:1/x", "https://[::ffff:127.0.0.1]:1/x"] {
+            let err = settings.fetch_https(uri, false, &providers, &ui).unwrap_err();
+            assert!(matches!(err, Error::LocalTargetRefused { .. }), "{uri}: {err}");
+        }
+        // A name is checked where it resolves.
+        let err = settings.fetch_https("https://localhost:1/x", false, &providers, &ui).unwrap_err();
+        assert!(matches!(err, Error::LocalTargetRefused { .. }), "{err}");
+        // Allowed: nothing listens, a network failure.
+        let err = settings.fetch_https("https://localhost:1/x", true, &providers, &ui).unwrap_err();
+        assert!(matches!(err, Error::RemoteFailed { .. }), "{err}");
+        assert!(is_local("169.254.10.1".parse().unwrap()) && is_local("fe80::1".parse().unwrap()));
+        assert!(!is_local("10.0.0.1".parse().unwrap()) && !is_local("2001:db8::1".parse().unwrap()));
     }
 
     #[test]

@@ -122,10 +122,19 @@ pub fn open_stream(
                     "{}: EncryptedConfig, provider `{}`, passphraseURI `{}`, {} PBKDF2 iterations, {} ciphertext bytes",
                     describe(origin, index),
                     doc.provider,
-                    doc.passphrase_uri,
+                    crate::redact::url(&doc.passphrase_uri),
                     doc.iterations,
                     doc.ciphertext.len()
                 ));
+                // Whatever supplies the passphrase (a flag, a file, a plugin): a weak KDF is worth a warning.
+                if doc.iterations < RECOMMENDED_ITERATIONS {
+                    ui.warn(&format!(
+                        "{}: EncryptedConfig uses {} PBKDF2 iterations, fewer than the {RECOMMENDED_ITERATIONS} the \
+                         proposal requires",
+                        describe(origin, index),
+                        doc.iterations
+                    ));
+                }
                 let chunk = match explicit {
                     Some(passphrase) => doc.decrypt(index, passphrase),
                     None => {
@@ -224,8 +233,12 @@ impl Expansion<'_> {
     fn follow(&mut self, remote: &RemoteConfig, origin: &[Hop], at: String) -> Result<(), Error> {
         let key = (remote.provider.clone(), remote.uri.clone());
         if self.chain.contains(&key) {
-            let chain: Vec<String> =
-                self.chain.iter().chain(std::iter::once(&key)).map(|(p, u)| format!("{p} {u}")).collect();
+            let chain: Vec<String> = self
+                .chain
+                .iter()
+                .chain(std::iter::once(&key))
+                .map(|(p, u)| format!("{p} {}", crate::redact::url(u)))
+                .collect();
             return Err(Error::RemoteLoop { chain: chain.join(" → ") });
         }
         if self.chain.len() >= MAX_REMOTE_DEPTH {
@@ -235,7 +248,8 @@ impl Expansion<'_> {
             return Err(Error::TooManyFetches { limit: MAX_REMOTE_FETCHES });
         }
         self.fetched += 1;
-        let bytes = self.options.remote.fetch(remote, self.providers, self.ui)?;
+        // `origin` ends with this RemoteConfig: more than one hop means it came from a fetched stream.
+        let bytes = self.options.remote.fetch(remote, origin.len() > 1, self.providers, self.ui)?;
         if bytes.is_empty() {
             return Err(Error::BadRemoteContent("is empty"));
         }
@@ -290,16 +304,11 @@ fn fetch_passphrase(
     providers: &ProviderSettings,
     ui: &dyn Interaction,
 ) -> Result<Passphrase, Error> {
-    if doc.iterations < RECOMMENDED_ITERATIONS {
-        ui.warn(&format!(
-            "EncryptedConfig uses {} PBKDF2 iterations, fewer than the {RECOMMENDED_ITERATIONS} the proposal requires",
-            doc.iterations
-        ));
-    }
     match providers.get_passphrase(&doc.provider, &doc.passphrase_uri, ui) {
         Err(not_found @ Error::ProviderNotFound { .. }) => {
             // An operator at a terminal may type the passphrase instead of installing the plugin.
-            let prompt = format!("Passphrase for provider `{}` ({})", doc.provider, doc.passphrase_uri);
+            let prompt =
+                format!("Passphrase for provider `{}` ({})", doc.provider, crate::redact::url(&doc.passphrase_uri));
             match ui.request_passphrase(&prompt, false).map_err(Error::Prompt)? {
                 Some(passphrase) if !passphrase.is_empty() => Ok(passphrase),
                 _ => Err(not_found),
@@ -383,43 +392,65 @@ mod tests {
 
     #[test]
     fn remote_configs_are_fetched_in_place_and_nested() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let at = |name: &str| format!("file://{}/{name}", dir.path().display());
+        // A remote-configuration plugin that prints the file its URI names: nesting without the `file` provider,
+        // which only the input stream itself may use.
+        let plugin = dir.path().join("machineadm-remote-configuration-provider-cat");
+        std::fs::write(&plugin, "#!/bin/sh\nexec cat \"${2#cat://}\"\n").unwrap();
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let providers = ProviderSettings { search_dirs: vec![dir.path().to_owned()], ..settings() };
+        let cat = |name: &str| format!("cat://{}/{name}", dir.path().display());
         let pass = Passphrase::new(b"pw".to_vec());
         let sealed = |text: &[u8]| to_yaml(&seal_stream(text, &pass, "file:///x", &request(vec![])).unwrap());
         std::fs::write(dir.path().join("plain.yaml"), b"plain: 3\n").unwrap();
-        let inner = format!("{}---\n{}", sealed(b"inner: 1\n"), remote("p", "file", &at("plain.yaml")));
+        let inner = format!("{}---\n{}", sealed(b"inner: 1\n"), remote("p", "cat", &cat("plain.yaml")));
         std::fs::write(dir.path().join("inner.yaml"), inner).unwrap();
         let top = format!("{}---\n{}", remote("i", "file", &at("inner.yaml")), sealed(b"top: 2\n"));
         let opened =
-            open_stream(top.as_bytes(), Some(&pass), &settings(), &OpenOptions::default(), &NonInteractive).unwrap();
+            open_stream(top.as_bytes(), Some(&pass), &providers, &OpenOptions::default(), &NonInteractive).unwrap();
         assert_eq!(opened.plaintext.as_slice(), b"inner: 1\n---\nplain: 3\n---\ntop: 2\n");
         assert_eq!((opened.decrypted, opened.fetched), (2, 2));
 
-        // A loop: a.yaml → b.yaml → a.yaml.
-        std::fs::write(dir.path().join("a.yaml"), remote("b", "file", &at("b.yaml"))).unwrap();
-        std::fs::write(dir.path().join("b.yaml"), remote("a", "file", &at("a.yaml"))).unwrap();
+        // A fetched stream may not make the machine read a local file.
+        std::fs::write(dir.path().join("asks-file.yaml"), remote("f", "file", &at("plain.yaml"))).unwrap();
         let err = open_stream(
-            remote("a", "file", &at("a.yaml")).as_bytes(),
+            remote("a", "file", &at("asks-file.yaml")).as_bytes(),
             None,
-            &settings(),
+            &providers,
+            &OpenOptions::default(),
+            &NonInteractive,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(crate::exit::Classify::status(&err), crate::exit::ExitStatus::InvalidInput);
+        assert!(format!("{:#}", anyhow::Error::new(err)).contains("may not read local files"));
+
+        // A loop: a.yaml → b.yaml → a.yaml.
+        std::fs::write(dir.path().join("a.yaml"), remote("b", "cat", &cat("b.yaml"))).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), remote("a", "cat", &cat("a.yaml"))).unwrap();
+        let err = open_stream(
+            remote("a", "cat", &cat("a.yaml")).as_bytes(),
+            None,
+            &providers,
             &OpenOptions::default(),
             &NonInteractive,
         )
         .err()
         .unwrap();
         let text = format!("{:#}", anyhow::Error::new(err));
-        assert!(text.contains("RemoteConfig loop") && text.contains("a.yaml → file"), "{text}");
+        assert!(text.contains("RemoteConfig loop") && text.contains("a.yaml → cat"), "{text}");
 
         // Too deep: d0 → d1 → … each a new file.
         for depth in 0..6 {
-            std::fs::write(dir.path().join(format!("d{depth}")), remote("d", "file", &at(&format!("d{}", depth + 1))))
+            std::fs::write(dir.path().join(format!("d{depth}")), remote("d", "cat", &cat(&format!("d{}", depth + 1))))
                 .unwrap();
         }
         let err = open_stream(
-            remote("d", "file", &at("d0")).as_bytes(),
+            remote("d", "cat", &cat("d0")).as_bytes(),
             None,
-            &settings(),
+            &providers,
             &OpenOptions::default(),
             &NonInteractive,
         )

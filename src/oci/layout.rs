@@ -69,6 +69,7 @@ pub struct LayoutSource {
     root: Descriptor,
     // Keeps an extracted archive alive as long as the source.
     _extracted: Option<atomic::PartialDir>,
+    bounds: super::bounds::ManifestBounds,
 }
 
 impl LayoutSource {
@@ -83,7 +84,7 @@ impl LayoutSource {
             .and_then(Value::as_array)
             .ok_or_else(|| Error::Malformed(format!("`{}` has no manifests list", index_path.display())))?;
         let root = select_entry(entries, tag, dir)?;
-        Ok(Self { dir: dir.to_path_buf(), root, _extracted: None })
+        Ok(Self { dir: dir.to_path_buf(), root, _extracted: None, bounds: Default::default() })
     }
 
     fn blob_path(&self, digest: &str) -> Result<PathBuf, Error> {
@@ -133,6 +134,24 @@ impl ImageSource for LayoutSource {
     }
 
     fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn Read + '_>, Error> {
+        use super::MediaKind;
+        if matches!(descriptor.kind(), MediaKind::Manifest | MediaKind::Index) {
+            // Read whole (bounded by the size check of `read_blob`), counted and placed in the tree.
+            let digest = descriptor.digest()?;
+            self.bounds.admit(digest)?;
+            if descriptor.size()? > super::MAX_MANIFEST_BYTES {
+                return Err(Error::Malformed(format!("{digest} is larger than {} bytes", super::MAX_MANIFEST_BYTES)));
+            }
+            let file = self.open_blob_unverified(descriptor)?;
+            let mut bytes = Vec::new();
+            VerifyingReader::new(file, descriptor)?
+                .read_to_end(&mut bytes)
+                .map_err(|e| super::io_error(descriptor, e))?;
+            if descriptor.kind() == MediaKind::Index {
+                self.bounds.index_read(digest, &bytes);
+            }
+            return Ok(Box::new(io::Cursor::new(bytes)));
+        }
         let file = self.open_blob_unverified(descriptor)?;
         Ok(Box::new(VerifyingReader::new(io::BufReader::with_capacity(1 << 20, file), descriptor)?))
     }

@@ -4,6 +4,7 @@
 //! Manifests, indexes and descriptors are kept as JSON objects rather than typed structs: a tool that rewrites
 //! a manifest must carry every field and annotation it does not know through unchanged.
 
+pub mod bounds;
 mod descriptor;
 mod error;
 mod layout;

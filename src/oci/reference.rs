@@ -41,10 +41,15 @@ pub struct RegistryLocation {
 impl RegistryLocation {
     /// Parses `HOST[:PORT]/REPO[:TAG|@DIGEST]`.
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let bad = |why: &str| {
-            Error::Malformed(format!("`docker://{text}`: {why}; use docker://HOST[:PORT]/REPO[:TAG|@DIGEST]"))
-        };
+        let shown = crate::redact::url(&format!("docker://{text}"));
+        let bad =
+            |why: &str| Error::Malformed(format!("`{shown}`: {why}; use docker://HOST[:PORT]/REPO[:TAG|@DIGEST]"));
         let (registry, rest) = text.split_once('/').ok_or_else(|| bad("no repository"))?;
+        if registry.contains('@') {
+            // Never echoed: what comes before the `@` is a user name and, often, a password.
+            return Err(bad("credentials do not belong in an image reference (use --creds, --authfile or a \
+                docker config)"));
+        }
         let host_like = registry.contains(['.', ':']) || registry == "localhost";
         let host_chars = registry.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
         if !host_chars {
@@ -169,6 +174,13 @@ fn validate_tag(tag: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_a_reference_are_refused_without_being_echoed() {
+        let err = ImageReference::parse("docker://ci:hunter2@registry.example/app:v1").unwrap_err().to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("credentials do not belong"), "{err}");
+    }
 
     #[test]
     fn parses_skopeo_references() {

@@ -180,6 +180,7 @@ pub fn wrap(
         },
         keyunwrapparams: KeyUnwrapParams { dc: None, annotation: None },
     };
+    check_trusted(name, provider)?;
     let output = call(config, provider, &request).map_err(failed)?;
     #[derive(Deserialize)]
     struct Response {
@@ -225,6 +226,7 @@ pub fn unwrap(
             annotation: Some(B64(annotation_blob)),
         },
     };
+    check_trusted(name, provider)?;
     let output = call(config, provider, &request).map_err(failed)?;
     #[derive(Deserialize)]
     struct Response {
@@ -246,6 +248,17 @@ pub fn unwrap(
 }
 
 /// Sends one request to a provider and returns its raw answer.
+/// A `cmd` provider others could change is refused before it runs (exit 3), as every plugin is.
+fn check_trusted(name: &str, provider: &Provider) -> Result<(), Error> {
+    if let Provider::Cmd { path, .. } = provider {
+        process::resolve_plugin(path.as_ref()).map_err(|untrusted| Error::InvalidKey {
+            what: format!("provider:{name}"),
+            problem: untrusted.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
 fn call(config: &KeyProviderConfig, provider: &Provider, request: &Request<'_>) -> Result<SecretBytes, String> {
     let (path, args) = match provider {
         Provider::Cmd { path, args } => (path, args),
@@ -270,7 +283,8 @@ fn call(config: &KeyProviderConfig, provider: &Provider, request: &Request<'_>) 
     // The request carries the private options (wrap) or decryption parameters (unwrap): keep it in wiping memory.
     let input = SecretBytes::new(serde_json::to_vec(request).map_err(|e| format!("cannot encode the request: {e}"))?);
     let limits = process::Limits { timeout: config.timeout, max_stdout: config.max_output, max_stderr: MAX_STDERR };
-    let done = process::run(path, args, Some(&input), limits).map_err(|e| match e {
+    let program = process::resolve_plugin(path.as_ref()).map_err(|untrusted| untrusted.to_string())?;
+    let done = process::run(&program, args, Some(&input), limits).map_err(|e| match e {
         process::RunError::Spawn(e) => format!("cannot run `{path}`: {e}"),
         process::RunError::TimedOut => format!("`{path}` timed out after {}", process::humanize(config.timeout)),
         process::RunError::StdoutHeld => format!("a process started by `{path}` kept its stdout open"),

@@ -95,8 +95,11 @@ pub fn open(
         return Err(Error::BadRequest(format!("key store `{uri}` is neither file://DIR nor NAME:... for a plugin")));
     };
     let program = format!("cryptadm-plugin-kms-{name}");
-    let path = settings.search_dirs.iter().map(|d| d.join(&program)).find(|p| p.is_file()).ok_or_else(|| {
-        Error::Store { status: ExitStatus::NotFound, message: format!("plugin `{program}` not found on PATH") }
+    let found = crate::process::find_plugin(&program, &settings.search_dirs)
+        .map_err(|untrusted| Error::Store { status: ExitStatus::InvalidInput, message: untrusted.to_string() })?;
+    let path = found.ok_or_else(|| Error::Store {
+        status: ExitStatus::NotFound,
+        message: format!("plugin `{program}` not found on PATH"),
     })?;
     Ok(Box::new(PluginStore { program: path, uri: uri.to_owned(), volume_id: volume_id.to_owned(), context }))
 }

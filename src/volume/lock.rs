@@ -43,6 +43,50 @@ impl IdLock {
     }
 }
 
+/// The lock on the file that holds a volume's bytes, whatever path or volume id reaches it, held until dropped:
+/// two loop devices over one image, or a loop device and its image, are one volume. Taken on
+/// `DIR/backing-<device>-<inode>.lock`, so that the image itself (which cryptsetup may lock) is left alone.
+#[derive(Debug)]
+pub struct BackingLock {
+    _file: File,
+}
+
+/// Locks the backing file of `volume` (opened from `path`): an image file is its own backing file; for a loop
+/// device, `<sysfs>/dev/block/MAJ:MIN/loop/backing_file` names it. Other block devices have none (`Ok(None)`),
+/// nor has a loop device whose backing file is gone or not visible here.
+pub fn lock_backing_file(dir: &Path, volume: &File, path: &Path, sysfs: &Path) -> Result<Option<BackingLock>, Error> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    const LOOP_MAJOR: u32 = 7;
+    let meta = volume.metadata().map_err(Error::io(format!("reading `{}`", path.display())))?;
+    let (device, inode, backing) = if meta.file_type().is_file() {
+        (meta.dev(), meta.ino(), path.to_owned())
+    } else if meta.file_type().is_block_device() && rustix::fs::major(meta.rdev()) == LOOP_MAJOR {
+        let (major, minor) = (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev()));
+        let link = sysfs.join(format!("dev/block/{major}:{minor}/loop/backing_file"));
+        let Ok(text) = std::fs::read_to_string(&link) else { return Ok(None) };
+        let backing = PathBuf::from(text.trim_end_matches('\n'));
+        let Ok(found) = std::fs::metadata(&backing) else { return Ok(None) };
+        (found.dev(), found.ino(), backing)
+    } else {
+        return Ok(None);
+    };
+    let lock_path = dir.join(format!("backing-{device}-{inode}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(Error::io(format!("opening the lock file `{}`", lock_path.display())))?;
+    exclusive(&file, || {
+        format!(
+            "`{}`: its backing file `{}` is in use under another path or volume id",
+            path.display(),
+            backing.display()
+        )
+    })?;
+    Ok(Some(BackingLock { _file: file }))
+}
+
 /// Takes an exclusive lock on an open volume (image or device) for as long as the file stays open.
 pub fn lock_volume(file: &File, path: &Path) -> Result<(), Error> {
     exclusive(file, || format!("`{}`", path.display()))
@@ -75,5 +119,16 @@ mod tests {
         let b = File::open(&image).unwrap();
         lock_volume(&a, &image).unwrap();
         assert!(matches!(lock_volume(&b, &image), Err(Error::Busy { .. })));
+
+        // The same image through a second path (a hard link): one backing file.
+        let locks = dir.path().join("locks");
+        let link = dir.path().join("link");
+        std::fs::hard_link(&image, &link).unwrap();
+        let held = lock_backing_file(&locks, &a, &image, Path::new("/sys")).unwrap();
+        assert!(held.is_some());
+        let other = lock_backing_file(&locks, &File::open(&link).unwrap(), &link, Path::new("/sys"));
+        assert!(matches!(other, Err(Error::Busy { .. })), "{other:?}");
+        drop(held);
+        assert!(lock_backing_file(&locks, &b, &link, Path::new("/sys")).unwrap().is_some());
     }
 }

@@ -151,8 +151,17 @@ impl Classify for Error {
     }
 }
 
+/// Longest escaped id used as a file name as it is; longer ones are shortened (see [`file_name_for_id`]). NAME_MAX
+/// is 255 bytes, and stores and locks add suffixes (`.lock`, `.tmp`).
+const MAX_PLAIN_NAME: usize = 200;
+/// Bytes of the escaped id kept before the hash in a shortened name.
+const SHORTENED_PREFIX: usize = 120;
+
 /// A volume id as one safe file name: bytes outside `[A-Za-z0-9._-]`, and a leading `.`, become `%XX`, so ids
-/// with `/` or `..` cannot escape a directory and distinct ids never share a name.
+/// with `/` or `..` cannot escape a directory and distinct ids never share a name. An escaped id longer than 200
+/// bytes (a CSI id may be 128 bytes, and escaping triples it) becomes its first 120 bytes (never cutting a `%XX`),
+/// `~`, and the SHA-256 of the whole id in hex: readable, within NAME_MAX, and never equal to the name of another
+/// id (`~` is not in the alphabet of escaped names). Shorter ids keep the name they always had.
 pub fn file_name_for_id(volume_id: &str) -> String {
     let mut name = String::with_capacity(volume_id.len());
     for (index, byte) in volume_id.bytes().enumerate() {
@@ -163,7 +172,16 @@ pub fn file_name_for_id(volume_id: &str) -> String {
             name.push_str(&format!("%{byte:02X}"));
         }
     }
-    name
+    if name.len() <= MAX_PLAIN_NAME {
+        return name;
+    }
+    use sha2::Digest;
+    let mut cut = SHORTENED_PREFIX;
+    // Never in the middle of a `%XX` escape.
+    if let Some(percent) = name[cut.saturating_sub(2)..cut].find('%') {
+        cut = cut - 2 + percent;
+    }
+    format!("{}~{}", &name[..cut], hex::encode(sha2::Sha256::digest(volume_id.as_bytes())))
 }
 
 #[cfg(test)]
@@ -177,6 +195,24 @@ mod tests {
         assert_eq!(file_name_for_id("a/b"), "a%2Fb");
         assert_ne!(file_name_for_id("a%2Fb"), file_name_for_id("a/b"));
         assert_eq!(file_name_for_id(".."), "%2E.");
+    }
+
+    #[test]
+    fn long_ids_are_shortened_with_a_hash_and_short_ones_keep_their_names() {
+        let short = "a".repeat(MAX_PLAIN_NAME);
+        assert_eq!(file_name_for_id(&short), short);
+        // 128 bytes that all need escaping: 384 bytes escaped.
+        let long = "/".repeat(128);
+        let name = file_name_for_id(&long);
+        assert!(name.len() <= 200 && name.starts_with("%2F%2F") && name.contains('~'), "{name}");
+        let prefix = name.split('~').next().unwrap();
+        assert!(prefix.len().is_multiple_of(3) && prefix.len() <= SHORTENED_PREFIX, "a cut escape: {prefix}");
+        let mut other = long.clone();
+        other.push('x');
+        assert_ne!(file_name_for_id(&other), name);
+        let mixed = format!("pvc-{}", "x/".repeat(80));
+        let name = file_name_for_id(&mixed);
+        assert!(name.starts_with("pvc-x%2Fx") && !name.split('~').next().unwrap().ends_with('%'), "{name}");
     }
 
     #[test]

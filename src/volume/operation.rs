@@ -1,7 +1,7 @@
 //! One rotation from request to result: locks, the header, the key store, the engine.
 
 use super::keystore::{self, PluginContext, PluginSettings};
-use super::lock::{IdLock, lock_volume};
+use super::lock::{IdLock, lock_backing_file, lock_volume};
 use super::resolve::Resolver;
 use super::rotate::{self, Observer, Outcome};
 use super::{Error, RotateRequest};
@@ -44,6 +44,7 @@ pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Obse
     let mut volume = luks::Volume::open(path, true)
         .map_err(|e| Error::Header { status: e.status(), source: format!("`{}`: {e}", path.display()).into() })?;
     lock_volume(volume.file(), path)?;
+    let _backing_lock = lock_backing_file(&settings.lock_dir, volume.file(), path, &settings.resolver.sysfs)?;
     // What we read before the lock may be stale: another writer may have finished in between.
     rotate::Keyslots::reload(&mut volume)?;
     let context = PluginContext { parameters: request.parameters.clone(), secrets: request.secrets.clone() };

@@ -115,13 +115,32 @@ where
         let service =
             request.uri().path().strip_prefix('/').and_then(|path| path.split_once('/')).map(|(name, _)| name);
         if service == Some(I::NAME) {
-            Box::pin(self.identity.call(request))
+            let answer = self.identity.call(request);
+            Box::pin(async move { answer.await.map(too_large_is_resource_exhausted) })
         } else if service == Some(R::NAME) {
-            Box::pin(self.rotation.call(request))
+            let answer = self.rotation.call(request);
+            Box::pin(async move { answer.await.map(too_large_is_resource_exhausted) })
         } else {
             Box::pin(std::future::ready(Ok(Status::unimplemented("").into_http())))
         }
     }
+}
+
+/// tonic answers a request message over its size limit with OUT_OF_RANGE; gRPC's convention (grpc-go, grpc-core)
+/// for a message larger than the receiver accepts is RESOURCE_EXHAUSTED, which is what clients retry or report
+/// on. The refusal is a trailers-only answer, so its status is in the headers.
+fn too_large_is_resource_exhausted(mut response: GrpcResponse) -> GrpcResponse {
+    let headers = response.headers_mut();
+    let out_of_range = headers.get("grpc-status").is_some_and(|v| v.as_bytes() == b"11");
+    // grpc-message is percent-encoded (tonic encodes spaces as %20).
+    let too_large = headers.get("grpc-message").is_some_and(|v| {
+        let text = String::from_utf8_lossy(v.as_bytes()).replace("%20", " ");
+        text.starts_with("Error, decoded message length too large")
+    });
+    if out_of_range && too_large {
+        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
+    }
+    response
 }
 
 /// The server's end of an accepted connection, behind the `:authority` shim.

@@ -150,3 +150,24 @@ fn grpc_and_unknown_providers() {
     let err = keyprovider::wrap(&missing_program, "p", &[], &Parameters::new(), OPTS).unwrap_err();
     assert!(err.to_string().contains("cannot run `/nonexistent/provider`"), "{err}");
 }
+
+/// Issue 25: a `cmd` provider that someone other than root and the current user could change is refused before
+/// it runs (exit 3), as every plugin is.
+#[test]
+fn a_provider_others_could_change_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let marker = scratch.path("ran");
+    let program = scratch.write("provider.sh", format!("#!/bin/sh\ntouch '{}'\n", marker.display()));
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let document = serde_json::json!({"key-providers": {NAME: {"cmd": {"path": program, "args": []}}}});
+    let path = scratch.write("ocicrypt_keyprovider.conf", serde_json::to_vec_pretty(&document).unwrap());
+    let config = KeyProviderConfig::load(&path).unwrap().expect("the file exists");
+    let err = keyprovider::wrap(&config, NAME, &[], &Parameters::new(), OPTS).unwrap_err();
+    assert!(matches!(err, Error::InvalidKey { .. }), "{err}");
+    assert_eq!(cryptadm::exit::Classify::status(&err), cryptadm::exit::ExitStatus::InvalidInput);
+    assert!(err.to_string().contains("writable by every user"), "{err}");
+    let err = keyprovider::unwrap(&config, NAME, &Parameters::new(), b"{}").unwrap_err();
+    assert!(err.to_string().contains("refusing to run the plugin"), "{err}");
+    assert!(!marker.exists(), "the provider ran");
+}

@@ -17,6 +17,7 @@ mod disk;
 mod disk_guard;
 mod exit_codes;
 mod generated;
+mod hardening;
 mod ignition;
 mod image;
 #[cfg(feature = "pgp")]
@@ -44,6 +45,7 @@ mod properties;
 mod qcow2;
 mod registry;
 mod registry_parallel;
+mod registry_hostile;
 mod registry_token;
 mod remote_config;
 mod sandbox;

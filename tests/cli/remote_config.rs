@@ -193,8 +193,8 @@ fn failures_exit_with_their_documented_codes_and_write_nothing() {
     // A port that was just free: connection refused.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let at = |name: &str| format!("file://{}", scratch.path(name).display());
-    scratch.write("a.yaml", remote("b", "file", &at("b.yaml")));
-    scratch.write("b.yaml", remote("a", "file", &at("a.yaml")));
+    // A stream that points at itself (a fetched stream may not use `file`, so the loop is found before that).
+    scratch.write("a.yaml", remote("a", "file", &at("a.yaml")));
     let bin = scratch.path("bin");
     std::fs::create_dir(&bin).unwrap();
     let pid_file = scratch.path("slow.pid");
@@ -312,4 +312,68 @@ fn a_remote_configuration_plugin_runs_as_a_real_executable() {
     assert!(stderr(&output).contains("plugin exited with status 5: no such object"), "{}", stderr(&output));
     assert!(!stderr(&output).contains("retrying"), "{}", stderr(&output));
     assert!(!scratch.path("out.yaml").exists());
+}
+
+/// Issue 25: what a fetched RemoteConfig may do, redirects that downgrade to plain http, and URLs with
+/// credentials in every message.
+#[test]
+fn fetched_configuration_is_untrusted_and_urls_never_show_credentials() {
+    let scratch = Scratch::new();
+    let server = TlsServer::start(&scratch);
+    let pass = scratch.write("pass", "pw");
+    let sealed = oracle_seal(&scratch, &pass, "top", TOP);
+    let cert_dir = server.cert_dir.to_str().unwrap();
+    scratch.write("local.yaml", "local: secret\n");
+
+    // A stream fetched over https that asks for a local file: exit 3, nothing read or written.
+    std::fs::write(
+        server.docroot.join("asks-file.yaml"),
+        remote("f", "file", &format!("file://{}", scratch.path("local.yaml").display())),
+    )
+    .unwrap();
+    let stream = format!("{sealed}---\n{}", remote("r", "https", &server.url("/files/asks-file.yaml")));
+    let (output, _) = open(&scratch, &stream, &["--cert-dir", cert_dir, "--retries", "0"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("a fetched RemoteConfig may not read local files"), "{}", stderr(&output));
+    assert!(!scratch.path("out.yaml").exists());
+
+    // A fetched stream that points at a loopback address: refused (exit 3) unless --allow-local-targets.
+    std::fs::write(server.docroot.join("plain.yaml"), PLAIN).unwrap();
+    std::fs::write(server.docroot.join("asks-local.yaml"), remote("l", "https", &server.url("/files/plain.yaml")))
+        .unwrap();
+    let stream = format!("{sealed}---\n{}", remote("r", "https", &server.url("/files/asks-local.yaml")));
+    let (output, _) = open(&scratch, &stream, &["--cert-dir", cert_dir, "--retries", "0"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("127.0.0.1 is a loopback or link-local address"), "{}", stderr(&output));
+    assert!(!scratch.path("out.yaml").exists());
+    let (output, _) = open(&scratch, &stream, &["--cert-dir", cert_dir, "--retries", "0", "--allow-local-targets"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(scratch.path("out.yaml")).unwrap(), format!("{TOP}---\n{PLAIN}"));
+    std::fs::remove_file(scratch.path("out.yaml")).unwrap();
+
+    // https → http: exit 3, final (no retry, no retry hint).
+    let stream = format!("{sealed}---\n{}", remote("r", "https", &server.url("/to-http/plain.yaml")));
+    let (output, _) = open(&scratch, &stream, &["--cert-dir", cert_dir, "--retries", "2"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{err}");
+    assert!(err.contains("refused a redirect from https to plain http"), "{err}");
+    assert!(!err.contains("retry") && !err.contains("attempt"), "{err}");
+
+    // A URI with a password and a presigned query: never shown, with or without -v.
+    let secret_uri = format!(
+        "https://user:Hunter2Pw@127.0.0.1:{}/files/nope.yaml?X-Amz-Signature=SiGnAtUrE&token=ToKeN",
+        server.port
+    );
+    let stream = format!("{sealed}---\n{}", remote("r", "https", &secret_uri));
+    for extra in [&[][..], &["-v"][..]] {
+        let mut args = vec!["--cert-dir", cert_dir, "--retries", "1"];
+        args.extend(extra);
+        let (output, _) = open(&scratch, &stream, &args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(5), "{err}");
+        for secret in ["Hunter2Pw", "SiGnAtUrE", "ToKeN"] {
+            assert!(!err.contains(secret), "{secret} shown with {extra:?}: {err}");
+        }
+        assert!(err.contains("user:REDACTED@127.0.0.1"), "{err}");
+    }
 }

@@ -101,8 +101,7 @@ impl Volume {
     }
 
     fn entry(&self, name: &str) -> PathBuf {
-        // The file store's escaping of ids, for the few characters the tests use.
-        self.store_dir().join(self.id.replace('/', "%2F")).join(name)
+        self.store_dir().join(store_name(&self.id)).join(name)
     }
 
     fn current_key(&self) -> Vec<u8> {
@@ -173,6 +172,29 @@ impl Volume {
             assert!(out.status.success(), "the secondary header alone: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
+}
+
+/// The file store's name for a volume id, written out from its documentation (README, "Volume key rotation"):
+/// bytes outside `[A-Za-z0-9._-]` and a leading `.` as `%XX`; past 200 bytes, the first 120 (never cutting an
+/// escape), `~` and the SHA-256 of the id in hex.
+fn store_name(id: &str) -> String {
+    use sha2::Digest;
+    let mut name = String::new();
+    for (index, byte) in id.bytes().enumerate() {
+        if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-' || (byte == b'.' && index > 0) {
+            name.push(byte as char);
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    if name.len() <= 200 {
+        return name;
+    }
+    let mut cut = 120;
+    while let Some(percent) = name[..cut].rfind('%').filter(|p| p + 3 > cut) {
+        cut = percent;
+    }
+    format!("{}~{}", &name[..cut], hex::encode(sha2::Sha256::digest(id.as_bytes())))
 }
 
 fn stderr_of(output: &std::process::Output) -> String {
@@ -665,6 +687,25 @@ mod serve {
         }
     }
 
+    /// Issue 25: a request message over the size limit is RESOURCE_EXHAUSTED, gRPC's code for it (tonic says
+    /// OUT_OF_RANGE), and the server goes on serving.
+    #[test]
+    fn a_50_mb_request_is_resource_exhausted() {
+        let scratch = Scratch::new();
+        let server = Server::start(&scratch, &scratch.path("keys"));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let channel = channel(server.socket.clone()).await;
+            let mut client = EncryptionKeyRotationControllerClient::new(channel.clone());
+            let mut big = request("vol-big", &scratch.path("none.img"));
+            big.parameters.insert("pad".into(), "x".repeat(50_000_000));
+            let status = client.encryption_key_rotate(big).await.map(drop).unwrap_err();
+            assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+            let mut identity = IdentityClient::new(channel);
+            assert!(identity.probe(identity::ProbeRequest {}).await.is_ok(), "the server stopped serving");
+        });
+    }
+
     #[test]
     fn endpoints_other_than_unix_sockets_are_refused() {
         let scratch = Scratch::new();
@@ -678,5 +719,152 @@ mod serve {
             assert_eq!(output.status.code(), Some(code), "{endpoint}: {}", stderr_of(&output));
         }
         assert_eq!(std::fs::read(&plain).unwrap(), b"x");
+    }
+}
+
+/// Issue 25: the longest ids the CSI spec allows (128 bytes), escaped to three times that, rotate: the lock file
+/// and the file store use a readable prefix and a hash.
+#[test]
+fn a_128_byte_volume_id_that_escapes_past_name_max_rotates() {
+    let id = format!("pvc/{}", "a:b/".repeat(31));
+    assert_eq!(id.len(), 128);
+    let volume = Volume::new(Format::Luks1, &id, 0);
+    let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+    let output = volume.rotate().output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    check_rotated(&volume, &volume_key);
+    let name = store_name(&id);
+    assert!(name.starts_with("pvc%2Fa%3Ab%2F") && name.len() < 200, "{name}");
+    // Short ids keep the names they always had.
+    assert_eq!(store_name("pvc/1"), "pvc%2F1");
+}
+
+/// Detaches a loop device when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn attach(image: &Path) -> Self {
+        let out = Command::new("losetup").args(["--find", "--show"]).arg(image).output().expect("run losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        Self(String::from_utf8(out.stdout).unwrap().trim().to_owned())
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// Whether a process has started a child (the plugin), in any of its threads.
+fn has_child(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(Result::ok)
+                .any(|task| std::fs::read_to_string(task.path().join("children")).is_ok_and(|c| !c.trim().is_empty()))
+        })
+        .unwrap_or(false)
+}
+
+/// Issue 25: two loop devices over one image, under two volume ids, are one volume: while one rotation holds it,
+/// the other is refused with exit 10 instead of rotating it too and desynchronising the key store.
+#[test]
+fn two_loop_devices_over_one_image_under_two_ids_do_not_rotate_at_once() {
+    require_tool("losetup", "apt-get install mount");
+    let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-loop-a", 0);
+    let (first, second) = (Loop::attach(&volume.image), Loop::attach(&volume.image));
+    let path = plugin_path(&volume.scratch);
+    let store = format!("slowdir:{}", volume.store_dir().display());
+    let release = volume.scratch.path("release");
+    let request = |id: &str, device: &str, release: &str| {
+        serde_json::json!({
+            "volume_id": id,
+            "volume_path": device,
+            "parameters": {"release": release},
+            "secrets": {"token": "let-me-in"},
+        })
+        .to_string()
+    };
+    let first_request = volume.scratch.write("first.json", request("pvc-loop-a", &first.0, release.to_str().unwrap()));
+    let second_request = volume.scratch.write("second.json", request("pvc-loop-b", &second.0, ""));
+    let rotate = |request: &Path| {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+        command
+            .env("PATH", &path)
+            .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+            .env("NO_COLOR", "1")
+            .args(["volume", "rotate", "--key-store", &store, "--request"])
+            .arg(request)
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let holder = rotate(&first_request).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !has_child(holder.id()) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the first rotation never reached its plugin");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let refused = rotate(&second_request).output().unwrap();
+    let err = stderr_of(&refused);
+    std::fs::write(&release, b"").unwrap();
+    let held = holder.wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(10), "{err}");
+    assert!(err.contains("its backing file") && err.contains("under another path or volume id"), "{err}");
+    assert!(held.status.success(), "{}", stderr_of(&held));
+}
+
+/// Issue 25: keyslots encrypted with `aes-cbc-essiv:sha256` (cryptsetup's CBC mode, old LUKS1 volumes) rotate,
+/// on LUKS1 and LUKS2, and cryptsetup opens the result with the new key and the same volume key.
+#[test]
+fn cbc_essiv_keyslots_rotate_on_luks1_and_luks2() {
+    for (version, key_size) in [("luks1", "256"), ("luks2", "128"), ("luks2", "256")] {
+        let scratch = Scratch::new();
+        let image = scratch.path("cbc.img");
+        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+        let old = scratch.write("old.key", OLD_KEY);
+        let (old_str, image_str) = (old.to_str().unwrap(), image.to_str().unwrap());
+        let mut args = vec!["luksFormat", "--batch-mode", "--type", version, "--cipher", "aes-cbc-essiv:sha256"];
+        args.extend(["--key-size", key_size, "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"]);
+        args.extend(["--hash", "sha256", "--key-file", old_str, image_str]);
+        ok(cryptsetup(&args), "luksFormat");
+        let dump_key = |key: &[u8]| {
+            let file = scratch.write("dump.key", key);
+            ok(
+                cryptsetup(&[
+                    "luksDump",
+                    "--dump-volume-key",
+                    "--batch-mode",
+                    "--key-file",
+                    file.to_str().unwrap(),
+                    image_str,
+                ]),
+                "luksDump",
+            )
+            .lines()
+            .skip_while(|l| !l.contains("MK dump") && !l.contains("Volume key"))
+            .collect::<Vec<_>>()
+            .join("\n")
+        };
+        let volume_key = dump_key(OLD_KEY.as_bytes());
+        assert!(volume_key.contains("MK dump"), "{volume_key}");
+        let store = scratch.path("keys");
+        std::fs::create_dir_all(store.join("pvc-cbc")).unwrap();
+        std::fs::write(store.join("pvc-cbc/current"), OLD_KEY).unwrap();
+        let output = cryptadm()
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", "pvc-cbc", "--volume-path", image_str, "--key-store"])
+            .arg(format!("file://{}", store.display()))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{version}/{key_size}: {}", stderr_of(&output));
+        let new = std::fs::read(store.join("pvc-cbc/current")).unwrap();
+        let opens = |key: &[u8]| {
+            let file = scratch.write("probe.key", key);
+            cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), image_str]).status.success()
+        };
+        assert!(opens(&new), "{version}/{key_size}: the new key does not open the volume");
+        assert!(!opens(OLD_KEY.as_bytes()), "{version}/{key_size}: the old key still opens");
+        assert_eq!(dump_key(&new), volume_key, "{version}/{key_size}: the volume key changed");
     }
 }

@@ -9,6 +9,7 @@ Listens on 127.0.0.1 on a free port (written to PORTFILE, or printed) and serves
   /big-chunked/<n>    n bytes of 'x', chunked, no Content-Length (tests a bound that does not trust headers)
   /slow/<seconds>     headers at once, then the body after a delay (tests the deadline)
   /redirect/<name>    302 to /files/<name>
+  /to-http/<name>     302 to http://127.0.0.1:<port>/files/<name> (a downgrade to plain http)
 Every request line is appended to DOCROOT/../requests.log so a test can assert what was (not) fetched.
 """
 import http.server, os, ssl, sys, time
@@ -73,6 +74,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if kind == "redirect":
             return self.send_body(302, b"", [("Location", "/files/" + arg)])
+        if kind == "to-http":
+            location = "http://127.0.0.1:%d/files/%s" % (self.server.server_address[1], arg)
+            return self.send_body(302, b"", [("Location", location)])
         return self.send_body(404, b"not found\n")
 
 

@@ -86,6 +86,10 @@ pub struct RemoteArgs {
     /// Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated
     #[arg(long)]
     pub allow_http: bool,
+    /// Let RemoteConfig documents that were themselves fetched reach loopback and link-local addresses
+    /// (169.254.169.254, 127.0.0.1, fe80::/10) over https; those in the input stream always may
+    #[arg(long)]
+    pub allow_local_targets: bool,
 }
 
 impl RemoteArgs {
@@ -106,17 +110,17 @@ impl RemoteArgs {
         crate::machineadm::RemoteSettings {
             cert_dirs: self.cert_dir.clone(),
             allow_http: self.allow_http,
+            allow_local_targets: self.allow_local_targets,
             proxy,
             plugin_env: Some(plugin_env),
         }
     }
 }
 
-/// Reads a whole input (`-`: standard input) up to the machineadm size limit.
-pub(crate) fn read_input(path: &std::path::Path, what: &str) -> anyhow::Result<crate::crypto::SecretBytes> {
+/// Reads a whole input (`-`: standard input) up to `limit` bytes.
+pub(crate) fn read_input(path: &std::path::Path, what: &str, limit: u64) -> anyhow::Result<crate::crypto::SecretBytes> {
     use anyhow::Context;
     use std::io::Read;
-    let limit = crate::machineadm::MAX_STREAM_BYTES;
     let (reader, name): (Box<dyn Read>, String) = if super::secrets::is_stdin(path) {
         (Box::new(std::io::stdin().lock()), "standard input".into())
     } else {
@@ -126,8 +130,9 @@ pub(crate) fn read_input(path: &std::path::Path, what: &str) -> anyhow::Result<c
     let mut bytes = crate::crypto::SecretBytes::new(Vec::new());
     reader.take(limit + 1).read_to_end(&mut bytes).with_context(|| format!("reading {what} {name}"))?;
     if bytes.len() as u64 > limit {
-        return Err(anyhow::Error::new(crate::machineadm::Error::TooLarge { size: bytes.len() as u64, limit })
-            .context(format!("reading {what} {name}")));
+        return Err(
+            anyhow::Error::new(crate::machineadm::Error::TooLarge { limit }).context(format!("reading {what} {name}"))
+        );
     }
     Ok(bytes)
 }

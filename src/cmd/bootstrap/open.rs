@@ -88,7 +88,7 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     if !to_stdout {
         crate::cmd::refuse_same_file(&args.input, &args.out, "--in", "--out")?;
     }
-    let input = super::read_input(&args.input, "the sealed stream")?;
+    let input = super::read_input(&args.input, "the sealed stream", machineadm::MAX_STREAM_BYTES)?;
     let explicit = args.passphrase.read(&mut stdin)?;
     let options =
         OpenOptions { strict: args.strict, skip_remote: args.remote.skip_remote, remote: args.remote.settings() };

@@ -176,7 +176,7 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
         remote_configs,
         nonces: fixed_nonces(args)?,
     };
-    let plaintext = super::read_input(&args.input, "the machine configuration")?;
+    let plaintext = super::read_input(&args.input, "the machine configuration", machineadm::MAX_SEAL_INPUT_BYTES)?;
     let out = args.out.clone().filter(|p| !is_stdin(p));
     if let Some(out) = &out {
         crate::cmd::refuse_same_file(&args.input, out, "--in", "--out")?;
@@ -214,6 +214,11 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .into());
     };
     let documents = machineadm::seal_stream(&settings.plaintext, &passphrase, &passphrase_uri, &settings.request)?;
+    // What `bootstrap open` will read: never write a stream it would refuse.
+    let sealed = machineadm::render_documents(&documents, crate::render::OutputFormat::Yaml)?.len() as u64;
+    if sealed > machineadm::MAX_STREAM_BYTES {
+        return Err(machineadm::Error::SealedTooLarge { size: sealed, limit: machineadm::MAX_STREAM_BYTES }.into());
+    }
     let output = match &settings.rendering {
         Rendering::Documents(format) => machineadm::render_documents(&documents, *format)?,
         Rendering::Template(_) | Rendering::Ignition(_) => {

@@ -66,10 +66,36 @@ struct AuthEntry {
     identitytoken: Option<String>,
 }
 
+/// Most bytes an auth file may hold (docker's hold a few entries of a few hundred bytes each).
+pub const MAX_AUTH_FILE_BYTES: usize = 1024 * 1024;
+
+/// Reads an auth file: a regular file (a FIFO would block, `/dev/zero` never ends), at most
+/// [`MAX_AUTH_FILE_BYTES`], opened without waiting for a writer.
+fn read_auth_file(file: &Path) -> std::io::Result<Zeroizing<Vec<u8>>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened =
+        std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(file)?;
+    if !opened.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not a regular file"));
+    }
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::io::Read::read_to_end(&mut std::io::Read::take(opened, MAX_AUTH_FILE_BYTES as u64 + 1), &mut bytes)?;
+    if bytes.len() > MAX_AUTH_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_AUTH_FILE_BYTES} bytes; not an auth file"),
+        ));
+    }
+    Ok(bytes)
+}
+
 fn from_auth_file(file: &Path, registry: &str) -> Result<Option<Credentials>, Error> {
-    let text = match std::fs::read(file) {
-        Ok(text) => Zeroizing::new(text),
+    let text = match read_auth_file(file) {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(Error::Malformed(format!("`{}`: {e}", file.display())));
+        }
         Err(e) => return Err(Error::Io(format!("reading `{}`: {e}", file.display()))),
     };
     let config: AuthFile = serde_json::from_slice(&text)
@@ -139,7 +165,9 @@ fn identity_token(source: &str, registry: &str) -> Error {
 fn from_helper(name: &str, registry: &str) -> Result<Option<Credentials>, Error> {
     let program = format!("docker-credential-{name}");
     let limits = process::Limits { timeout: HELPER_TIMEOUT, max_stdout: MAX_HELPER_OUTPUT, max_stderr: 4096 };
-    let done = process::run(&program, ["get"], Some(registry.as_bytes()), limits).map_err(|e| {
+    let path =
+        process::resolve_plugin(program.as_ref()).map_err(|untrusted| Error::Malformed(untrusted.to_string()))?;
+    let done = process::run(&path, ["get"], Some(registry.as_bytes()), limits).map_err(|e| {
         let why = match e {
             process::RunError::Spawn(e) => format!("cannot be run: {e}"),
             process::RunError::TimedOut => format!("did not answer within {} s", HELPER_TIMEOUT.as_secs()),

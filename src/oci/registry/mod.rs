@@ -11,6 +11,7 @@
 //! digest as they are written and the tag last, on commit.
 
 pub mod credentials;
+mod fetch;
 pub mod tls;
 mod upload;
 
@@ -20,11 +21,11 @@ use super::descriptor::{Descriptor, MediaKind, kind_of, sha256_digest};
 use super::layout::VerifyingReader;
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES, OCI_INDEX, OCI_MANIFEST, RegistryLocation};
 use crate::oci::Error;
+use crate::redact;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use oci_client::client::{BlobResponse, ClientConfig, ClientProtocol};
+use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 use std::collections::{HashMap, HashSet};
@@ -80,6 +81,8 @@ struct Connection {
     scheme: &'static str,
     /// The CA certificates of the cert dirs, read once for both HTTP clients.
     roots: Vec<oci_client::client::Certificate>,
+    /// Reads manifests and blobs with bounds (oci-client reads whole bodies).
+    reader: Arc<fetch::RegistryReader>,
 }
 
 impl Connection {
@@ -127,7 +130,8 @@ impl Connection {
             }
         }
         runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
-        Ok(Self { runtime, client, location: location.clone(), auth, scheme, roots })
+        let reader = Arc::new(registry_reader(location, options, &roots, scheme)?);
+        Ok(Self { runtime, client, location: location.clone(), auth, scheme, roots, reader })
     }
 
     /// An uploader for this repository, on an HTTP client with the same TLS settings as oci-client's.
@@ -157,24 +161,54 @@ impl Connection {
         Reference::with_tag(self.location.registry.clone(), self.location.repository.clone(), tag.to_owned())
     }
 
-    /// Fetches a manifest or index by tag or digest, bounded in size.
+    /// Fetches a manifest or index by tag or digest, bounded in size: a `Content-Length` over the bound fails at
+    /// once, and no more than the bound is read.
     fn manifest(&self, reference: &Reference) -> Result<Vec<u8>, Error> {
-        let what = format!("manifest {}", reference.digest().or(reference.tag()).unwrap_or("latest"));
-        let (bytes, _) = self
+        let name = reference.digest().or(reference.tag()).unwrap_or("latest");
+        let what = format!("manifest {name}");
+        let bytes = self
             .runtime
-            .block_on(retry(|| self.client.pull_manifest_raw(reference, &self.auth, MANIFEST_TYPES)))
+            .block_on(retry(|| self.reader.manifest(name, MANIFEST_TYPES, MAX_MANIFEST_BYTES)))
             .map_err(|e| registry_error(&self.location, &what, e))?;
-        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        let Some(bytes) = bytes else {
             return Err(Error::Malformed(format!("{what} is larger than {MAX_MANIFEST_BYTES} bytes")));
-        }
+        };
         Ok(bytes.to_vec())
     }
+}
+
+/// The bounded reader of a connection, on an HTTP client with oci-client's TLS settings.
+fn registry_reader(
+    location: &RegistryLocation,
+    options: &RegistryOptions,
+    roots: &[oci_client::client::Certificate],
+    scheme: &str,
+) -> Result<fetch::RegistryReader, Error> {
+    let failed = |what: &str| Error::Io(format!("{}: cannot set up the client: {what}", location.registry));
+    let mut certificates = Vec::new();
+    for certificate in roots {
+        certificates.push(reqwest::Certificate::try_from(certificate).map_err(|e| failed(&chain(&e)))?);
+    }
+    let http = reqwest::Client::builder()
+        .danger_accept_invalid_certs(!options.tls_verify)
+        .tls_certs_merge(certificates)
+        .connect_timeout(CONNECT_TIMEOUT)
+        // Per read, not per request: a layer download may take longer than any fixed bound.
+        .read_timeout(Duration::from_secs(300))
+        .build()
+        .map_err(|e| failed(&chain(&e)))?;
+    let reference = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
+    let origin = reqwest::Url::parse(&format!("{scheme}://{}/", reference.resolve_registry()))
+        .map_err(|e| failed(&format!("registry address: {e}")))?;
+    let credentials = options.credentials.as_ref().map(|c| (c.username.clone(), c.password.clone()));
+    Ok(fetch::RegistryReader::new(http, origin, reference.repository().to_owned(), credentials))
 }
 
 /// An image read from a registry.
 pub struct RegistrySource {
     connection: Connection,
     root: Descriptor,
+    bounds: crate::oci::bounds::ManifestBounds,
 }
 
 impl RegistrySource {
@@ -193,28 +227,26 @@ impl RegistrySource {
             return Err(Error::Integrity(format!("{location}: the registry sent a manifest with digest {digest}")));
         }
         let root = Descriptor::new(&manifest_media_type(&bytes)?, &digest, bytes.len() as u64);
-        Ok(Self { connection, root })
+        let bounds = crate::oci::bounds::ManifestBounds::default();
+        bounds.admit(&digest)?;
+        if root.kind() == MediaKind::Index {
+            bounds.index_read(&digest, &bytes);
+        }
+        Ok(Self { connection, root, bounds })
     }
 
     /// The blob as the registry sends it, not yet checked against `descriptor`.
     fn blob_reader(&self, descriptor: &Descriptor) -> Result<ChannelReader, Error> {
         let digest = descriptor.digest()?.to_owned();
-        let layer = OciDescriptor {
-            media_type: descriptor.media_type()?.to_owned(),
-            digest: digest.clone(),
-            size: i64::try_from(descriptor.size()?).unwrap_or(i64::MAX),
-            ..OciDescriptor::default()
-        };
-        let reference = self.connection.by_digest(&digest);
-        let client = self.connection.client.clone();
+        let reader = Arc::clone(&self.connection.reader);
         // The first response is awaited here, so that a missing blob or refused access is reported as such.
         let first = self
             .connection
             .runtime
-            .block_on(open_from(&client, &reference, &layer, 0))
+            .block_on(open_from(&reader, &digest, 0))
             .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
         let (sender, receiver) = mpsc::channel(IN_FLIGHT);
-        self.connection.runtime.spawn(download(client, reference, layer, first, sender));
+        self.connection.runtime.spawn(download(reader, digest, first, sender));
         Ok(ChannelReader { receiver, current: Bytes::new() })
     }
 }
@@ -228,7 +260,12 @@ impl ImageSource for RegistrySource {
         match descriptor.kind() {
             // Registries serve manifests and indexes under /manifests/, not /blobs/.
             MediaKind::Manifest | MediaKind::Index => {
-                let bytes = self.connection.manifest(&self.connection.by_digest(descriptor.digest()?))?;
+                let digest = descriptor.digest()?;
+                self.bounds.admit(digest)?;
+                let bytes = self.connection.manifest(&self.connection.by_digest(digest))?;
+                if descriptor.kind() == MediaKind::Index {
+                    self.bounds.index_read(digest, &bytes);
+                }
                 Ok(Box::new(VerifyingReader::new(io::Cursor::new(bytes), descriptor)?))
             }
             _ => Ok(Box::new(VerifyingReader::new(self.blob_reader(descriptor)?, descriptor)?)),
@@ -245,19 +282,18 @@ impl ImageSource for RegistrySource {
 
 /// Opens a blob download at `offset` (a resumed download asks for the rest with a range request).
 async fn open_from(
-    client: &Client,
-    reference: &Reference,
-    layer: &OciDescriptor,
+    reader: &fetch::RegistryReader,
+    digest: &str,
     offset: u64,
 ) -> Result<futures_util::stream::BoxStream<'static, io::Result<Bytes>>, OciDistributionError> {
-    // Always a range request: a partial response is not hashed by oci-client, and the reader checks the digest
-    // anyway (one SHA-256 pass less per byte).
+    // Always a range request: the reader checks the digest anyway.
     retry(|| async {
-        match client.pull_blob_stream_partial(reference, layer, offset, None).await? {
-            BlobResponse::Partial(stream) => Ok(stream.stream),
-            BlobResponse::Full(stream) if offset == 0 => Ok(stream.stream),
+        match reader.blob(digest, offset).await? {
+            (response, partial) if partial || offset == 0 => {
+                Ok(response.bytes_stream().map(|chunk| chunk.map_err(|e| io::Error::other(e.without_url()))).boxed())
+            }
             // The registry ignored the range: resuming is not possible, and starting over would repeat bytes.
-            BlobResponse::Full(_) => Err(OciDistributionError::GenericError(Some(
+            _ => Err(OciDistributionError::GenericError(Some(
                 "the registry does not support resuming a download".into(),
             ))),
         }
@@ -267,9 +303,8 @@ async fn open_from(
 
 /// Streams a blob into `sender`, resuming after transient network failures where it stopped.
 async fn download(
-    client: Client,
-    reference: Reference,
-    layer: OciDescriptor,
+    reader: Arc<fetch::RegistryReader>,
+    digest: String,
     mut stream: futures_util::stream::BoxStream<'static, io::Result<Bytes>>,
     sender: mpsc::Sender<io::Result<Bytes>>,
 ) {
@@ -287,7 +322,7 @@ async fn download(
             Some(Err(error)) if error.kind() != io::ErrorKind::InvalidData && failures + 1 < ATTEMPTS => {
                 failures += 1;
                 tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures)).await;
-                match open_from(&client, &reference, &layer, offset).await {
+                match open_from(&reader, &digest, offset).await {
                     Ok(resumed) => stream = resumed,
                     Err(e) => {
                         let _ =
@@ -657,6 +692,28 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
         E::ServerError { code, .. } => Some(*code),
         _ => None,
     };
+    // Where the refusal came from: a registry redirects blob downloads to storage (S3, GCS, a CDN) with a
+    // presigned URL, and a 401/403 from there says nothing about the registry credentials.
+    let answered_by = match &error {
+        E::ServerError { url, .. } | E::RegistryError { url, .. } => reqwest::Url::parse(url).ok(),
+        E::RequestError(e) => e.url().cloned(),
+        _ => None,
+    };
+    let elsewhere = answered_by.as_ref().and_then(|u| u.host_str().map(str::to_owned)).is_some_and(|answering| {
+        let registry_host = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
+        let same = answering.eq_ignore_ascii_case(registry_host)
+            || (registry_host == "docker.io" && answering == "registry-1.docker.io");
+        !same
+    });
+    if elsewhere && matches!(status, Some(401 | 403)) {
+        let storage = answered_by.map(|u| redact::url(u.as_str())).unwrap_or_default();
+        return Error::Io(format!(
+            "{host}/{}: {what}: the storage the registry redirected to (`{storage}`) refused the download \
+             (HTTP {}): its presigned URL was refused, not the registry credentials",
+            location.repository,
+            status.unwrap_or_default()
+        ));
+    }
     match &error {
         E::UnauthorizedError { .. } | E::AuthenticationFailure(_) => Error::RegistryDenied(message),
         _ if matches!(status, Some(401 | 403)) => Error::RegistryDenied(message),
@@ -692,7 +749,11 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
     }
 }
 
-/// An error and its causes on one line (reqwest's top-level message alone rarely says what went wrong).
+/// Most characters of an error's text shown (a registry's error message may be megabytes).
+const MAX_ERROR_TEXT: usize = 600;
+
+/// An error and its causes on one line (reqwest's top-level message alone rarely says what went wrong), with
+/// every URL in it redacted and control and bidi characters escaped (registries write some of it), truncated.
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
@@ -704,7 +765,7 @@ fn chain(error: &dyn std::error::Error) -> String {
         }
         cause = inner.source();
     }
-    text
+    redact::server_text(redact::urls_in(&text).as_bytes(), MAX_ERROR_TEXT)
 }
 
 #[cfg(test)]

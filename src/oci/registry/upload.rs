@@ -650,10 +650,15 @@ async fn expect(response: reqwest::Response, expected: StatusCode) -> Result<req
     }
     // The path only: an upload's query is a long state token, or, elsewhere, a presigned URL's signature.
     let url = response.url().path().to_owned();
-    let text = response.text().await.unwrap_or_default();
-    let error = match serde_json::from_str::<OciEnvelope>(&text) {
+    // Bounded: a registry's error answer may be any size.
+    let body = super::fetch::read_bounded(response, super::fetch::MAX_ERROR_BYTES).await.unwrap_or_default();
+    let error = match serde_json::from_slice::<OciEnvelope>(&body) {
         Ok(envelope) if !envelope.errors.is_empty() => OciDistributionError::RegistryError { envelope, url },
-        _ => OciDistributionError::ServerError { code: status.as_u16(), url, message: one_line(&text) },
+        _ => OciDistributionError::ServerError {
+            code: status.as_u16(),
+            url,
+            message: one_line(&crate::redact::server_message(&body)),
+        },
     };
     Err(Failure::Request { status: Some(status), error })
 }

@@ -1,0 +1,176 @@
+//! Registries are untrusted servers (issue 25): a hostile registry (`hostile_registry.py`, plain HTTP on
+//! 127.0.0.1) serves indexes 30,000 deep and 2^30 paths wide, 1.5 GiB manifests and token answers, error messages
+//! with control characters and a 64 MiB error body, and presigned blob URLs that answer 403. Every one ends with
+//! its exit code and a short, one-line, redacted message, quickly and within bounded memory.
+
+use crate::image::Keys;
+use crate::support::{Scratch, require_tool};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+struct Hostile {
+    _child: Child,
+    port: u16,
+    _scratch: Scratch,
+}
+
+static HOSTILE: LazyLock<Hostile> = LazyLock::new(|| {
+    require_tool("python3", "apt-get install python3");
+    let scratch = Scratch::new();
+    let port_file = scratch.path("port");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/hostile_registry.py");
+    let child = Command::new("python3")
+        .arg(script)
+        .arg(&port_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start hostile_registry.py");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let port = loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file) {
+            break text.trim().parse().expect("a port");
+        }
+        assert!(Instant::now() < deadline, "hostile_registry.py did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Hostile { _child: child, port, _scratch: scratch }
+});
+
+fn image(repository: &str) -> String {
+    format!("docker://127.0.0.1:{}/{repository}:v1", HOSTILE.port)
+}
+
+/// Runs cryptadm with a bound on its address space (2 GiB: reading a 1.5 GiB body whole, with the growth of its
+/// buffer, does not fit).
+fn run(args: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 2097152; exec \"$@\"")
+        .arg("sh")
+        .arg(assert_cmd::cargo::cargo_bin("cryptadm"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("HOME", "/nonexistent");
+    let output = command.output().expect("run cryptadm");
+    (output, started.elapsed())
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn inspect(repository: &str) -> (Output, Duration) {
+    run(&["image", "inspect", "--tls-verify=false", &image(repository)])
+}
+
+#[test]
+fn registry_hostile_nested_indexes_stop_at_the_depth_and_read_limits_with_exit_3() {
+    let keys = Keys::new();
+    let (private, _) = keys.rsa("rsa", 2048);
+    for repository in ["deep", "wide"] {
+        for args in [
+            vec!["image", "inspect", "--tls-verify=false"],
+            vec!["image", "authorize", "--tls-verify=false", "--key", &private],
+        ] {
+            let mut args = args.clone();
+            let reference = image(repository);
+            args.push(&reference);
+            let (output, elapsed) = run(&args);
+            let err = stderr(&output);
+            assert_eq!(output.status.code(), Some(3), "{repository} {args:?}: {err}");
+            assert!(err.contains("nested more than 8 indexes deep"), "{repository}: {err}");
+            assert!(elapsed < Duration::from_secs(30), "{repository}: took {elapsed:?}");
+        }
+    }
+}
+
+#[test]
+fn registry_hostile_huge_manifests_are_refused_without_being_read() {
+    for repository in ["huge", "chunked"] {
+        let (output, elapsed) = inspect(repository);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{repository}: {err}");
+        assert!(err.contains("is larger than 4194304 bytes"), "{repository}: {err}");
+        assert!(elapsed < Duration::from_secs(30), "{repository}: took {elapsed:?}");
+    }
+}
+
+#[test]
+fn registry_hostile_token_failures_are_reported_not_swallowed() {
+    for (repository, message) in [
+        ("tokenhuge", "answered with more than 65536 bytes"),
+        ("tokenecho", "refused the request: HTTP 401"),
+        ("tokenjunk", "something that is not a token"),
+    ] {
+        let (output, elapsed) = inspect(repository);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(16), "{repository}: {err}");
+        assert!(err.contains(message), "{repository}: `{message}` not in {err}");
+        assert!(!err.contains("denied for"), "{repository}: the token service's answer was printed: {err}");
+        assert!(elapsed < Duration::from_secs(30), "{repository}: took {elapsed:?}");
+    }
+}
+
+#[test]
+fn registry_hostile_server_text_is_one_escaped_truncated_line() {
+    let (output, _) = inspect("noisy");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(5), "{err}");
+    let error_lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "a forged error line: {err}");
+    assert!(!err.contains('\r') && !err.contains('\u{1b}') && !err.contains('\u{202e}') && !err.contains('\u{9b}'));
+    assert!(err.contains("\\u{202e}") || err.contains("\\\\u202e"), "{err}");
+
+    let (output, elapsed) = inspect("loud");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(5), "{err}");
+    assert!(err.len() < 4096, "{} bytes of stderr", err.len());
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
+}
+
+#[test]
+fn registry_hostile_a_refused_presigned_url_is_redacted_and_not_a_credentials_problem() {
+    // authorize reads the config blob (for the platform), which the registry redirects to storage.
+    let keys = Keys::new();
+    let (private, _) = keys.rsa("rsa", 2048);
+    let reference = image("presigned");
+    let (output, _) = run(&["image", "authorize", "--tls-verify=false", "--key", &private, &reference]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(!err.contains("deadbeefsignature") && !err.contains("AKIASECRETCRED"), "{err}");
+    assert!(err.contains("X-Amz-Signature=REDACTED"), "{err}");
+    assert!(err.contains("not the registry credentials"), "{err}");
+}
+
+#[test]
+fn registry_hostile_auth_files_must_be_small_regular_files() {
+    let scratch = Scratch::new();
+    let fifo = scratch.path("auth.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for file in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let (output, elapsed) = run(&["image", "inspect", "--tls-verify=false", "--authfile", file, &image("deep")]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{file}: {err}");
+        assert!(err.contains("not a regular file"), "{file}: {err}");
+        assert!(elapsed < Duration::from_secs(10), "{file}: took {elapsed:?}");
+    }
+    let big = scratch.write("big.json", vec![b' '; 2 * 1024 * 1024]);
+    let (output, _) =
+        run(&["image", "inspect", "--tls-verify=false", "--authfile", big.to_str().unwrap(), &image("deep")]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not an auth file"), "{}", stderr(&output));
+}
+
+#[test]
+fn registry_hostile_credentials_in_a_reference_are_never_echoed() {
+    let (output, _) = run(&["image", "inspect", "docker://ci:hunter2@127.0.0.1:1/app:v1"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(err.contains("credentials do not belong"), "{err}");
+}
