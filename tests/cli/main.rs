@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_guest;
 
 mod bootstrap;
 mod cloud_init;
@@ -15,6 +16,9 @@ mod crypto_oracles;
 mod disk;
 mod exit_codes;
 mod generated;
+mod guest_dmcrypt;
+mod guest_first_boot;
+mod guest_nova;
 mod ignition;
 mod image;
 #[cfg(feature = "pgp")]

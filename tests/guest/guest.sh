@@ -5,14 +5,16 @@
 #
 #   guest.sh prepare                       build the kernel + initramfs cache if missing; print its directory
 #   guest.sh run [--timeout S] [--mem M] [--cryptadm BIN] SHARE [-- QEMU ARGS...]
+#   guest.sh qemu [--timeout S] [--mem M] LOG -- QEMU ARGS...   boot whatever QEMU ARGS say (a disk-booted root:
+#                                          tests/guest/cloud-root.sh); the serial console to LOG; exit 124 on timeout
 #
-# `run` boots with SHARE mounted at /host and runs `sh /host/run.sh` (cwd /host, cryptadm at /host/cryptadm when
-# --cryptadm is given: a stripped copy of BIN). The serial console goes to SHARE/console.log and then to
+# `run` boots with SHARE mounted at /host and runs `sh /host/run.sh` (cwd /host; with --cryptadm, a stripped copy
+# of BIN is put in SHARE and copied into the guest's RAM as /usr/local/bin/cryptadm). The serial console goes to SHARE/console.log and then to
 # stdout. Exit status: run.sh's own, or 124 when the guest did not finish within --timeout (QEMU is killed), or
 # 125 when it ended without run.sh's status (a kernel panic, a crash of init).
 #
 # The cache ($CRYPTADM_GUEST_CACHE, default /var/cache/cryptadm-guest) holds one directory per kernel version and
-# version of this script; it is built under a lock into a temporary directory and renamed into place, so
+# version of the initramfs; it is built under a lock into a temporary directory and renamed into place, so
 # parallel test binaries share it and a half-built cache is never used.
 set -euo pipefail
 
@@ -22,6 +24,8 @@ KPKG="${CRYPTADM_GUEST_KERNEL:-linux-image-amd64}"
 
 die() { printf 'guest.sh: %s\n' "$*" >&2; exit 2; }
 
+# The version of prepare() below: part of the cache key.
+BUILDER=1
 # The modules the guest loads, in an order modprobe --show-depends resolves with their dependencies.
 MODULES="virtio_pci virtio_blk virtio_console virtio_rng dm_crypt ext4 9p 9pnet_virtio xts algif_skcipher algif_hash isofs"
 # Binaries copied from this machine (with their libraries, found by ldd).
@@ -39,7 +43,8 @@ prepare() {
   local pkg kver key dir lock tmp
   pkg="$(kernel_version)"
   kver="${pkg#linux-image-}"
-  key="$kver-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+  # what goes into the initramfs: init, the lists and the builder's version (bump it when prepare changes)
+  key="$kver-$(printf '%s\n' "$BUILDER" "$MODULES" "$BINARIES" | cat - "$HERE/init" | sha256sum | cut -c1-12)"
   dir="$CACHE_ROOT/$key"
   if [ -f "$dir/initrd.img" ] && [ -f "$dir/vmlinuz" ]; then
     printf '%s\n' "$dir"
@@ -94,6 +99,8 @@ prepare() {
   )
   rm -rf "$dir"
   mv "$tmp" "$dir"
+  # older builds for this kernel are no longer used
+  find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d -name "$kver-*" ! -path "$dir" -exec rm -rf {} +
   printf '%s\n' "$dir"
 }
 
@@ -146,8 +153,34 @@ run() {
   exit "$(cat "$share/rc")"
 }
 
+# The same QEMU, for a guest that boots its own root filesystem.
+qemu() {
+  local timeout=300 mem=1024 log=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --timeout) timeout="$2"; shift 2 ;;
+      --mem) mem="$2"; shift 2 ;;
+      --) shift; break ;;
+      -*) die "unknown option $1" ;;
+      *) log="$1"; shift ;;
+    esac
+  done
+  [ -n "$log" ] || die "usage: guest.sh qemu [--timeout S] [--mem M] LOG -- QEMU ARGS"
+  local status=0
+  timeout -s KILL "$timeout" qemu-system-x86_64 \
+    -M q35 -accel tcg -cpu max -smp 2 -m "$mem" \
+    -nodefaults -no-reboot -display none -monitor none \
+    -serial "file:$log" -device virtio-rng-pci "$@" </dev/null || status=$?
+  if [ "$status" -eq 137 ]; then
+    printf 'guest.sh: the guest did not finish within %ss; QEMU killed\n' "$timeout" >&2
+    exit 124
+  fi
+  exit "$status"
+}
+
 case "${1:-}" in
   prepare) shift; prepare ;;
+  qemu) shift; qemu "$@" ;;
   run) shift; run "$@" ;;
   *) die "usage: guest.sh prepare | run [--timeout S] [--mem M] [--cryptadm BIN] SHARE [-- QEMU ARGS]" ;;
 esac
