@@ -77,13 +77,27 @@ impl Node {
         std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::set_permissions(&passphrase, std::fs::Permissions::from_mode(0o600)).unwrap();
         // debugfs's `write` keeps the host file's mode; the owner is root's (the test runs as root, as CI does).
+        // Also the report unit (test scaffolding), started after cloud-final.
+        let guest_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest");
+        let report = dir.join("cryptadm-test-report");
+        std::fs::copy(guest_dir.join("first-boot-report.sh"), &report).unwrap();
+        std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let unit = dir.join("cryptadm-test-report.service");
+        std::fs::copy(guest_dir.join("first-boot-report.service"), &unit).unwrap();
+        std::fs::set_permissions(&unit, std::fs::Permissions::from_mode(0o644)).unwrap();
         let commands = dir.join("debugfs.cmds");
         std::fs::write(
             &commands,
             format!(
-                "write {} /usr/local/bin/cryptadm\nwrite {} /etc/machineadm/passphrase\n",
+                "write {} /usr/local/bin/cryptadm\nwrite {} /etc/machineadm/passphrase\n\
+                 write {} /usr/local/sbin/cryptadm-test-report\n\
+                 write {} /etc/systemd/system/cryptadm-test-report.service\n\
+                 symlink /etc/systemd/system/cloud-final.service.wants/cryptadm-test-report.service \
+                 ../cryptadm-test-report.service\n",
                 binary.display(),
-                passphrase.display()
+                passphrase.display(),
+                report.display(),
+                unit.display()
             ),
         )
         .unwrap();
@@ -209,7 +223,7 @@ fn guest_first_boot_second_boot_reruns_nothing_and_no_plaintext_reaches_the_disk
     let (node, first, second) = &*GOOD;
     assert!(second.status().contains("status: done"), "{}", second.console);
     assert_eq!(second.one("instance"), first.one("instance"));
-    assert_eq!(second.one("boots"), "1", "one instance directory");
+    assert_eq!(second.one("instances"), "1", "one instance directory");
     assert_eq!(second.one("runcmd_sem"), first.one("runcmd_sem"), "runcmd did not run again");
     assert_eq!(second.one("write_files_sem"), first.one("write_files_sem"), "write_files did not run again");
     // The plaintext lived in /run (tmpfs): gone after the reboot, and never on the root filesystem.
@@ -236,7 +250,12 @@ fn guest_first_boot_wrong_passphrase_cloud_init_error_and_no_plaintext() {
         "{:?}",
         report.get("stat")
     );
+    let output = report.get("output").join("\n");
+    assert!(
+        output.starts_with("error: ") && output.contains("hint: "),
+        "cryptadm's one-line error and hint in cloud-init-output.log: {output}"
+    );
     let log = report.get("log").join("\n");
-    assert!(log.contains("error:"), "cryptadm's message in cloud-init's logs: {log}");
+    assert!(log.contains("Exit code: 16"), "cryptadm exited 16 (wrong passphrase) in cloud-init.log: {log}");
     assert_eq!(node.occurrences_on_disk(MARKER), 0);
 }
