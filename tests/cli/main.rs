@@ -18,6 +18,7 @@ mod exit_codes;
 mod generated;
 mod guest_dmcrypt;
 mod guest_first_boot;
+mod guest_harness;
 mod guest_nova;
 mod ignition;
 mod image;
