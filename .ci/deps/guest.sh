@@ -11,8 +11,10 @@ if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.
     >/etc/apt/sources.list.d/bookworm-backports.sources
   apt-get update -qq
 fi
+# qemu-system-x86 alone from backports; everything else from bookworm itself
+command -v qemu-system-x86_64 >/dev/null ||
+  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends -t bookworm-backports qemu-system-x86 >/dev/null
 need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 [ -x /bin/busybox ] || need+=(busybox-static)
 command -v cryptsetup >/dev/null || need+=(cryptsetup-bin)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
@@ -23,6 +25,6 @@ command -v strip >/dev/null || need+=(binutils)
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
 command -v genisoimage >/dev/null || need+=(genisoimage)
 if [ "${#need[@]}" -gt 0 ]; then
-  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends -t bookworm-backports "${need[@]}" >/dev/null
+  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 qemu-system-x86_64 --version | head -1
