@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_guest;
 mod support_loop;
 
 mod bootstrap;
@@ -17,6 +18,10 @@ mod disk;
 mod disk_guard;
 mod exit_codes;
 mod generated;
+mod guest_dmcrypt;
+mod guest_first_boot;
+mod guest_harness;
+mod guest_nova;
 mod hardening;
 mod ignition;
 mod image;
@@ -44,8 +49,8 @@ mod podman;
 mod properties;
 mod qcow2;
 mod registry;
-mod registry_parallel;
 mod registry_hostile;
+mod registry_parallel;
 mod registry_token;
 mod remote_config;
 mod sandbox;
