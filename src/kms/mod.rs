@@ -15,6 +15,7 @@
 //! puts in an error goes through [`crate::redact::url`] and every server message through
 //! [`crate::redact::server_message`].
 
+pub mod barbican;
 pub mod http;
 pub mod reference;
 
