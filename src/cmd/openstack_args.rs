@@ -163,3 +163,191 @@ impl OpenStackArgs {
         })
     }
 }
+
+/// Key managers an image's secret can be kept in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyManagerArg {
+    /// OpenStack Barbican (found in the --os-cloud catalog)
+    Barbican,
+}
+
+/// `--key-manager`, `--secret`, `--upload` and the cloud, shared by `disk luks-format` and `disk convert`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct KeyManagerArgs {
+    /// Keep the image's secret in a key manager: a new secret is stored there (its UUID becomes
+    /// os_encrypt_key_id), or --secret names an existing one
+    #[arg(long, value_enum, value_name = "KM", help_heading = "OpenStack")]
+    pub key_manager: Option<KeyManagerArg>,
+    /// An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its
+    /// lowercase hex, as os-brick derives it)
+    #[arg(long, value_name = "UUID|HREF", requires = "key_manager", help_heading = "OpenStack")]
+    pub secret: Option<String>,
+    /// Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property),
+    /// and register it as a consumer of its secret; on any failure what was created is deleted again
+    #[arg(long, value_name = "NAME", help_heading = "OpenStack")]
+    pub upload: Option<String>,
+    #[command(flatten)]
+    pub(crate) cloud: OpenStackArgs,
+}
+
+/// A secret read from the key manager.
+pub struct FetchedSecret {
+    /// Its UUID.
+    pub uuid: String,
+    /// Its type, as the consuming service reads it.
+    pub secret_type: crate::qcow2::secret::SecretType,
+    /// Its payload.
+    pub payload: SecretBytes,
+}
+
+/// A connection to the cloud for one run, with the ledger of what the run created there (undone on failure and
+/// on SIGTERM/SIGINT).
+pub struct CloudRun {
+    session: Arc<Session>,
+    barbican: Option<crate::kms::barbican::Barbican>,
+    ledger: Arc<crate::openstack::publish::Ledger>,
+    /// Whether the run finished (else dropping it undoes the ledger).
+    done: bool,
+}
+
+impl KeyManagerArgs {
+    /// Whether anything talks to the cloud.
+    pub fn used(&self) -> bool {
+        self.key_manager.is_some() || self.upload.is_some()
+    }
+
+    /// Logs in (before anything is written) when a key manager or an upload is asked for.
+    pub fn connect(&self) -> anyhow::Result<Option<CloudRun>> {
+        if !self.used() {
+            return Ok(None);
+        }
+        if let Some(secret) = &self.secret {
+            crate::kms::KeyRef::parse_secret(secret)?;
+        }
+        if self.upload.as_deref().is_some_and(str::is_empty) {
+            return Err(Failure::new(ExitStatus::Usage, "--upload needs an image name").into());
+        }
+        let cloud = self.cloud.resolve()?;
+        let ledger = Arc::new(crate::openstack::publish::Ledger::new(cloud.clone()));
+        let session = Arc::new(Session::new(cloud)?);
+        session.token().context("logging in to Keystone")?;
+        let barbican = match self.key_manager {
+            Some(KeyManagerArg::Barbican) => Some(crate::kms::barbican::Barbican::new(session.clone())?),
+            None => None,
+        };
+        crate::cmd::interrupt::remove_partials_on_signal();
+        let hook_ledger = ledger.clone();
+        crate::cmd::interrupt::before_dying(move || {
+            let _ = hook_ledger.undo();
+        });
+        Ok(Some(CloudRun { session, barbican, ledger, done: false }))
+    }
+}
+
+use anyhow::Context as _;
+
+impl CloudRun {
+    fn barbican(&self) -> anyhow::Result<&crate::kms::barbican::Barbican> {
+        self.barbican
+            .as_ref()
+            .ok_or_else(|| Failure::new(ExitStatus::Usage, "this needs --key-manager barbican").into())
+    }
+
+    /// Reads secret `id` (UUID or href): its type and payload.
+    pub fn fetch(&self, id: &str) -> anyhow::Result<FetchedSecret> {
+        use crate::kms::SecretStore;
+        let barbican = self.barbican()?;
+        let uuid = match crate::kms::KeyRef::parse_secret(id)? {
+            crate::kms::KeyRef::Barbican { uuid, .. } => uuid,
+            _ => unreachable!("parse_secret gives Barbican references only"),
+        };
+        let secret_type = match barbican.secret_type(id)?.as_str() {
+            "passphrase" => crate::qcow2::secret::SecretType::Passphrase,
+            // os-brick hexlifies every type but passphrase (symmetric, opaque, …).
+            _ => crate::qcow2::secret::SecretType::Symmetric,
+        };
+        let payload = barbican.payload(id)?;
+        if payload.is_empty() {
+            return Err(Failure::new(ExitStatus::InvalidInput, format!("secret `{uuid}` has an empty payload")).into());
+        }
+        Ok(FetchedSecret { uuid, secret_type, payload })
+    }
+
+    /// Stores a new secret named `name` of `secret_type` (a symmetric one as an AES key of its length in XTS
+    /// mode, as Cinder makes them); recorded in the ledger. Returns its UUID.
+    pub fn store(
+        &self,
+        name: &str,
+        secret_type: crate::qcow2::secret::SecretType,
+        payload: &[u8],
+    ) -> anyhow::Result<String> {
+        use crate::kms::SecretStore;
+        let bits = u32::try_from(payload.len() * 8).unwrap_or(u32::MAX);
+        let secret = crate::kms::NewSecret {
+            name,
+            secret_type: secret_type.name(),
+            algorithm: (secret_type == crate::qcow2::secret::SecretType::Symmetric).then_some(("aes", bits, "xts")),
+            payload,
+        };
+        let uuid = self.barbican()?.create(&secret)?;
+        self.ledger.secret_created(&uuid);
+        Ok(uuid)
+    }
+
+    /// Creates image `name` with `properties`, streams the file at `path` into it and registers it as a consumer
+    /// of `secret`; everything is recorded in the ledger. Returns the image id.
+    pub fn upload(
+        &self,
+        name: &str,
+        disk_format: &str,
+        properties: &BTreeMap<String, String>,
+        path: &std::path::Path,
+        secret: Option<&str>,
+        printer: &dyn crate::interact::Interaction,
+    ) -> anyhow::Result<String> {
+        let file = std::fs::File::open(path).with_context(|| format!("reading `{}` to upload it", path.display()))?;
+        let secret_is_ours = secret.is_some() && self.ledger.created().secret.as_deref() == secret;
+        let publication = crate::openstack::publish::Publication {
+            image: crate::openstack::glance::NewImage { name, disk_format, container_format: "bare", properties },
+            secret,
+            secret_is_ours,
+        };
+        let ledger = &self.ledger;
+        let id = crate::openstack::publish::publish(&self.session, ledger, &publication, Box::new(file), &|id| {
+            let mut commands = ledger.cleanup_commands();
+            if commands.is_empty() {
+                commands.push(format!("openstack image delete {id}"));
+            }
+            printer.debug(&format!(
+                "created image {id}; should this run be killed, clean up with: {}",
+                commands.join(" && ")
+            ));
+        })?;
+        Ok(id)
+    }
+
+    /// Everything is in place: keep it.
+    pub fn finish(mut self) {
+        self.ledger.finish();
+        crate::cmd::interrupt::clear_hooks();
+        self.done = true;
+    }
+
+    /// Undoes what the run created (on failure); warns about what could not be deleted.
+    pub fn abandon(mut self, printer: &dyn crate::interact::Interaction) {
+        self.done = true;
+        for left in self.ledger.undo() {
+            printer.warn(&format!("could not clean up: {left}"));
+        }
+        crate::cmd::interrupt::clear_hooks();
+    }
+}
+
+impl Drop for CloudRun {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.ledger.undo();
+            crate::cmd::interrupt::clear_hooks();
+        }
+    }
+}

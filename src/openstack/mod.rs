@@ -5,3 +5,4 @@
 pub mod clouds;
 pub mod glance;
 pub mod keystone;
+pub mod publish;
