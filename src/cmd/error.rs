@@ -74,6 +74,7 @@ classified_errors!(
     crate::ocicrypt::Error,
     crate::luks::Error,
     crate::qcow2::Error,
+    crate::disk::Error,
     crate::volume::Error,
     crate::machineadm::Error,
     crate::render::RenderError,
@@ -131,7 +132,9 @@ fn io_hint(kind: std::io::ErrorKind) -> Option<&'static str> {
     match kind {
         ErrorKind::NotFound => Some("check the path"),
         ErrorKind::IsADirectory => Some("give a file, not a directory"),
-        ErrorKind::PermissionDenied => Some("check the file's owner and mode, or run as a user that may read it"),
+        ErrorKind::PermissionDenied => {
+            Some("check the owner and mode of the file and of its directory, or run as a user allowed to use them")
+        }
         ErrorKind::BrokenPipe => Some("the program reading cryptadm's output stopped early; the output is incomplete"),
         _ => None,
     }

@@ -38,7 +38,8 @@ impl std::fmt::Debug for Qcow2Reader {
 impl Qcow2Reader {
     /// Parses the header and the L1 table, checking every L2 offset against the file.
     pub fn open(file: File) -> Result<Qcow2Reader> {
-        let file_len = file.metadata().map_err(Error::io("reading the image size"))?.len();
+        // A qcow2 image may live on a block device, whose size is not in its metadata.
+        let file_len = crate::disk::device::len(&file).map_err(Error::io("reading the image size"))?;
         let mut first = vec![0u8; (1usize << header::MAX_CLUSTER_BITS).min(file_len as usize)];
         file.read_exact_at(&mut first, 0).map_err(Error::io("reading the qcow2 header"))?;
         let header = Header::parse(&first, file_len)?;

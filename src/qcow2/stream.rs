@@ -87,6 +87,11 @@ impl Input {
         if n == 6 && magic == crate::luks::luks1::MAGIC {
             return Ok(Input::RawLuks(Volume::from_file(file)?));
         }
+        // A LUKS2 volume whose primary header is damaged still opens from its secondary copy (as cryptsetup
+        // does): read as plain data, its ciphertext would be copied as if it were the disk.
+        if let Ok(volume) = Volume::from_file(file.try_clone().map_err(Error::io("reading the image"))?) {
+            return Ok(Input::RawLuks(volume));
+        }
         Ok(Input::Raw(file))
     }
 
@@ -121,7 +126,8 @@ impl Input {
     pub fn unlock(self, passphrase: Option<&[u8]>, threads: usize) -> Result<Unlocked> {
         match self {
             Input::Raw(file) => {
-                let len = file.metadata().map_err(Error::io("reading the image size"))?.len();
+                // A block device's size is not in its metadata.
+                let len = crate::disk::device::len(&file).map_err(Error::io("reading the image size"))?;
                 Ok(Unlocked { source: Box::new(RawSource { file, len }), key: None, header: None })
             }
             Input::RawLuks(volume) => {

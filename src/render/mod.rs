@@ -1,6 +1,5 @@
 //! Output documents as YAML streams or JSON: the one place that decides how documents look on the wire.
 
-pub mod glance;
 pub mod ignition;
 
 use serde::Serialize;

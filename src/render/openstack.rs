@@ -1,5 +1,5 @@
 //! What an encrypted (or plain) image needs in OpenStack, for `disk convert --glance` and `disk luks-format
-//! --format qcow2 --glance`: the Glance properties, the `openstack image create` line, and the
+//! --glance` (one renderer, so both commands print the same properties for the same image and secret): the Glance properties, the `openstack image create` line, and the
 //! `openstack secret store` line that makes a key-manager secret the consuming service turns into this image's
 //! passphrase.
 //!
@@ -9,7 +9,6 @@
 //! `hw_ephemeral_encryption_format=luks` (the lowercase enum of `nova/objects/fields.py`); `cinder_encryption_key_id`
 //! only for symmetric secrets, the only kind Cinder's code creates and reads today.
 
-use super::glance::shell_quote;
 pub use crate::qcow2::secret::SecretType;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -122,6 +121,12 @@ pub fn image_document(
     ImageDocument { file: file_text, disk_format, container_format: "bare", properties, secret, command }
 }
 
+/// Quotes a word for a POSIX shell when it needs it.
+pub(crate) fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +149,9 @@ mod tests {
         assert_eq!(doc.properties["os_encrypt_format"], "LUKSv1");
         assert_eq!(doc.properties["cinder_encryption_key_deletion_policy"], "on_image_deletion");
         assert!(doc.command.starts_with("openstack image create --disk-format qcow2 --container-format bare"));
+        assert!(doc.command.ends_with("--file a.qcow2 a"), "{}", doc.command);
+        let quoted = image_document(Path::new("out/my disk.img"), "raw", 512, None);
+        assert!(quoted.command.ends_with("--file 'out/my disk.img' 'my disk'"), "{}", quoted.command);
         let plain = image_document(Path::new("a.raw"), "raw", 512, None);
         assert!(plain.properties.is_empty() && plain.secret.is_none());
     }

@@ -182,10 +182,13 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
     let props = &doc["properties"];
     assert_eq!(props["os_encrypt_format"], "LUKSv1");
     assert_eq!(props["os_encrypt_key_id"], key_id);
-    assert_eq!(props["cinder_encryption_key_id"], key_id);
-    assert_eq!(props["os_encrypt_key_deletion_policy"], "True");
-    assert_eq!(props["cinder_encryption_key_deletion_policy"], "on_image_deletion");
-    assert_eq!(props["os_decrypt_format"], "raw");
+    // A passphrase secret: no cinder_encryption_key_id (Cinder would hexlify it into another passphrase); the
+    // secret outlives the image unless asked; no os_encrypt_cipher or os_decrypt_format (the specs dropped them).
+    assert_eq!(props.get("cinder_encryption_key_id"), None);
+    assert_eq!(props["os_encrypt_key_deletion_policy"], "False");
+    assert_eq!(props.get("cinder_encryption_key_deletion_policy"), None);
+    assert_eq!(props.get("os_encrypt_cipher"), None);
+    assert_eq!(props.get("os_decrypt_format"), None);
     assert_eq!(props["os_decrypt_container_format"], "bare");
     assert_eq!(props["os_decrypt_size"], (1 << 20).to_string());
     let command = doc["command"].as_str().unwrap();
@@ -220,7 +223,7 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
         .assert()
         .code(2);
     let yaml = cryptadm()
-        .args(["disk", "luks-format", "--glance", "--key-deletion-policy", "do_not_delete", "--key-file"])
+        .args(["disk", "luks-format", "--glance", "--key-deletion-policy", "on_image_deletion", "--key-file"])
         .arg(&pass)
         .args(["--size", "1M"])
         .args(CHEAP_PBKDF2)
@@ -228,9 +231,10 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
         .output()
         .unwrap();
     let yaml = String::from_utf8(yaml.stdout).unwrap();
+    // The old spelling of --delete-key-with-image is still accepted.
     assert!(
-        yaml.contains("os_encrypt_key_deletion_policy: 'False'")
-            || yaml.contains("os_encrypt_key_deletion_policy: \"False\""),
+        yaml.contains("os_encrypt_key_deletion_policy: 'True'")
+            || yaml.contains("os_encrypt_key_deletion_policy: \"True\""),
         "{yaml}"
     );
     assert!(!yaml.contains("cinder_encryption_key_deletion_policy"), "{yaml}");

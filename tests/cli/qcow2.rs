@@ -410,9 +410,11 @@ fn convert_every_option_between_every_pair_of_formats() {
                     let dst_name = dst.file_name().unwrap().to_str().unwrap().to_owned();
                     for path in written_paths(&log) {
                         let name = path.rsplit('/').next().unwrap();
-                        // `atomic`'s temporary file: `.DST.<random>.<suffix>` in DST's directory.
+                        // `atomic`'s temporary files: `.DST.<random>.<suffix>` in DST's directory, and the new
+                        // secret's, renamed to its name after the image.
+                        let key_name = new_key.file_name().unwrap().to_str().unwrap();
                         let ok = name.starts_with(&format!(".{dst_name}."))
-                            || path == new_key.to_str().unwrap()
+                            || name.starts_with(&format!(".{key_name}."))
                             || path == dir;
                         assert!(ok, "{tag}: opened {path} for writing");
                     }

@@ -4,12 +4,14 @@ use super::LuksPassphraseArgs;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::cmd::printer::plural;
+use crate::disk::output;
+use crate::disk::pipeline::{self, RawSink, Source};
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::luks::{self, Volume};
+use crate::luks::Volume;
+use crate::qcow2::Container;
 use anyhow::Context;
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Examples for `cryptadm disk decrypt`.
@@ -23,8 +25,10 @@ pub const EXAMPLES: &str = "Examples:
 /// Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image
 ///
 /// The passphrase is tried on every active keyslot, as `cryptsetup open --test-passphrase` does. The output file
-/// (mode 0600) appears only when the whole payload was decrypted; `--out -` streams to standard output (never to a
-/// terminal). The target is opened read-only.
+/// (mode 0600) appears only when the whole payload was decrypted; an existing non-empty file is replaced only with
+/// --force. A block device as --out is written in place (it must be large enough; one holding data needs --force)
+/// and never replaced by a file. `--out -` streams to standard output (never to a terminal). The target is opened
+/// read-only; an output that is the target (the same file, a loop device over it, its disk) is refused.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct DecryptArgs {
@@ -33,9 +37,12 @@ pub struct DecryptArgs {
     /// The LUKS image file or block device
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
-    /// Where to write the raw image (`-`: standard output)
+    /// Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)
     #[arg(long, value_name = "RAW")]
     pub out: PathBuf,
+    /// Replace a non-empty --out file, or overwrite a block device that holds data
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `cryptadm disk decrypt`.
@@ -47,38 +54,29 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .with_hint("redirect standard output, or give --out FILE")
             .into());
     }
-    if !to_stdout {
-        crate::cmd::refuse_same_file(&args.target, &args.out, "TARGET", "--out")?;
-    }
-    if crate::qcow2::is_qcow2(&args.target).unwrap_or(false) {
-        return super::convert::decrypt_qcow2(&args.target, &args.out, &args.passphrase, printer);
-    }
-    let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
-    super::warn_about_copies(&volume, printer);
-    let payload = volume.payload()?;
-    let passphrase = args.passphrase.resolve(printer, false)?;
-    let (slot, key) =
-        volume.unlock(passphrase.expose()).with_context(|| format!("unlocking `{}`", args.target.display()))?;
-    printer.debug(&format!("keyslot {slot} opened"));
-    let progress = printer.transfer("decrypting", payload.len);
-    let threads = super::cipher_threads();
-    let written = if to_stdout {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let n = luks::payload::decrypt_to(volume.file(), &payload, &key, &mut out, threads, progress.as_ref())?;
-        out.flush().context("writing to standard output")?;
-        n
+    let output = if to_stdout {
+        None
     } else {
-        // 0600: the raw image is the plaintext of an encrypted disk.
-        crate::atomic::write_with(&args.out, crate::atomic::MODE_PRIVATE, |mut file| {
-            luks::payload::decrypt_to(volume.file(), &payload, &key, &mut file, threads, progress.as_ref())
-                .map_err(anyhow::Error::from)
-        })
-        .with_context(|| format!("writing `{}`", args.out.display()))?
+        Some(output::check(&args.out, "--out", &[(&args.target, "TARGET")], args.force)?)
     };
-    drop(progress);
+    let source = Source::open(&args.target)?;
+    if source.container() == Container::Raw && !source.encrypted() {
+        // Neither LUKS nor qcow2: say what the LUKS reader says about it.
+        Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
+    }
+    super::warn_all(&source.warnings(), printer);
+    let passphrase = if source.encrypted() { Some(args.passphrase.resolve(printer, false)?) } else { None };
+    let passphrase = passphrase.as_ref().map(|p| p.expose());
+    let decrypted = match &output {
+        Some(output) => pipeline::decrypt(source, passphrase, RawSink::Output(output), printer)?,
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            pipeline::decrypt(source, passphrase, RawSink::Stream(&mut stdout), printer)?
+        }
+    };
     printer.info(&format!(
         "decrypted {} from `{}` into `{}`",
-        plural(written, "byte"),
+        plural(decrypted.bytes, "byte"),
         args.target.display(),
         args.out.display()
     ));

@@ -34,10 +34,14 @@ pub struct InspectArgs {
 /// Runs `cryptadm disk inspect`.
 pub fn run(args: InspectArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     if crate::qcow2::is_qcow2(&args.target).unwrap_or(false) {
-        return super::convert::inspect_qcow2(&args.target, args.output_format, printer);
+        let summary = crate::qcow2::summary::describe(&args.target)
+            .with_context(|| format!("reading `{}`", args.target.display()))?;
+        let text = crate::render::documents(args.output_format.into(), [summary])?;
+        printer.data(text.as_bytes()).context("writing to standard output")?;
+        return Ok(ExitStatus::Success);
     }
     let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
-    super::warn_about_copies(&volume, printer);
+    super::warn_all(&crate::disk::pipeline::copy_warnings(&volume), printer);
     let summary = crate::luks::summary::summarize(args.target.display().to_string(), &volume);
     let text = crate::render::documents(args.output_format.into(), [summary])?;
     printer.data(text.as_bytes()).context("writing to standard output")?;

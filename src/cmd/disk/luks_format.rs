@@ -1,20 +1,21 @@
 //! `cryptadm disk luks-format`.
 
 use super::LuksPassphraseArgs;
-use crate::cmd::OutputFormatArg;
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::crypto::Passphrase;
 use crate::crypto::argon2::Argon2Variant;
+use crate::disk::output::{self, Output};
+use crate::disk::pipeline::{self, RawSource};
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::luks::format::{self, FormatOptions, Occupant};
-use crate::luks::{self, Hash, Kdf, Version, VolumeKey};
+use crate::luks::format::{self, FormatOptions};
+use crate::luks::{self, Hash, Kdf, Version};
+use crate::qcow2::Container;
+use crate::qcow2::secret::SecretType;
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::{Args, ValueEnum};
-use std::fs::File;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Examples for `cryptadm disk luks-format`.
@@ -47,15 +48,15 @@ pub struct LuksFormatArgs {
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
     /// Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::convert::FormatArg::Raw)]
-    pub format: super::convert::FormatArg,
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::FormatArg::Raw)]
+    pub format: super::FormatArg,
     /// qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU's)
-    #[arg(long, value_name = "BYTES", value_parser = super::convert::parse_cluster_size)]
+    #[arg(long, value_name = "BYTES", value_parser = super::parse_cluster_size)]
     pub cluster_size: Option<u32>,
     /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of
     /// the key bytes it holds (`symmetric`, Cinder and os-brick)
     #[arg(long, value_enum, value_name = "TYPE", default_value_t, help_heading = "Passphrase")]
-    pub secret_type: super::convert::SecretTypeArg,
+    pub secret_type: super::SecretTypeArg,
     /// Payload cipher (only aes-xts-plain64 is implemented)
     #[arg(long, value_name = "CIPHER", default_value = "aes-xts-plain64", help_heading = "Encryption")]
     pub cipher: String,
@@ -92,24 +93,16 @@ pub struct LuksFormatArgs {
     #[arg(long, value_name = "UUID")]
     pub uuid: Option<String>,
     /// Payload size of a new image file: bytes, or with a K, M, G or T suffix (powers of 1024)
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = super::parse_size)]
     pub size: Option<u64>,
     /// Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with
     /// --format qcow2 also a plain qcow2 image
     #[arg(long, value_name = "RAW_IMAGE")]
     pub from: Option<PathBuf>,
-    /// Make an image for OpenStack: LUKS1, a UTF-8 text passphrase, and print its Glance properties
-    #[arg(long, help_heading = "OpenStack")]
-    pub glance: bool,
-    /// The key manager (Barbican) secret that holds the passphrase: os_encrypt_key_id
-    #[arg(long, value_name = "UUID", requires = "glance", help_heading = "OpenStack")]
-    pub key_id: Option<String>,
-    /// Delete the secret with the image? (cinder_encryption_key_deletion_policy)
-    #[arg(long, value_enum, value_name = "P", requires = "glance", default_value_t = DeletionPolicy::OnImageDeletion, help_heading = "OpenStack")]
-    pub key_deletion_policy: DeletionPolicy,
-    /// Format of the printed Glance properties
-    #[arg(long, value_enum, default_value_t, value_name = "FORMAT", requires = "glance", help_heading = "OpenStack")]
-    pub output_format: OutputFormatArg,
+    /// Make an image for OpenStack: LUKS1, a UTF-8 text passphrase, and print its Glance properties (as
+    /// `disk convert --glance` prints them)
+    #[command(flatten)]
+    pub glance: super::GlanceArgs,
     /// Overwrite an existing LUKS header or a non-empty target
     #[arg(long)]
     pub force: bool,
@@ -147,64 +140,26 @@ pub enum PbkdfArg {
     Pbkdf2,
 }
 
-/// What happens to the key manager secret when the image is deleted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DeletionPolicy {
-    /// Glance deletes the secret with the image
-    #[value(name = "on_image_deletion")]
-    OnImageDeletion,
-    /// The secret outlives the image
-    #[value(name = "do_not_delete")]
-    DoNotDelete,
-}
-
-/// Parses `16M`, `10G`, `4096`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let (digits, shift) = match text.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => return Err(format!("unknown size suffix `{c}` (K, M, G or T)")),
-            };
-            (&text[..i], shift)
-        }
-        _ => (text, 0),
-    };
-    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size, e.g. 512M or 10G"))?;
-    n.checked_shl(shift).filter(|v| v >> shift == n).ok_or_else(|| format!("`{text}` is too large"))
-}
-
-/// Where the header goes.
-enum Target {
-    /// A new (or replaced) image file, built in a temporary file next to it.
-    File { path: PathBuf },
-    /// An existing block device, written in place and never resized.
-    Device { path: PathBuf, len: u64 },
-}
-
 /// Everything resolved before anything is written.
 struct Settings {
     options: FormatOptions,
     passphrase: Passphrase,
-    target: Target,
+    output: Output,
     payload_len: u64,
-    from: Option<(File, u64)>,
-}
-
-fn invalid(message: impl Into<String>) -> Failure {
-    Failure::new(ExitStatus::InvalidInput, message)
+    from: Option<RawSource>,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
     Failure::new(ExitStatus::Usage, message)
 }
 
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(ExitStatus::InvalidInput, message)
+}
+
 fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings> {
-    let version = match (args.luks_type, args.glance) {
+    let glance = args.glance.glance;
+    let version = match (args.luks_type, glance) {
         (Some(TypeArg::Luks2), true) => {
             return Err(usage("--glance makes LUKS1 images (QEMU reads only LUKS1); drop --type luks2").into());
         }
@@ -215,17 +170,10 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         HashArg::Sha256 => Hash::Sha256,
         HashArg::Sha512 => Hash::Sha512,
     };
-    let from = match &args.from {
-        Some(path) => {
-            crate::cmd::refuse_same_file(path, &args.target, "--from", "TARGET")?;
-            let file = File::open(path).with_context(|| format!("opening the raw image `{}`", path.display()))?;
-            let len = file.metadata().with_context(|| format!("reading `{}`", path.display()))?.len();
-            Some((file, len))
-        }
-        None => None,
-    };
-    let target = probe_target(args)?;
-    let is_device = matches!(target, Target::Device { .. });
+    let inputs: Vec<(&Path, &str)> = args.from.iter().map(|p| (p.as_path(), "--from")).collect();
+    let output = output::check(&args.target, "TARGET", &inputs, args.force)?;
+    let from = args.from.as_deref().map(RawSource::open).transpose()?;
+    let is_device = matches!(output, Output::Device { .. });
     let sector_size = match (args.sector_size, version) {
         (Some(4096), Version::Luks1) => return Err(usage("LUKS1 has 512-byte sectors only").into()),
         (Some(size), _) => size,
@@ -236,23 +184,22 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         Version::Luks1 => u64::from(format::LUKS1_PAYLOAD_SECTORS) * 512,
         Version::Luks2 => format::LUKS2_DATA_OFFSET,
     };
-    let payload_len = payload_len(args, &target, from.as_ref().map(|f| f.1), payload_offset, sector_size)?;
+    let payload_len =
+        pipeline::payload_len(&output, args.size, from.as_ref().map(RawSource::len), payload_offset, sector_size)?;
     let key_bytes = (args.key_size / 8) as usize;
     luks::format::is_uuid(args.uuid.as_deref().unwrap_or("00000000-0000-0000-0000-000000000000"))
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
-    if args.key_id.as_deref().is_some_and(|id| !luks::format::is_uuid(id)) {
-        return Err(invalid("--key-id is not a UUID (Barbican secret ids are 8-4-4-4-12 hex digits)").into());
-    }
+    args.glance.check()?;
     let passphrase = args.passphrase.resolve(printer, true)?;
     let passphrase = match args.secret_type {
-        super::convert::SecretTypeArg::Passphrase => passphrase,
-        super::convert::SecretTypeArg::Symmetric => {
-            let hex = crate::qcow2::secret::SecretType::Symmetric.passphrase(passphrase.expose());
+        super::SecretTypeArg::Passphrase => passphrase,
+        super::SecretTypeArg::Symmetric => {
+            let hex = SecretType::Symmetric.passphrase(passphrase.expose());
             Passphrase::new(hex.to_vec())
         }
     };
-    if args.glance {
+    if glance {
         check_text_passphrase(&passphrase)?;
     }
     // One PBKDF2 measurement serves the keyslot and the digest; a forced PBKDF skips it and the digest takes
@@ -279,7 +226,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         uuid: args.uuid.as_deref().map_or_else(format::random_uuid, str::to_ascii_lowercase),
     };
     options.check().context("checking the format parameters")?;
-    Ok(Settings { options, passphrase, target, payload_len, from })
+    Ok(Settings { options, passphrase, output, payload_len, from })
 }
 
 /// QEMU looks the secret up as a UTF-8 string and measures it with strlen.
@@ -293,78 +240,12 @@ fn check_text_passphrase(passphrase: &Passphrase) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn probe_target(args: &LuksFormatArgs) -> anyhow::Result<Target> {
-    let path = args.target.clone();
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::File { path }),
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("checking `{}`", path.display()))),
-    };
-    let is_device = meta.file_type().is_block_device();
-    if !is_device && !meta.is_file() {
-        return Err(invalid(format!("`{}` is neither a regular file nor a block device", path.display())).into());
-    }
-    let file = File::open(&path).with_context(|| format!("opening `{}`", path.display()))?;
-    let len = crate::luks::luks2::device_len(&file)?;
-    if !args.force {
-        let occupant = format::occupant(&file, is_device, len).context("reading the target")?;
-        let what = match occupant {
-            Some(Occupant::LuksHeader) => Some("holds a LUKS header"),
-            Some(Occupant::Data) if is_device => Some("is not empty"),
-            Some(Occupant::Data) => Some("exists and is not empty"),
-            None => None,
-        };
-        if let Some(what) = what {
-            return Err(invalid(format!("`{}` {what}; refusing to overwrite it", path.display()))
-                .with_hint("check the target; give --force to overwrite it")
-                .into());
-        }
-    }
-    Ok(if is_device { Target::Device { path, len } } else { Target::File { path } })
-}
-
-fn payload_len(
-    args: &LuksFormatArgs,
-    target: &Target,
-    from_len: Option<u64>,
-    payload_offset: u64,
-    sector: u32,
-) -> anyhow::Result<u64> {
-    let round = |n: u64| n.div_ceil(u64::from(sector)) * u64::from(sector);
-    match target {
-        Target::Device { len, .. } => {
-            if args.size.is_some() {
-                return Err(usage("--size applies to image files; a block device is never resized").into());
-            }
-            let available = len.saturating_sub(payload_offset) / u64::from(sector) * u64::from(sector);
-            if available == 0 || from_len.is_some_and(|f| round(f) > available) {
-                return Err(invalid(format!("the device is too small ({len} bytes)")).into());
-            }
-            Ok(available)
-        }
-        Target::File { path } => {
-            let existing = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            let len = match (args.size, from_len) {
-                (Some(size), Some(f)) if size < f => {
-                    return Err(invalid(format!("--size {size} is smaller than the raw image ({f} bytes)")).into());
-                }
-                (Some(size), _) => round(size),
-                (None, Some(f)) => round(f),
-                (None, None) if existing > payload_offset => round(existing - payload_offset),
-                (None, None) => return Err(usage("a new image needs --size SIZE or --from RAW_IMAGE").into()),
-            };
-            Ok(len)
-        }
-    }
-}
-
 /// A forced KDF cost below cryptsetup's minimum is refused before any benchmark or prompt (the ranges of
 /// --pbkdf-memory and --pbkdf-parallel are checked by the parser already).
 fn check_forced_cost(args: &LuksFormatArgs) -> anyhow::Result<()> {
     let Some(forced) = args.pbkdf_force_iterations else { return Ok(()) };
     // LUKS1 (also --glance and qcow2's LUKS) has PBKDF2 keyslots only.
-    let luks1 =
-        args.luks_type == Some(TypeArg::Luks1) || args.glance || args.format == super::convert::FormatArg::Qcow2;
+    let luks1 = args.luks_type == Some(TypeArg::Luks1) || args.glance.glance || args.format == super::FormatArg::Qcow2;
     let pbkdf2 = luks1 || args.pbkdf == Some(PbkdfArg::Pbkdf2);
     let (minimum, what) = if pbkdf2 {
         (luks::PBKDF2_MIN_ITERATIONS, "PBKDF2 iterations")
@@ -405,7 +286,7 @@ fn resolve_kdf(
         return Ok(Kdf::Pbkdf2 { hash: hash.name().into(), iterations });
     }
     let parallel =
-        args.pbkdf_parallel.unwrap_or_else(|| (super::cipher_threads() as u32).min(luks::ARGON2_MAX_PARALLEL));
+        args.pbkdf_parallel.unwrap_or_else(|| (pipeline::cipher_threads() as u32).min(luks::ARGON2_MAX_PARALLEL));
     let variant = if pbkdf == PbkdfArg::Argon2i { Argon2Variant::Argon2i } else { Argon2Variant::Argon2id };
     let (time, memory_kib) = match (args.pbkdf_force_iterations, args.pbkdf_memory) {
         (Some(time), Some(memory)) => (time, memory),
@@ -426,18 +307,21 @@ fn resolve_kdf(
 pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
     check_forced_cost(&args)?;
-    if args.format == super::convert::FormatArg::Qcow2 {
-        return super::convert::luks_format_qcow2(&args, &args.passphrase, printer);
+    if args.format == super::FormatArg::Qcow2 {
+        return run_qcow2(&args, printer);
     }
     if args.cluster_size.is_some() {
         return Err(usage("--cluster-size applies to --format qcow2").into());
     }
-    let mut settings = resolve(&args, printer)?;
-    let key = VolumeKey::generate(settings.options.key_bytes);
-    let written = match &settings.target {
-        Target::File { path } => write_image_file(&path.clone(), &mut settings, &key, printer)?,
-        Target::Device { path, .. } => write_device(&path.clone(), &mut settings, &key, printer)?,
-    };
+    let settings = resolve(&args, printer)?;
+    let formatted = pipeline::format_luks(
+        settings.from,
+        &settings.options,
+        settings.passphrase.expose(),
+        settings.payload_len,
+        &settings.output,
+        printer,
+    )?;
     let o = &settings.options;
     printer.info(&format!(
         "formatted `{}`: {} {} {}-bit key, {}, {}-byte sectors, {} bytes of payload{}, UUID {}",
@@ -447,32 +331,104 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         o.key_bytes * 8,
         describe_kdf(&o.kdf),
         o.sector_size,
-        settings.payload_len,
-        if written > 0 { format!(" ({written} bytes encrypted from --from)") } else { String::new() },
+        formatted.payload_len,
+        if formatted.written > 0 {
+            format!(" ({} bytes encrypted from --from)", formatted.written)
+        } else {
+            String::new()
+        },
         o.uuid,
     ));
-    if args.glance {
-        let mut doc = crate::render::glance::image_properties(
-            &args.target,
-            settings.payload_len,
-            args.key_id.as_deref(),
-            args.key_deletion_policy == DeletionPolicy::OnImageDeletion,
-        );
-        let (kind, len) = match args.secret_type {
-            super::convert::SecretTypeArg::Passphrase => {
-                (crate::qcow2::secret::SecretType::Passphrase, settings.passphrase.expose().len())
+    if args.glance.glance {
+        let secret = output_secret(&args, settings.passphrase.expose().len());
+        args.glance.print(&args.target, Container::Raw, formatted.payload_len, Some(secret), printer)?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The output's secret as the Glance document names it: its type, its file, its length in bytes.
+fn output_secret(args: &LuksFormatArgs, passphrase_len: usize) -> (SecretType, Option<&Path>, usize) {
+    match args.secret_type {
+        super::SecretTypeArg::Passphrase => (SecretType::Passphrase, args.passphrase.key_file(), passphrase_len),
+        // The passphrase is the hex of the key bytes.
+        super::SecretTypeArg::Symmetric => (SecretType::Symmetric, args.passphrase.key_file(), passphrase_len / 2),
+    }
+}
+
+/// `disk luks-format --format qcow2`: the pipeline from an empty disk (`--size`) or a raw or plain qcow2 image
+/// (`--from`) into qcow2 with LUKS1 inside.
+fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    if args.luks_type == Some(TypeArg::Luks2) {
+        return Err(usage("qcow2 images hold LUKS1 only (QEMU reads no LUKS2 inside qcow2); drop --type luks2").into());
+    }
+    if args.pbkdf.is_some_and(|p| p != PbkdfArg::Pbkdf2) || args.pbkdf_memory.is_some() || args.pbkdf_parallel.is_some()
+    {
+        return Err(usage("LUKS1 inside qcow2 uses pbkdf2: drop --pbkdf, --pbkdf-memory and --pbkdf-parallel").into());
+    }
+    if args.key_size != 512 || args.sector_size.is_some_and(|s| s != 512) || args.label.is_some() || args.uuid.is_some()
+    {
+        return Err(usage(
+            "--format qcow2 writes QEMU's LUKS1 layout: drop --key-size, --sector-size, --label and --uuid",
+        )
+        .into());
+    }
+    if args.cipher != "aes-xts-plain64" || args.hash != HashArg::Sha256 {
+        return Err(usage("--format qcow2 writes aes-xts-plain64 with sha256").into());
+    }
+    let inputs: Vec<(&Path, &str)> = args.from.iter().map(|p| (p.as_path(), "--from")).collect();
+    let output = output::check(&args.target, "TARGET", &inputs, args.force)?;
+    output.require_file("a qcow2 image is a file")?;
+    args.glance.check()?;
+    let source = match &args.from {
+        Some(path) => {
+            let source = pipeline::Source::open(path)?;
+            if source.encrypted() {
+                return Err(invalid(format!("`{}` is encrypted", path.display()))
+                    .with_hint("use `cryptadm disk convert` to re-encrypt an encrypted image")
+                    .into());
             }
-            super::convert::SecretTypeArg::Symmetric => {
-                (crate::qcow2::secret::SecretType::Symmetric, settings.passphrase.expose().len() / 2)
-            }
-        };
-        let name = args.target.file_stem().map_or_else(|| "image".to_owned(), |s| s.to_string_lossy().into_owned());
-        doc.secret = Some(crate::render::openstack::secret_store(&name, kind, args.passphrase.key_file(), len));
-        if args.key_id.is_none() {
-            printer.warn("no --key-id: store the passphrase in the key manager and set os_encrypt_key_id and cinder_encryption_key_id");
+            source.unlock(None)?
         }
-        let text = crate::render::documents(args.output_format.into(), [doc])?;
-        printer.data(text.as_bytes()).context("writing to standard output")?;
+        None => pipeline::Unlocked::empty(0),
+    };
+    let size = match (args.size, args.from.is_some()) {
+        (None, false) => return Err(usage("a new image needs --size SIZE or --from IMAGE").into()),
+        (Some(size), _) if size < source.len() => {
+            return Err(invalid(format!("--size {size} is smaller than the source ({} bytes)", source.len())).into());
+        }
+        (Some(size), _) => size.div_ceil(512) * 512,
+        (None, true) => source.len().div_ceil(512) * 512,
+    };
+    let source = source.resize(size);
+    let secret_type = SecretType::from(args.secret_type);
+    let secret = args.passphrase.resolve(printer, secret_type == SecretType::Passphrase)?;
+    let passphrase = secret_type.passphrase(secret.expose());
+    if args.glance.glance {
+        check_text_passphrase(&Passphrase::new(passphrase.to_vec()))?;
+    }
+    let kdf = match args.pbkdf_force_iterations {
+        Some(n) => pipeline::KdfChoice::Forced(n),
+        None => pipeline::KdfChoice::Benchmark(args.iter_time),
+    };
+    let plan = pipeline::Plan {
+        container: Container::Qcow2,
+        cluster_bits: args.cluster_size.unwrap_or(crate::qcow2::DEFAULT_CLUSTER_BITS),
+        key: pipeline::Key::Fresh(&passphrase),
+        kdf,
+    };
+    let converted = pipeline::convert(source, &plan, &output, None, printer)?;
+    printer.info(&format!(
+        "formatted `{}`: qcow2 with LUKS1 aes-xts-plain64 512-bit key, {} bytes of disk, {} data clusters, a \
+         {}-byte file",
+        args.target.display(),
+        converted.virtual_size,
+        converted.data_clusters.unwrap_or(0),
+        converted.file_len,
+    ));
+    if args.glance.glance {
+        let (kind, file, _) = output_secret(args, 0);
+        let secret = (kind, file, secret.expose().len());
+        args.glance.print(&args.target, Container::Qcow2, converted.virtual_size, Some(secret), printer)?;
     }
     Ok(ExitStatus::Success)
 }
@@ -483,58 +439,5 @@ fn describe_kdf(kdf: &Kdf) -> String {
         Kdf::Argon2i { time, memory_kib, parallel } | Kdf::Argon2id { time, memory_kib, parallel } => {
             format!("{} t={time} m={memory_kib} KiB p={parallel}", kdf.name())
         }
-    }
-}
-
-/// Payload then header into a temporary file next to the target, flushed, renamed over it.
-fn write_image_file(path: &Path, settings: &mut Settings, key: &VolumeKey, printer: &Printer) -> anyhow::Result<u64> {
-    crate::atomic::write_with(path, crate::atomic::MODE_PRIVATE, |file| {
-        let offset = settings.options.payload_offset();
-        file.set_len(offset + settings.payload_len).context("sizing the image")?;
-        write_contents(file, settings, key, printer)
-    })
-    .with_context(|| format!("writing the image `{}`", path.display()))
-}
-
-/// A block device is written in place: payload first, header last, so a failure leaves no valid-looking header.
-fn write_device(path: &Path, settings: &mut Settings, key: &VolumeKey, printer: &Printer) -> anyhow::Result<u64> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("opening `{}` for writing", path.display()))?;
-    let written = write_contents(&file, settings, key, printer)?;
-    file.sync_all().context("flushing the device")?;
-    Ok(written)
-}
-
-fn write_contents(file: &File, settings: &mut Settings, key: &VolumeKey, printer: &Printer) -> anyhow::Result<u64> {
-    let progress = printer.transfer("encrypting", settings.from.as_ref().map_or(0, |(_, len)| *len));
-    let source = settings.from.as_mut().map(|(raw, _)| raw);
-    format::format_with_payload(
-        file,
-        &settings.options,
-        key,
-        settings.passphrase.expose(),
-        source,
-        settings.payload_len,
-        super::cipher_threads(),
-        progress.as_ref(),
-    )
-    .context("formatting the volume")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("16M"), Ok(16 << 20));
-        assert_eq!(parse_size("2g"), Ok(2 << 30));
-        assert!(parse_size("1X").is_err());
-        assert!(parse_size("M").is_err());
-        assert!(parse_size("99999999999T").is_err());
     }
 }

@@ -12,8 +12,9 @@ use crate::cmd::error::Failure;
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::qcow2::{Container, secret::SecretType};
 use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Examples for the group.
@@ -121,24 +122,176 @@ impl LuksPassphraseArgs {
     }
 }
 
-/// Threads for the payload cipher: every core the process may use.
-pub fn cipher_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+/// Prints the warnings the pipeline found about a source (damaged or stale LUKS2 header copies).
+pub fn warn_all(warnings: &[String], printer: &Printer) {
+    for warning in warnings {
+        printer.warn(warning);
+    }
 }
 
-/// Warns about header copies that were unusable or stale (the volume still opened from the other copy).
-pub fn warn_about_copies(volume: &crate::luks::Volume, printer: &Printer) {
-    let state = volume.copy_state();
-    if let Some(problem) = &state.primary_problem {
-        printer.warn(&format!(
-            "the primary LUKS2 header is unusable ({problem}); opened from the secondary copy \
-             (cryptsetup would rewrite the primary on its next access)"
-        ));
+/// Containers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// A raw disk image (raw LUKS when encrypted)
+    Raw,
+    /// qcow2 version 3 (LUKS inside when encrypted)
+    Qcow2,
+}
+
+impl From<FormatArg> for Container {
+    fn from(arg: FormatArg) -> Self {
+        match arg {
+            FormatArg::Raw => Container::Raw,
+            FormatArg::Qcow2 => Container::Qcow2,
+        }
     }
-    if let Some(problem) = &state.secondary_problem {
-        printer.warn(&format!("the secondary LUKS2 header is unusable ({problem})"));
+}
+
+/// Secret types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SecretTypeArg {
+    /// Barbican `passphrase`: the file's bytes are the passphrase (Nova)
+    #[default]
+    Passphrase,
+    /// Barbican `symmetric`: the file holds raw key bytes; the passphrase is their lowercase hex (os-brick)
+    Symmetric,
+}
+
+impl From<SecretTypeArg> for SecretType {
+    fn from(arg: SecretTypeArg) -> Self {
+        match arg {
+            SecretTypeArg::Passphrase => SecretType::Passphrase,
+            SecretTypeArg::Symmetric => SecretType::Symmetric,
+        }
     }
-    if let Some(copy) = state.stale {
-        printer.warn(&format!("the {copy} LUKS2 header copy is older than the other one"));
+}
+
+/// What happens to the key manager secret when the image is deleted (the old spelling of
+/// `--delete-key-with-image`, still accepted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DeletionPolicy {
+    /// Glance deletes the secret with the image
+    #[value(name = "on_image_deletion")]
+    OnImageDeletion,
+    /// The secret outlives the image
+    #[value(name = "do_not_delete")]
+    DoNotDelete,
+}
+
+/// `--glance` and its companions, the same for `luks-format` and `convert`.
+#[derive(Args, Debug, Clone)]
+pub struct GlanceArgs {
+    /// Print the output's Glance properties, the `openstack image create` line and, when encrypted, the
+    /// `openstack secret store` line for its secret
+    #[arg(long, help_heading = "OpenStack")]
+    pub glance: bool,
+    /// The key manager (Barbican) secret that holds the output's secret: os_encrypt_key_id
+    #[arg(long, value_name = "UUID", requires = "glance", help_heading = "OpenStack")]
+    pub key_id: Option<String>,
+    /// Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret
+    /// outlives the image)
+    #[arg(long, requires = "glance", help_heading = "OpenStack")]
+    pub delete_key_with_image: bool,
+    /// Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete
+    #[arg(
+        long,
+        value_enum,
+        value_name = "P",
+        hide = true,
+        requires = "glance",
+        conflicts_with = "delete_key_with_image"
+    )]
+    pub key_deletion_policy: Option<DeletionPolicy>,
+    /// Format of the printed Glance properties
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT", requires = "glance", help_heading = "OpenStack")]
+    pub output_format: crate::cmd::OutputFormatArg,
+}
+
+impl GlanceArgs {
+    /// Whether Glance deletes the secret with the image.
+    pub fn delete_key(&self) -> bool {
+        self.delete_key_with_image || self.key_deletion_policy == Some(DeletionPolicy::OnImageDeletion)
+    }
+
+    /// Checks --key-id before anything is written.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.key_id.as_deref().is_some_and(|id| !crate::luks::format::is_uuid(id)) {
+            return Err(Failure::new(
+                ExitStatus::InvalidInput,
+                "--key-id is not a UUID (Barbican secret ids are 8-4-4-4-12 hex digits)",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Prints the image's Glance document (one renderer for every command): `secret` is the output's secret
+    /// (type, the file that holds it, its length), None for a plain image.
+    pub fn print(
+        &self,
+        file: &std::path::Path,
+        container: Container,
+        size: u64,
+        secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
+        printer: &Printer,
+    ) -> anyhow::Result<()> {
+        let facts = secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
+            secret_type,
+            secret_file,
+            secret_len,
+            key_id: self.key_id.as_deref(),
+            delete_key: self.delete_key(),
+        });
+        if secret.is_some() && self.key_id.is_none() {
+            printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
+        }
+        let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        let text = crate::render::documents(self.output_format.into(), [doc])?;
+        printer.data(text.as_bytes()).context("writing to standard output")?;
+        Ok(())
+    }
+}
+
+/// Parses `16M`, `10G`, `4096`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("unknown size suffix `{c}` (K, M, G or T)")),
+            };
+            (&text[..i], shift)
+        }
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size, e.g. 512M or 10G"))?;
+    n.checked_shl(shift).filter(|v| v >> shift == n).ok_or_else(|| format!("`{text}` is too large"))
+}
+
+/// Parses a cluster size (`65536`, `64K`, `2M`) into its log2.
+pub fn parse_cluster_size(text: &str) -> Result<u32, String> {
+    let bytes = parse_size(text)?;
+    if !bytes.is_power_of_two() || !(512..=2 << 20).contains(&bytes) {
+        return Err(format!("`{text}` is not a power of two from 512 to 2M"));
+    }
+    Ok(bytes.trailing_zeros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert!(parse_size("1X").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 }
