@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_openstack;
 
 mod bootstrap;
 mod cloud_init;
@@ -34,6 +35,8 @@ mod misuse;
 mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
+#[cfg(target_os = "linux")]
+mod openstack;
 mod plugins;
 mod properties;
 mod qcow2;

@@ -16,6 +16,8 @@ pub(crate) struct OpenStack {
     pub(crate) barbican: String,
     pub(crate) glance: String,
     pub(crate) admin_password: String,
+    /// services.sh, which stays as the watchdog of the services (never waited for: it ends with this process).
+    _watchdog: std::process::Child,
 }
 
 fn script(name: &str) -> PathBuf {
@@ -38,7 +40,7 @@ impl OpenStack {
         let log = std::fs::File::create(dir.path("services.out")).unwrap();
         let started = Instant::now();
         // The script stays as a watchdog: it stops every service when this test process is gone.
-        Command::new("bash")
+        let watchdog = Command::new("bash")
             .arg(script("services.sh"))
             .arg(&root)
             .arg(std::process::id().to_string())
@@ -55,7 +57,10 @@ impl OpenStack {
             assert!(Instant::now() < deadline, "the OpenStack services did not start within 300 s");
             std::thread::sleep(Duration::from_millis(200));
         }
-        eprintln!("OpenStack services answered after {:.1} s", started.elapsed().as_secs_f64());
+        #[allow(clippy::print_stderr)] // the startup time, for the CI budget
+        {
+            eprintln!("OpenStack services answered after {:.1} s", started.elapsed().as_secs_f64());
+        }
         let env = std::fs::read_to_string(root.join("env")).unwrap();
         let get = |key: &str| {
             env.lines().find_map(|l| l.strip_prefix(&format!("{key}="))).unwrap_or_else(|| panic!("{key}")).to_owned()
@@ -66,6 +71,7 @@ impl OpenStack {
             glance: get("GLANCE_URL"),
             admin_password: get("ADMIN_PASSWORD"),
             dir,
+            _watchdog: watchdog,
         }
     }
 
