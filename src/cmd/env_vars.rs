@@ -87,29 +87,6 @@ pub const OS_CACERT: &str = "OS_CACERT";
 pub const OS_KEY_MANAGER_ENDPOINT_OVERRIDE: &str = "OS_KEY_MANAGER_ENDPOINT_OVERRIDE";
 /// Glance's URL instead of the catalog's.
 pub const OS_IMAGE_ENDPOINT_OVERRIDE: &str = "OS_IMAGE_ENDPOINT_OVERRIDE";
-/// Every OpenStack variable read, in the order `cmd/openstack_args.rs` applies them.
-pub const OPENSTACK: &[&str] = &[
-    OS_AUTH_URL,
-    OS_AUTH_TYPE,
-    OS_USERNAME,
-    OS_USER_ID,
-    OS_PASSWORD,
-    OS_PROJECT_NAME,
-    OS_PROJECT_ID,
-    OS_USER_DOMAIN_NAME,
-    OS_USER_DOMAIN_ID,
-    OS_PROJECT_DOMAIN_NAME,
-    OS_PROJECT_DOMAIN_ID,
-    OS_APPLICATION_CREDENTIAL_ID,
-    OS_APPLICATION_CREDENTIAL_NAME,
-    OS_APPLICATION_CREDENTIAL_SECRET,
-    OS_TOKEN,
-    OS_REGION_NAME,
-    OS_INTERFACE,
-    OS_CACERT,
-    OS_KEY_MANAGER_ENDPOINT_OVERRIDE,
-    OS_IMAGE_ENDPOINT_OVERRIDE,
-];
 /// Prefix of the variables passed on to remote-configuration plugins besides [`REMOTE_PLUGIN_ENV`].
 pub const MACHINEADM_PREFIX: &str = "MACHINEADM_";
 /// The variables a remote-configuration plugin gets (when set), besides those starting with

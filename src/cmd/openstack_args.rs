@@ -318,8 +318,8 @@ impl CloudRun {
             if commands.is_empty() {
                 commands.push(format!("openstack image delete {id}"));
             }
-            printer.debug(&format!(
-                "created image {id}; should this run be killed, clean up with: {}",
+            printer.info(&format!(
+                "created image {id}; if this run is killed (kill -9), clean up with: {}",
                 commands.join(" && ")
             ));
         })?;

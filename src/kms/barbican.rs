@@ -171,6 +171,13 @@ impl SecretStore for Barbican {
         let response = self.send(&|_| {
             Request::new(reqwest::Method::GET, url.clone(), &what).header("Accept", "application/octet-stream")
         })?;
+        // A secret stored as text/plain (`openstack secret store --payload`) may refuse octet-stream: without an
+        // Accept header Barbican gives the stored bytes whatever their content type.
+        let response = if response.status == reqwest::StatusCode::NOT_ACCEPTABLE {
+            self.send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what))?
+        } else {
+            response
+        };
         self.check(&what, &response, &[200])?;
         Ok(SecretBytes::from(response.body))
     }

@@ -171,3 +171,49 @@ pub(crate) fn unique(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!("{prefix}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// `fault_proxy.py` in front of one service (`target`), injecting `mode`'s fault; killed on drop.
+pub(crate) struct FaultProxy {
+    child: std::process::Child,
+    pub(crate) url: String,
+    log: PathBuf,
+    _dir: Scratch,
+}
+
+impl FaultProxy {
+    pub(crate) fn start(target: &str, mode: &str) -> Self {
+        let dir = Scratch::new();
+        let port_file = dir.path("port");
+        let log = dir.path("proxy.log");
+        let child = Command::new("python3")
+            .arg(script("fault_proxy.py"))
+            .args([target, mode])
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Ok(port) = std::fs::read_to_string(&port_file) {
+                break port;
+            }
+            assert!(Instant::now() < deadline, "the fault proxy did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Self { child, url: format!("http://127.0.0.1:{}", port.trim()), log, _dir: dir }
+    }
+
+    /// The requests it saw, one `METHOD PATH` a line.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
