@@ -12,8 +12,8 @@
 use super::{Consumer, Error, NewSecret, SecretStore};
 use crate::crypto::SecretBytes;
 use crate::kms::http::{Http, Request, Response};
+use crate::kms::keystone::{Session, error_message, unexpected};
 use crate::kms::reference::{KeyRef, is_uuid};
-use crate::openstack::keystone::{Session, error_message, unexpected};
 use base64::Engine as _;
 use std::sync::Arc;
 

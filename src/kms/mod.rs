@@ -17,6 +17,7 @@
 
 pub mod barbican;
 pub mod http;
+pub mod keystone;
 pub mod reference;
 
 pub use reference::KeyRef;

@@ -6,7 +6,7 @@
 
 use crate::kms::Error;
 use crate::kms::http::{Http, Request, Response};
-use crate::openstack::keystone::{Session, error_message, unexpected};
+use crate::kms::keystone::{Session, error_message, unexpected};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! leaves something, and [`Ledger::cleanup_commands`] says what.
 
 use super::glance::{Glance, NewImage};
-use super::keystone::{Cloud, Session};
 use crate::kms::barbican::Barbican;
+use crate::kms::keystone::{Cloud, Session};
 use crate::kms::{Consumer, Error, SecretStore};
 use std::sync::{Arc, Mutex};
 

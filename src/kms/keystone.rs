@@ -1,4 +1,5 @@
-//! Keystone v3 authentication and the service catalog, the way openstackclient and openstacksdk do it.
+//! Keystone v3 authentication and the service catalog, the way openstackclient and openstacksdk do it (here, in
+//! the key-manager layer, because Barbican needs it; Glance in `openstack/` uses it too).
 //!
 //! A [`Session`] logs in once (password with user and project domains, an application credential, or a
 //! pre-issued token), keeps the token and the catalog, and logs in again when the token is about to expire or a
