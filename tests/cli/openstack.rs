@@ -508,3 +508,59 @@ fn refused_token_is_renewed_and_a_preissued_token_works() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(os.images_named(&name).len(), 1);
 }
+
+/// Two more ways to log in, as openstackclient reads them: a clouds.yaml without the password plus a secure.yaml
+/// beside it holding it (merged key by key), and an application credential from the OS_* variables.
+#[test]
+fn secure_yaml_and_application_credentials_log_in() {
+    let os = openstack();
+    let work = Scratch::new();
+    let config = work.path("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let clouds = std::fs::read_to_string(os.clouds_yaml()).unwrap();
+    let without: String = clouds.lines().filter(|l| !l.contains("password:")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(config.join("clouds.yaml"), without).unwrap();
+    let secure = format!("clouds:\n  test:\n    auth:\n      password: {}\n", os.admin_password);
+    std::fs::write(config.join("secure.yaml"), secure).unwrap();
+    let name = unique("secure-yaml");
+    let (code, stderr, _) =
+        format_upload(os, &work, &name, &[("OS_CLIENT_CONFIG_FILE", config.join("clouds.yaml").to_str().unwrap())]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(os.images_named(&name).len(), 1);
+
+    let credential = os.json(&["application", "credential", "create", &unique("cryptadm-test")]);
+    let id = credential["id"].as_str().unwrap().to_owned();
+    let secret = credential["secret"].as_str().unwrap().to_owned();
+    let name = unique("app-credential");
+    let output = os
+        .cryptadm()
+        .env_remove("OS_CLOUD")
+        .env_remove("OS_CLIENT_CONFIG_FILE")
+        .env("HOME", work.path(""))
+        .env("OS_AUTH_URL", &os.keystone)
+        .env("OS_AUTH_TYPE", "v3applicationcredential")
+        .env("OS_APPLICATION_CREDENTIAL_ID", &id)
+        .env("OS_APPLICATION_CREDENTIAL_SECRET", &secret)
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--upload", &name])
+        .args(CHEAP)
+        .arg(work.path("a.qcow2"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(os.images_named(&name).len(), 1);
+    let output = os
+        .cryptadm()
+        .env_remove("OS_CLOUD")
+        .env_remove("OS_CLIENT_CONFIG_FILE")
+        .env("HOME", work.path(""))
+        .env("OS_AUTH_URL", &os.keystone)
+        .env("OS_APPLICATION_CREDENTIAL_ID", &id)
+        .env("OS_APPLICATION_CREDENTIAL_SECRET", "wrong")
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(CHEAP)
+        .arg(work.path("b.qcow2"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(16), "{}", String::from_utf8_lossy(&output.stderr));
+}
