@@ -146,13 +146,34 @@ pub fn write_with<T, E: From<io::Error>>(
 ) -> Result<T, E> {
     let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+    replaceable(path)?;
     remove_stale_partials(&dir)?;
     let temp = partial_file(&dir, name, mode)?;
     let value = fill(temp.as_file())?;
     temp.as_file().sync_all()?;
+    // Again: a device node, a directory or a FIFO may have appeared while the file was written.
+    replaceable(path)?;
     temp.persist(path).map_err(|e| e.error)?;
     sync_dir(&dir)?;
     Ok(value)
+}
+
+/// Refuses (`InvalidData`, exit 3) to replace anything at `path` that is not a regular file, following symbolic
+/// links: a rename over a device node, a directory, a FIFO or a socket would destroy it (a block device node
+/// replaced by a file leaves the device unwritten and its node gone). A path that does not exist is fine.
+pub fn replaceable(path: &Path) -> io::Result<()> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("`{}` is not a regular file; refusing to replace it", path.display()),
+    ))
 }
 
 /// Whether `path` is a regular file holding exactly `bytes` (used to make re-runs no-ops).
@@ -413,6 +434,29 @@ mod tests {
         let mut writer = DirectWriter::new(temp.as_file()).unwrap();
         writer.write_all(&vec![1u8; 3 * DIRECT_BLOCK]).unwrap();
         drop(writer);
+    }
+
+    #[test]
+    fn never_replaces_what_is_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("null-twin");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &node,
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            rustix::fs::makedev(1, 3),
+        )
+        .expect("mknod (the tests run as root, as CI does)");
+        let error = write(&node, b"x", MODE_PRIVATE).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData, "{error}");
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(&fs::metadata(&node).unwrap().file_type()));
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        assert!(write(&sub, b"x", MODE_PRIVATE).is_err());
+        assert!(sub.is_dir());
+        // Nothing left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

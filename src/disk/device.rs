@@ -30,6 +30,8 @@ pub fn is_block_device(path: &Path) -> bool {
 enum Piece {
     /// A regular file (device, inode).
     File(u64, u64),
+    /// A part of a regular file (a partition of a loop device over it): meets the file, not other parts.
+    PartOfFile(u64, u64),
     /// A character device.
     Char(u64),
     /// A block device: its whole disk, and which partition (None: the whole disk).
@@ -40,11 +42,14 @@ enum Piece {
 
 /// How two paths meet, if they do: `Some("")` for one file or one device, else a few words on how.
 pub fn shared_storage(a: &Path, b: &Path) -> io::Result<Option<&'static str>> {
-    let (a, b) = (pieces(a)?, pieces(b)?);
-    for x in &a {
-        for y in &b {
+    let (pa, pb) = (pieces(a)?, pieces(b)?);
+    for x in &pa {
+        for y in &pb {
             if let Some(how) = meet(x, y).or_else(|| meet(y, x)) {
-                return Ok(Some(how));
+                // One file reached from a device: a loop device over it.
+                let via_loop =
+                    matches!(x, Piece::File(..) | Piece::PartOfFile(..)) && is_block_device(a) != is_block_device(b);
+                return Ok(Some(if via_loop { " (a loop device over that file)" } else { how }));
             }
         }
     }
@@ -55,7 +60,7 @@ fn meet(x: &Piece, y: &Piece) -> Option<&'static str> {
     let same_disk =
         |d1: u64, p1: Option<u64>, d2: u64, p2: Option<u64>| d1 == d2 && (p1.is_none() || p2.is_none() || p1 == p2);
     match (*x, *y) {
-        (Piece::File(d1, i1), Piece::File(d2, i2)) if (d1, i1) == (d2, i2) => Some(""),
+        (Piece::File(d1, i1), Piece::File(d2, i2) | Piece::PartOfFile(d2, i2)) if (d1, i1) == (d2, i2) => Some(""),
         (Piece::Char(r1), Piece::Char(r2)) if r1 == r2 => Some(""),
         (Piece::Block { disk: d1, part: p1 }, Piece::Block { disk: d2, part: p2 }) if same_disk(d1, p1, d2, p2) => {
             Some(if p1 == p2 { "" } else { " (a partition and its disk)" })
@@ -90,7 +95,13 @@ fn add_pieces(path: &Path, out: &mut Vec<Piece>, depth: u32) -> io::Result<()> {
         if depth < 8
             && let Some(backing) = loop_backing_file(disk)
         {
-            add_pieces(&backing, out, depth + 1)?;
+            let mut behind = Vec::new();
+            add_pieces(&backing, &mut behind, depth + 1)?;
+            // A partition holds only a part of what is behind its disk.
+            out.extend(behind.into_iter().map(|piece| match (piece, part) {
+                (Piece::File(dev, ino), Some(_)) => Piece::PartOfFile(dev, ino),
+                (other, _) => other,
+            }));
         }
     } else {
         out.push(Piece::File(meta.dev(), meta.ino()));

@@ -304,14 +304,13 @@ pub fn convert(
         qcow2::convert(&mut watched, file, &spec, cipher_threads(), progress.as_ref())
             .map_err(|e| if failed.load(Ordering::Relaxed) { reading(&path, e) } else { writing(dst, e) })
     })
-    .map_err(|e| match e {
-        Error::Qcow2(qcow2::Error::Io { source, .. }) | Error::Io { source, .. } => {
-            Error::io(format!("writing `{}`", dst.display()))(source)
-        }
-        other => other,
-    })?;
-    if let Some(sink) = sink {
-        sink.commit()?;
+    .map_err(|e| blame_output(e, dst))?;
+    if let Some(sink) = sink
+        && let Err(e) = sink.commit()
+    {
+        // Without its secret the image opens for nobody: take it back (it is the regular file just renamed in).
+        let _ = std::fs::remove_file(dst);
+        return Err(e);
     }
     Ok(converted)
 }

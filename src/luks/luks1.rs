@@ -136,8 +136,14 @@ impl Header {
         }
         let mut areas: Vec<(u64, u64)> = Vec::new();
         for (i, slot) in self.keyslots.iter().enumerate() {
-            if slot.stripes == 0 || slot.stripes > 40_000 {
-                return Err(Error::corrupt(format!("LUKS1 keyslot {i} has {} stripes", slot.stripes)));
+            // cryptsetup ("LUKS keyslot N is invalid") and QEMU ("Keyslot N is corrupted (stripes …)") accept
+            // 4000 only; any other count is damage, not a wrong passphrase.
+            if slot.stripes != super::af::STRIPES {
+                return Err(Error::corrupt(format!(
+                    "LUKS1 keyslot {i} has {} stripes (LUKS1 keyslots have {})",
+                    slot.stripes,
+                    super::af::STRIPES
+                )));
             }
             let start = u64::from(slot.key_material_offset);
             let end = start + slot.material_sectors(self.key_bytes);

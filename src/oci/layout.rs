@@ -469,6 +469,7 @@ fn write_archive(staging: &Path, target: &Path) -> Result<(), Error> {
     let writer = builder.into_inner().map_err(|e| io_err("archiving", e))?;
     let temp = writer.into_inner().map_err(|e| io_err("archiving", e.into_error()))?;
     temp.as_file().sync_all().map_err(|e| io_err("archiving", e))?;
+    atomic::replaceable(target).map_err(|e| io_err(format!("writing `{}`", target.display()), e))?;
     temp.persist(target).map_err(|e| io_err(format!("writing `{}`", target.display()), e.error))?;
     Ok(())
 }

@@ -168,7 +168,10 @@ impl Header {
         } else {
             72
         };
-        header.check_features()?;
+        // The compression type (byte 104) matters only for compressed clusters, which the reader refuses with
+        // its own hint: an image flagged zstd without any compressed cluster reads like any other.
+        let compression_type = if header_length > 104 { first[104] } else { 0 };
+        header.check_features(compression_type)?;
         if header.refcount_order > 6 {
             return Err(Error::corrupt(format!(
                 "refcount_order {} (at most 6: 64-bit refcounts)",
@@ -180,7 +183,7 @@ impl Header {
         Ok(header)
     }
 
-    fn check_features(&self) -> Result<()> {
+    fn check_features(&self, compression_type: u8) -> Result<()> {
         let f = self.incompatible_features;
         if f & INCOMPAT_CORRUPT != 0 {
             return Err(Error::corrupt("QEMU marked the image corrupt (incompatible bit 1)"));
@@ -191,11 +194,11 @@ impl Header {
                 "copy it into a self-contained image: `qemu-img convert -O qcow2`",
             ));
         }
-        if f & INCOMPAT_COMPRESSION != 0 {
-            return Err(Error::unsupported(
-                "a compression type other than zlib (incompatible bit 3)",
-                "convert it without compression: `qemu-img convert -O qcow2` (no -c)",
-            ));
+        // Bit 3 says the compression type field is not zlib (0); QEMU knows zstd (1) only.
+        if f & INCOMPAT_COMPRESSION != 0 && compression_type > 1 {
+            return Err(Error::corrupt(format!(
+                "compression type {compression_type} (QEMU knows 0, zlib, and 1, zstd)"
+            )));
         }
         if f & INCOMPAT_EXTL2 != 0 {
             return Err(Error::unsupported(

@@ -76,11 +76,11 @@ impl Input {
         if n >= 4 && magic[..4] == header::MAGIC {
             let reader = Qcow2Reader::open(file)?;
             let luks = match reader.luks_region()? {
-                Some(bytes) => Some(LuksRegion::parse(&bytes)?),
+                Some(bytes) => Some(LuksRegion::parse(&bytes).map_err(embedded)?),
                 None => None,
             };
             if let Some(region) = &luks {
-                region.luks1()?;
+                region.luks1().map_err(embedded)?;
             }
             return Ok(Input::Qcow2(Box::new(reader), luks));
         }
@@ -145,8 +145,8 @@ impl Input {
                 Ok(Unlocked { source: reader, key: None, header: None })
             }
             Input::Qcow2(mut reader, Some(region)) => {
-                let key = region.unlock(need(passphrase)?)?;
-                let h = region.luks1()?;
+                let key = region.unlock(need(passphrase)?).map_err(embedded)?;
+                let h = region.luks1().map_err(embedded)?;
                 let cipher = embedded::data_cipher(&h.cipher_spec(), &key)?;
                 reader.set_cipher(cipher, threads);
                 let offset = u64::from(h.payload_offset) * 512;
@@ -157,6 +157,18 @@ impl Input {
                 Ok(Unlocked { source: reader, key: Some(key), header: Some(header) })
             }
         }
+    }
+}
+
+/// What cryptadm cannot read in a qcow2 image's LUKS header, qemu-img can (cryptsetup does not open qcow2).
+fn embedded(error: Error) -> Error {
+    match error {
+        Error::Luks(crate::luks::Error::Unsupported { what }) => Error::unsupported(
+            format!("{what} in the qcow2 image's LUKS header"),
+            "re-encrypt it with `qemu-img convert -O qcow2 -o encrypt.format=luks,encrypt.cipher-alg=aes-256,\
+             encrypt.cipher-mode=xts,encrypt.ivgen-alg=plain64` (cryptsetup does not open qcow2 images)",
+        ),
+        other => other,
     }
 }
 

@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_loop;
 mod support_openstack;
 
 mod bootstrap;
@@ -14,6 +15,7 @@ mod cloud_init;
 mod containerd;
 mod crypto_oracles;
 mod disk;
+mod disk_guard;
 mod exit_codes;
 mod generated;
 mod ignition;
