@@ -442,7 +442,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__convert)
-            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -498,6 +498,22 @@ _cryptadm() {
                     ;;
                 --output-format)
                     COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --key-manager)
+                    COMPREPLY=($(compgen -W "barbican" -- "${cur}"))
+                    return 0
+                    ;;
+                --secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --os-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -648,7 +664,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,6 +756,22 @@ _cryptadm() {
                     ;;
                 --output-format)
                     COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --key-manager)
+                    COMPREPLY=($(compgen -W "barbican" -- "${cur}"))
+                    return 0
+                    ;;
+                --secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --os-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -315,6 +315,10 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 do_not_delete\t'The secret outlives the image'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l output-format -d 'Format of the printed Glance properties' -r -f -a "yaml\t'A YAML stream'
 json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l key-manager -d 'Keep the image\'s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one' -r -f -a "barbican\t'OpenStack Barbican (found in the --os-cloud catalog)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l secret -d 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l upload -d 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l os-cloud -d 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
@@ -369,6 +373,10 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 do_not_delete\t'The secret outlives the image'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l output-format -d 'Format of the printed Glance properties' -r -f -a "yaml\t'A YAML stream'
 json\t'JSON (several documents as a v1 List)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l key-manager -d 'Keep the image\'s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one' -r -f -a "barbican\t'OpenStack Barbican (found in the --os-cloud catalog)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l secret -d 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l upload -d 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l os-cloud -d 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"

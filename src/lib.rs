@@ -18,6 +18,7 @@ pub mod luks;
 pub mod machineadm;
 pub mod oci;
 pub mod ocicrypt;
+pub mod openstack;
 pub mod process;
 pub mod qcow2;
 pub mod redact;

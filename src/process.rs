@@ -28,6 +28,9 @@ pub const SCRUBBED_VARIABLES: &[&str] = &[
     "CRYPTADM_DEST_PASSWORD_FILE",
     "CRYPTADM_REGISTRY_PASSWORD",
     "CRYPTADM_REGISTRY_PASSWORD_FILE",
+    "OS_PASSWORD",
+    "OS_APPLICATION_CREDENTIAL_SECRET",
+    "OS_TOKEN",
 ];
 
 /// How long a program may run and how much of its output is kept.

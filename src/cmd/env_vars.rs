@@ -43,6 +43,50 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
 /// Hosts the `https` provider reaches without the proxy (also `no_proxy`).
 pub const NO_PROXY: &str = "NO_PROXY";
+/// The cloud of `clouds.yaml` to use (same as `--os-cloud`, which wins).
+pub const OS_CLOUD: &str = "OS_CLOUD";
+/// A `clouds.yaml` to read before `./clouds.yaml`, `~/.config/openstack/` and `/etc/openstack/`.
+pub const OS_CLIENT_CONFIG_FILE: &str = "OS_CLIENT_CONFIG_FILE";
+/// Keystone's URL.
+pub const OS_AUTH_URL: &str = "OS_AUTH_URL";
+/// `password`, `v3applicationcredential` or `token` (`v3token`); guessed from what is set when absent.
+pub const OS_AUTH_TYPE: &str = "OS_AUTH_TYPE";
+/// The user's name.
+pub const OS_USERNAME: &str = "OS_USERNAME";
+/// The user's id.
+pub const OS_USER_ID: &str = "OS_USER_ID";
+/// The user's password (a secret).
+pub const OS_PASSWORD: &str = "OS_PASSWORD";
+/// The project's name.
+pub const OS_PROJECT_NAME: &str = "OS_PROJECT_NAME";
+/// The project's id.
+pub const OS_PROJECT_ID: &str = "OS_PROJECT_ID";
+/// The user's domain name.
+pub const OS_USER_DOMAIN_NAME: &str = "OS_USER_DOMAIN_NAME";
+/// The user's domain id.
+pub const OS_USER_DOMAIN_ID: &str = "OS_USER_DOMAIN_ID";
+/// The project's domain name.
+pub const OS_PROJECT_DOMAIN_NAME: &str = "OS_PROJECT_DOMAIN_NAME";
+/// The project's domain id.
+pub const OS_PROJECT_DOMAIN_ID: &str = "OS_PROJECT_DOMAIN_ID";
+/// An application credential's id.
+pub const OS_APPLICATION_CREDENTIAL_ID: &str = "OS_APPLICATION_CREDENTIAL_ID";
+/// An application credential's name (with the user).
+pub const OS_APPLICATION_CREDENTIAL_NAME: &str = "OS_APPLICATION_CREDENTIAL_NAME";
+/// An application credential's secret (a secret).
+pub const OS_APPLICATION_CREDENTIAL_SECRET: &str = "OS_APPLICATION_CREDENTIAL_SECRET";
+/// A pre-issued Keystone token (a secret).
+pub const OS_TOKEN: &str = "OS_TOKEN";
+/// The region whose endpoints are used.
+pub const OS_REGION_NAME: &str = "OS_REGION_NAME";
+/// `public`, `internal` or `admin` endpoints.
+pub const OS_INTERFACE: &str = "OS_INTERFACE";
+/// A PEM CA bundle trusted for Keystone and the services.
+pub const OS_CACERT: &str = "OS_CACERT";
+/// Barbican's URL instead of the catalog's.
+pub const OS_KEY_MANAGER_ENDPOINT_OVERRIDE: &str = "OS_KEY_MANAGER_ENDPOINT_OVERRIDE";
+/// Glance's URL instead of the catalog's.
+pub const OS_IMAGE_ENDPOINT_OVERRIDE: &str = "OS_IMAGE_ENDPOINT_OVERRIDE";
 /// Prefix of the variables passed on to remote-configuration plugins besides [`REMOTE_PLUGIN_ENV`].
 pub const MACHINEADM_PREFIX: &str = "MACHINEADM_";
 /// The variables a remote-configuration plugin gets (when set), besides those starting with
@@ -125,6 +169,29 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (
         HTTPS_PROXY,
         "Proxy URL of the built-in `https` RemoteConfig provider (or https_proxy); NO_PROXY (or no_proxy) lists the hosts reached directly.",
+    ),
+    (
+        OS_CLOUD,
+        "The cloud of clouds.yaml used by --key-manager barbican and --upload (same as --os-cloud, which wins). clouds.yaml is looked for in OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/ and /etc/openstack/, with secure.yaml beside it merged in.",
+    ),
+    (OS_CLIENT_CONFIG_FILE, "A clouds.yaml read before the usual places."),
+    (
+        "OS_AUTH_URL, OS_USERNAME, OS_USER_ID, OS_PROJECT_NAME, OS_PROJECT_ID, OS_USER_DOMAIN_NAME, OS_USER_DOMAIN_ID, OS_PROJECT_DOMAIN_NAME, OS_PROJECT_DOMAIN_ID, OS_AUTH_TYPE",
+        "Keystone v3 login as openstackclient reads it; each one overrides the same setting of the --os-cloud cloud.",
+    ),
+    (OS_PASSWORD, "The Keystone password (overrides the cloud's). Never passed to child processes."),
+    (
+        "OS_APPLICATION_CREDENTIAL_ID, OS_APPLICATION_CREDENTIAL_NAME",
+        "Log in with an application credential instead of a password.",
+    ),
+    (OS_APPLICATION_CREDENTIAL_SECRET, "The application credential's secret. Never passed to child processes."),
+    (OS_TOKEN, "A pre-issued Keystone token (with OS_AUTH_URL); it is not renewed. Never passed to child processes."),
+    (OS_REGION_NAME, "The region whose catalog endpoints are used."),
+    (OS_INTERFACE, "public (default), internal or admin catalog endpoints."),
+    (OS_CACERT, "A PEM CA bundle trusted for Keystone, Barbican and Glance (clouds.yaml: cacert)."),
+    (
+        "OS_KEY_MANAGER_ENDPOINT_OVERRIDE, OS_IMAGE_ENDPOINT_OVERRIDE",
+        "Barbican's and Glance's URLs instead of the catalog's (clouds.yaml: key_manager_endpoint_override, image_endpoint_override).",
     ),
     (
         "MACHINEADM_*",

@@ -15,10 +15,31 @@ pub fn remove_partials_on_signal() {
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
                 crate::atomic::remove_live_partials();
+                let hooks = std::mem::take(&mut *HOOKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+                for hook in hooks {
+                    hook();
+                }
                 die_of(signal);
             }
         });
     });
+}
+
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// What runs on SIGTERM/SIGINT after the partial files are removed, before the process dies.
+static HOOKS: std::sync::Mutex<Vec<Hook>> = std::sync::Mutex::new(Vec::new());
+
+/// Runs `hook` if a SIGTERM or SIGINT ends the process (after [`remove_partials_on_signal`] installed the
+/// handler): deleting what a run created elsewhere (a Glance image, a Barbican secret). A run that finishes
+/// calls [`clear_hooks`].
+pub fn before_dying(hook: impl FnOnce() + Send + 'static) {
+    HOOKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(Box::new(hook));
+}
+
+/// Forgets the hooks of [`before_dying`].
+pub fn clear_hooks() {
+    HOOKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
 }
 
 /// Ends the process as the signal's default action would (so the parent sees "killed by SIGTERM").

@@ -185,6 +185,67 @@ impl Http {
         Err(self.unavailable(request, last_problem, attempts))
     }
 
+    /// Sends `request` once with a body streamed from `body` (a streamed body cannot be replayed, so nothing is
+    /// retried), bounded by `timeout` instead of the client's bound of one request. The reader runs on its own
+    /// thread; its read error fails the request and is what the error says.
+    pub fn send_reader(
+        &self,
+        request: &Request,
+        mut body: Box<dyn std::io::Read + Send>,
+        timeout: Duration,
+    ) -> Result<Response, Error> {
+        let (sender, receiver) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
+        let reader = std::thread::spawn(move || -> Result<(), String> {
+            let mut buffer = vec![0u8; 1 << 20];
+            loop {
+                match body.read(&mut buffer) {
+                    Ok(0) => return Ok(()),
+                    Ok(n) => {
+                        if sender.blocking_send(Ok(bytes::Bytes::copy_from_slice(&buffer[..n]))).is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let problem = format!("reading what is sent: {e}");
+                        let _ = sender.blocking_send(Err(e));
+                        return Err(problem);
+                    }
+                }
+            }
+        });
+        let stream = reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+        let result = self.runtime.block_on(async {
+            let mut builder =
+                self.client.request(request.method.clone(), request.url.clone()).timeout(timeout).body(stream);
+            for (name, value) in &request.headers {
+                builder = builder.header(name, value);
+            }
+            let mut response = builder.send().await.map_err(|e| self.failure(&e))?;
+            let status = response.status();
+            let headers = response.headers().clone();
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e))? {
+                if body.len() + chunk.len() <= MAX_BODY {
+                    body.extend_from_slice(&chunk);
+                }
+            }
+            Ok::<_, Attempt>(Response { status, headers, body })
+        });
+        let read = reader.join().unwrap_or_else(|_| Err("the reading thread panicked".into()));
+        match (result, read) {
+            (_, Err(problem)) => Err(Error::Config(format!("{}: {problem}", request.what))),
+            (Ok(response), Ok(())) if response.status.is_server_error() => Err(self.unavailable(
+                request,
+                format!("HTTP {}: {}", response.status, redact::server_message(&response.body)),
+                1,
+            )),
+            (Ok(response), Ok(())) => Ok(response),
+            (Err(Attempt::Final(error)), Ok(())) => Err(error),
+            (Err(Attempt::Retryable(problem)), Ok(())) => Err(self.unavailable(request, problem, 1)),
+        }
+    }
+
     fn unavailable(&self, request: &Request, problem: String, attempts: u32) -> Error {
         let problem = if attempts > 1 { format!("{problem} (after {attempts} attempts)") } else { problem };
         Error::Unavailable { what: request.what.clone(), service: self.service.clone(), problem, hint: None }

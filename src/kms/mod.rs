@@ -15,7 +15,9 @@
 //! puts in an error goes through [`crate::redact::url`] and every server message through
 //! [`crate::redact::server_message`].
 
+pub mod barbican;
 pub mod http;
+pub mod keystone;
 pub mod reference;
 
 pub use reference::KeyRef;

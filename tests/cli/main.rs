@@ -7,6 +7,7 @@
 mod support;
 mod support_guest;
 mod support_loop;
+mod support_openstack;
 
 mod bootstrap;
 mod cloud_init;
@@ -42,6 +43,8 @@ mod misuse;
 mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
+#[cfg(target_os = "linux")]
+mod openstack;
 mod plugins;
 // It shares the runnable image of `containerd`.
 #[cfg(feature = "pgp")]

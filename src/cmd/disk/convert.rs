@@ -127,8 +127,26 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
     let secret_type = SecretType::from(args.secret_type);
     let source_type = args.source_secret_type.map_or(secret_type, SecretType::from);
+    let key_manager = args.glance.cloud.key_manager.is_some();
+    match (args.encryption_key, key_manager, args.glance.cloud.secret.is_some()) {
+        (KeyChoice::None, true, _) => {
+            return Err(usage("--encryption-key none makes a plain image: there is no secret for --key-manager").into());
+        }
+        (KeyChoice::New, true, true) => {
+            return Err(usage("--encryption-key new stores a new secret: drop --secret, or choose existing").into());
+        }
+        (KeyChoice::Existing | KeyChoice::Same, true, false) => {
+            return Err(usage("--encryption-key existing and same with --key-manager need --secret UUID|HREF")
+                .with_hint("for same, --secret names the source image's secret (its os_encrypt_key_id)")
+                .into());
+        }
+        _ => {}
+    }
+    if key_manager && args.new_key_file.is_some() {
+        return Err(usage("--new-key-file and --key-manager both keep the output's secret: choose one").into());
+    }
     match (args.encryption_key, &args.new_key_file) {
-        (KeyChoice::New | KeyChoice::Existing, None) => {
+        (KeyChoice::New | KeyChoice::Existing, None) if !key_manager => {
             return Err(usage("--encryption-key new and existing need --new-key-file FILE").into());
         }
         (KeyChoice::Same | KeyChoice::None, Some(_)) => {
@@ -152,16 +170,36 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .with_hint("choose --encryption-key new, existing or none")
             .into());
     }
-    let source_passphrase = if source.encrypted() {
-        let raw = args.passphrase.resolve(printer, false)?;
-        Some(source_type.passphrase(raw.expose()))
-    } else {
-        None
+    let cloud = args.glance.cloud.connect()?;
+    // `same` with a key manager: the source's secret is --secret, and stays the output's.
+    let same_secret = match (args.encryption_key, &cloud) {
+        (KeyChoice::Same, Some(_)) => {
+            args.glance.key_manager_secret(cloud.as_ref(), source_type, &args.dst, printer)?
+        }
+        _ => None,
+    };
+    let source_passphrase = match (&same_secret, source.encrypted()) {
+        (Some(secret), _) => Some(secret.passphrase()),
+        (None, true) => {
+            let raw = args.passphrase.resolve(printer, false)?;
+            Some(source_type.passphrase(raw.expose()))
+        }
+        (None, false) => None,
+    };
+    let new_secret = match args.encryption_key {
+        KeyChoice::New | KeyChoice::Existing => {
+            args.glance.key_manager_secret(cloud.as_ref(), secret_type, &args.dst, printer)?
+        }
+        _ => None,
     };
     // The output's secret: its bytes (None: the source's, or none), the passphrase they give, where they are.
     type Bytes = Option<Zeroizing<Vec<u8>>>;
     let (secret, passphrase, secret_file): (Bytes, Bytes, Option<PathBuf>) =
         match (args.encryption_key, &args.new_key_file) {
+            (KeyChoice::New | KeyChoice::Existing, _) if new_secret.is_some() => {
+                let secret = new_secret.as_ref().expect("checked");
+                (Some(secret.bytes.clone()), Some(secret.passphrase()), None)
+            }
             (KeyChoice::New, path) => {
                 let secret = Zeroizing::new(secret_type.generate().to_vec());
                 let passphrase = secret_type.passphrase(&secret);
@@ -202,7 +240,12 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         converted.file_len,
         converted.data_clusters.map_or(String::new(), |n| format!(", {n} data clusters")),
     ));
-    if args.glance.glance {
+    let key_manager = new_secret.as_ref().or(same_secret.as_ref());
+    if let Some(secret) = key_manager.filter(|_| args.glance.openstack()) {
+        let facts = encrypted.then(|| secret.facts());
+        let key_id = Some(secret.uuid.as_str());
+        args.glance.finish(cloud, &args.dst, container, converted.virtual_size, facts, key_id, printer)?;
+    } else if args.glance.openstack() {
         let facts = encrypted.then(|| {
             let (kind, len) = match &secret {
                 Some(secret) => (secret_type, secret.len()),
@@ -214,7 +257,7 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             };
             (kind, secret_file.as_deref(), len)
         });
-        args.glance.print(&args.dst, container, converted.virtual_size, facts, printer)?;
+        args.glance.finish(cloud, &args.dst, container, converted.virtual_size, facts, None, printer)?;
     }
     Ok(ExitStatus::Success)
 }

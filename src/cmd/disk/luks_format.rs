@@ -147,6 +147,8 @@ struct Settings {
     output: Output,
     payload_len: u64,
     from: Option<RawSource>,
+    cloud: Option<crate::cmd::openstack_args::CloudRun>,
+    key_manager: Option<super::KeyManagerSecret>,
 }
 
 fn usage(message: impl Into<String>) -> Failure {
@@ -158,7 +160,7 @@ fn invalid(message: impl Into<String>) -> Failure {
 }
 
 fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings> {
-    let glance = args.glance.glance;
+    let glance = args.glance.openstack();
     let version = match (args.luks_type, glance) {
         (Some(TypeArg::Luks2), true) => {
             return Err(usage("--glance makes LUKS1 images (QEMU reads only LUKS1); drop --type luks2").into());
@@ -191,12 +193,20 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
     args.glance.check()?;
-    let passphrase = args.passphrase.resolve(printer, true)?;
-    let passphrase = match args.secret_type {
-        super::SecretTypeArg::Passphrase => passphrase,
-        super::SecretTypeArg::Symmetric => {
-            let hex = SecretType::Symmetric.passphrase(passphrase.expose());
-            Passphrase::new(hex.to_vec())
+    let cloud = args.glance.cloud.connect()?;
+    let key_manager =
+        args.glance.key_manager_secret(cloud.as_ref(), SecretType::from(args.secret_type), &args.target, printer)?;
+    let passphrase = match &key_manager {
+        Some(secret) => Passphrase::new(secret.passphrase().to_vec()),
+        None => {
+            let passphrase = args.passphrase.resolve(printer, true)?;
+            match args.secret_type {
+                super::SecretTypeArg::Passphrase => passphrase,
+                super::SecretTypeArg::Symmetric => {
+                    let hex = SecretType::Symmetric.passphrase(passphrase.expose());
+                    Passphrase::new(hex.to_vec())
+                }
+            }
         }
     };
     if glance {
@@ -226,7 +236,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         uuid: args.uuid.as_deref().map_or_else(format::random_uuid, str::to_ascii_lowercase),
     };
     options.check().context("checking the format parameters")?;
-    Ok(Settings { options, passphrase, output, payload_len, from })
+    Ok(Settings { options, passphrase, output, payload_len, from, cloud, key_manager })
 }
 
 /// QEMU looks the secret up as a UTF-8 string and measures it with strlen.
@@ -245,7 +255,8 @@ fn check_text_passphrase(passphrase: &Passphrase) -> anyhow::Result<()> {
 fn check_forced_cost(args: &LuksFormatArgs) -> anyhow::Result<()> {
     let Some(forced) = args.pbkdf_force_iterations else { return Ok(()) };
     // LUKS1 (also --glance and qcow2's LUKS) has PBKDF2 keyslots only.
-    let luks1 = args.luks_type == Some(TypeArg::Luks1) || args.glance.glance || args.format == super::FormatArg::Qcow2;
+    let luks1 =
+        args.luks_type == Some(TypeArg::Luks1) || args.glance.openstack() || args.format == super::FormatArg::Qcow2;
     let pbkdf2 = luks1 || args.pbkdf == Some(PbkdfArg::Pbkdf2);
     let (minimum, what) = if pbkdf2 {
         (luks::PBKDF2_MIN_ITERATIONS, "PBKDF2 iterations")
@@ -339,9 +350,21 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         },
         o.uuid,
     ));
-    if args.glance.glance {
-        let secret = output_secret(&args, settings.passphrase.expose().len());
-        args.glance.print(&args.target, Container::Raw, formatted.payload_len, Some(secret), printer)?;
+    if args.glance.openstack() {
+        let secret = match &settings.key_manager {
+            Some(secret) => secret.facts(),
+            None => output_secret(&args, settings.passphrase.expose().len()),
+        };
+        let key_id = settings.key_manager.as_ref().map(|s| s.uuid.as_str());
+        args.glance.finish(
+            settings.cloud,
+            &args.target,
+            Container::Raw,
+            formatted.payload_len,
+            Some(secret),
+            key_id,
+            printer,
+        )?;
     }
     Ok(ExitStatus::Success)
 }
@@ -401,9 +424,16 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
     };
     let source = source.resize(size);
     let secret_type = SecretType::from(args.secret_type);
-    let secret = args.passphrase.resolve(printer, secret_type == SecretType::Passphrase)?;
-    let passphrase = secret_type.passphrase(secret.expose());
-    if args.glance.glance {
+    let cloud = args.glance.cloud.connect()?;
+    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), secret_type, &args.target, printer)?;
+    let (passphrase, secret_len) = match &key_manager {
+        Some(secret) => (secret.passphrase(), secret.bytes.len()),
+        None => {
+            let secret = args.passphrase.resolve(printer, secret_type == SecretType::Passphrase)?;
+            (secret_type.passphrase(secret.expose()), secret.expose().len())
+        }
+    };
+    if args.glance.openstack() {
         check_text_passphrase(&Passphrase::new(passphrase.to_vec()))?;
     }
     let kdf = match args.pbkdf_force_iterations {
@@ -425,10 +455,24 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         converted.data_clusters.unwrap_or(0),
         converted.file_len,
     ));
-    if args.glance.glance {
-        let (kind, file, _) = output_secret(args, 0);
-        let secret = (kind, file, secret.expose().len());
-        args.glance.print(&args.target, Container::Qcow2, converted.virtual_size, Some(secret), printer)?;
+    if args.glance.openstack() {
+        let secret = match &key_manager {
+            Some(secret) => secret.facts(),
+            None => {
+                let (kind, file, _) = output_secret(args, 0);
+                (kind, file, secret_len)
+            }
+        };
+        let key_id = key_manager.as_ref().map(|s| s.uuid.as_str());
+        args.glance.finish(
+            cloud,
+            &args.target,
+            Container::Qcow2,
+            converted.virtual_size,
+            Some(secret),
+            key_id,
+            printer,
+        )?;
     }
     Ok(ExitStatus::Success)
 }

@@ -178,6 +178,30 @@ pub enum DeletionPolicy {
     DoNotDelete,
 }
 
+/// An output's secret kept in the key manager.
+pub struct KeyManagerSecret {
+    /// Its UUID (os_encrypt_key_id).
+    pub uuid: String,
+    /// How it becomes the passphrase.
+    pub secret_type: SecretType,
+    /// Its bytes.
+    pub bytes: zeroize::Zeroizing<Vec<u8>>,
+    /// Whether this run stored it.
+    pub ours: bool,
+}
+
+impl KeyManagerSecret {
+    /// The LUKS passphrase the consuming service derives from it.
+    pub fn passphrase(&self) -> zeroize::Zeroizing<Vec<u8>> {
+        self.secret_type.passphrase(&self.bytes)
+    }
+
+    /// The Glance document's facts: type, no file, length.
+    pub fn facts(&self) -> (SecretType, Option<&'static std::path::Path>, usize) {
+        (self.secret_type, None, self.bytes.len())
+    }
+}
+
 /// `--glance` and its companions, the same for `luks-format` and `convert`.
 #[derive(Args, Debug, Clone)]
 pub struct GlanceArgs {
@@ -205,6 +229,8 @@ pub struct GlanceArgs {
     /// Format of the printed Glance properties
     #[arg(long, value_enum, default_value_t, value_name = "FORMAT", requires = "glance", help_heading = "OpenStack")]
     pub output_format: crate::cmd::OutputFormatArg,
+    #[command(flatten)]
+    pub(crate) cloud: crate::cmd::openstack_args::KeyManagerArgs,
 }
 
 impl GlanceArgs {
@@ -213,8 +239,61 @@ impl GlanceArgs {
         self.delete_key_with_image || self.key_deletion_policy == Some(DeletionPolicy::OnImageDeletion)
     }
 
+    /// Whether the output is for OpenStack (LUKS1, a text passphrase): --glance, --key-manager or --upload.
+    pub fn openstack(&self) -> bool {
+        self.glance || self.cloud.used()
+    }
+
+    /// With --key-manager, the output's secret: the one --secret names (its type decides the passphrase), or a
+    /// new one of `secret_type` generated as the consuming service would and stored as `NAME-key` (NAME: the
+    /// --upload name, else `file`'s stem) before anything is written.
+    pub fn key_manager_secret(
+        &self,
+        cloud: Option<&crate::cmd::openstack_args::CloudRun>,
+        secret_type: SecretType,
+        file: &std::path::Path,
+        printer: &Printer,
+    ) -> anyhow::Result<Option<KeyManagerSecret>> {
+        let Some(cloud) = cloud.filter(|_| self.cloud.key_manager.is_some()) else { return Ok(None) };
+        if let Some(id) = &self.cloud.secret {
+            let fetched = cloud.fetch(id)?;
+            if fetched.secret_type != secret_type {
+                printer.info(&format!(
+                    "secret {} is a {} secret: its passphrase is {}",
+                    fetched.uuid,
+                    fetched.secret_type.name(),
+                    if fetched.secret_type == SecretType::Symmetric {
+                        "the lowercase hex of its bytes"
+                    } else {
+                        "its bytes"
+                    }
+                ));
+            }
+            return Ok(Some(KeyManagerSecret {
+                uuid: fetched.uuid,
+                secret_type: fetched.secret_type,
+                bytes: zeroize::Zeroizing::new(fetched.payload.to_vec()),
+                ours: false,
+            }));
+        }
+        let name = self.cloud.upload.clone().unwrap_or_else(|| {
+            file.file_stem().map_or_else(|| "image".to_owned(), |s| s.to_string_lossy().into_owned())
+        });
+        let bytes = secret_type.generate();
+        let uuid = cloud.store(&format!("{name}-key"), secret_type, &bytes)?;
+        printer.info(&format!("stored a new {} secret in Barbican: {uuid}", secret_type.name()));
+        Ok(Some(KeyManagerSecret { uuid, secret_type, bytes, ours: true }))
+    }
+
     /// Checks --key-id before anything is written.
     pub fn check(&self) -> anyhow::Result<()> {
+        if self.key_id.is_some() && self.cloud.key_manager.is_some() {
+            return Err(Failure::new(
+                ExitStatus::Usage,
+                "--key-id and --key-manager both name the secret: the key manager's secret is os_encrypt_key_id",
+            )
+            .into());
+        }
         if self.key_id.as_deref().is_some_and(|id| !crate::luks::format::is_uuid(id)) {
             return Err(Failure::new(
                 ExitStatus::InvalidInput,
@@ -235,14 +314,86 @@ impl GlanceArgs {
         secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
         printer: &Printer,
     ) -> anyhow::Result<()> {
+        self.print_with(file, container, size, secret, self.key_id.as_deref(), printer)
+    }
+
+    /// The end of an OpenStack run: prints the Glance document (--glance) and uploads the image (--upload), with
+    /// `key_id` the key manager's secret (or --key-id); `cloud` is kept (everything in place) or undone.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &self,
+        cloud: Option<crate::cmd::openstack_args::CloudRun>,
+        file: &std::path::Path,
+        container: Container,
+        size: u64,
+        secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
+        key_id: Option<&str>,
+        printer: &Printer,
+    ) -> anyhow::Result<()> {
+        let key_id = key_id.or(self.key_id.as_deref());
+        if self.glance {
+            self.print_with(file, container, size, secret, key_id, printer)?;
+        }
+        let Some(cloud) = cloud else { return Ok(()) };
+        let Some(name) = &self.cloud.upload else {
+            if let Some(id) = key_id {
+                printer.info(&format!("the image's secret is Barbican secret {id} (os_encrypt_key_id)"));
+            }
+            cloud.finish();
+            return Ok(());
+        };
+        if secret.is_some() && key_id.is_none() {
+            return Err(Failure::new(ExitStatus::Usage, "--upload of an encrypted image needs its secret's id")
+                .with_hint("give --key-manager barbican (or --glance --key-id UUID)")
+                .into());
+        }
         let facts = secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
             secret_type,
             secret_file,
             secret_len,
-            key_id: self.key_id.as_deref(),
+            key_id,
             delete_key: self.delete_key(),
         });
-        if secret.is_some() && self.key_id.is_none() {
+        let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        let properties: std::collections::BTreeMap<String, String> =
+            doc.properties.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        match cloud.upload(name, container.name(), &properties, file, key_id.filter(|_| secret.is_some()), printer) {
+            Ok(id) => {
+                cloud.finish();
+                printer.info(&format!(
+                    "uploaded `{}` to Glance as image {id} (`{name}`){}",
+                    file.display(),
+                    key_id.map(|k| format!(", its secret Barbican secret {k}")).unwrap_or_default()
+                ));
+                if !self.glance {
+                    printer.data(format!("{id}\n").as_bytes()).context("writing to standard output")?;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                cloud.abandon(printer);
+                Err(e.context(format!("uploading `{}` to Glance", file.display())))
+            }
+        }
+    }
+
+    fn print_with(
+        &self,
+        file: &std::path::Path,
+        container: Container,
+        size: u64,
+        secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
+        key_id: Option<&str>,
+        printer: &Printer,
+    ) -> anyhow::Result<()> {
+        let facts = secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
+            secret_type,
+            secret_file,
+            secret_len,
+            key_id,
+            delete_key: self.delete_key(),
+        });
+        if secret.is_some() && key_id.is_none() {
             printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
         }
         let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());

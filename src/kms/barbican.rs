@@ -1,0 +1,207 @@
+//! Barbican (OpenStack's key manager) as a [`SecretStore`]: secrets stored and read the way Nova (castellan) and
+//! os-brick store and read an encrypted image's secret, and the consumer API that records which image uses it.
+//!
+//! - A new secret is `POST /v1/secrets` with the payload in base64 and `payload_content_type:
+//!   application/octet-stream`, `payload_content_encoding: base64` (castellan's way; Barbican refuses an
+//!   octet-stream payload without the encoding);
+//! - a payload is read with `GET /v1/secrets/{id}/payload` and `Accept: application/octet-stream`, which gives the
+//!   stored bytes whatever the secret's type (asking `text/plain` of an octet-stream secret is a 406);
+//! - consumers are `POST`/`DELETE /v1/secrets/{id}/consumers` (Barbican Zed and later). Zed records them but
+//!   still deletes a secret that has them; later releases refuse unless forced.
+
+use super::{Consumer, Error, NewSecret, SecretStore};
+use crate::crypto::SecretBytes;
+use crate::kms::http::{Http, Request, Response};
+use crate::kms::keystone::{Session, error_message, unexpected};
+use crate::kms::reference::{KeyRef, is_uuid};
+use base64::Engine as _;
+use std::sync::Arc;
+
+/// The service type of Barbican in the catalog.
+pub const SERVICE_TYPE: &str = "key-manager";
+
+/// A Barbican client.
+pub struct Barbican {
+    session: Arc<Session>,
+    http: Http,
+    endpoint: String,
+}
+
+impl Barbican {
+    /// Barbican of the session's cloud (its catalog entry or endpoint override).
+    pub fn new(session: Arc<Session>) -> Result<Self, Error> {
+        let endpoint = session.endpoint(SERVICE_TYPE, "Barbican")?;
+        let http = Http::new("Barbican", &endpoint, session.cloud().http.clone())?;
+        Ok(Self { session, http, endpoint })
+    }
+
+    /// The secret's URL: its href when one was given, else the endpoint's `/v1/secrets/UUID`.
+    fn secret_url(&self, id: &str, tail: &str) -> Result<reqwest::Url, Error> {
+        let base = match KeyRef::parse_secret(id)? {
+            KeyRef::Barbican { href: Some(href), .. } => href.trim_end_matches('/').to_owned(),
+            KeyRef::Barbican { uuid, .. } => format!("{}/v1/secrets/{uuid}", self.versionless()),
+            _ => unreachable!("parse_secret gives Barbican references only"),
+        };
+        reqwest::Url::parse(&format!("{base}{tail}"))
+            .map_err(|e| Error::BadReference { reference: crate::redact::url(id), problem: e.to_string() })
+    }
+
+    /// The endpoint without a trailing `/v1` (catalogs hold either form).
+    fn versionless(&self) -> &str {
+        self.endpoint.trim_end_matches('/').trim_end_matches("/v1")
+    }
+
+    fn send(&self, build: &dyn Fn(&str) -> Request) -> Result<Response, Error> {
+        self.session.send(&self.http, &|token| build(token).header("X-Auth-Token", token))
+    }
+
+    fn check(&self, what: &str, response: &Response, ok: &[u16]) -> Result<(), Error> {
+        let status = response.status.as_u16();
+        if ok.contains(&status) {
+            return Ok(());
+        }
+        let service = self.http.service.clone();
+        Err(match status {
+            401 | 403 => Error::Denied { what: what.into(), service, message: error_message(response) },
+            404 => Error::NotFound { what: what.into(), service },
+            _ => unexpected(what, &service, response),
+        })
+    }
+
+    /// The secret's metadata (`secret_type`, `payload_content_type`, `algorithm`, …).
+    pub fn metadata(&self, id: &str) -> Result<serde_json::Value, Error> {
+        let url = self.secret_url(id, "")?;
+        let what = format!("reading secret {}", shown(id));
+        let response = self
+            .send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what).header("Accept", "application/json"))?;
+        self.check(&what, &response, &[200])?;
+        response.json(&what, &self.http.service)
+    }
+
+    /// The secret's consumers.
+    pub fn consumers(&self, id: &str) -> Result<Vec<Consumer>, Error> {
+        let url = self.secret_url(id, "/consumers")?;
+        let what = format!("listing the consumers of secret {}", shown(id));
+        let response = self.send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what))?;
+        self.check(&what, &response, &[200])?;
+        let json = response.json(&what, &self.http.service)?;
+        Ok(json["consumers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| Consumer {
+                service: c["service"].as_str().unwrap_or_default().to_owned(),
+                resource_type: c["resource_type"].as_str().unwrap_or_default().to_owned(),
+                resource_id: c["resource_id"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect())
+    }
+
+    fn consumer_request(
+        &self,
+        method: reqwest::Method,
+        id: &str,
+        consumer: &Consumer,
+        verb: &str,
+    ) -> Result<(), Error> {
+        let url = self.secret_url(id, "/consumers")?;
+        let what = format!(
+            "{verb} consumer {} {} {} of secret {}",
+            consumer.service,
+            consumer.resource_type,
+            consumer.resource_id,
+            shown(id)
+        );
+        let body = serde_json::json!({
+            "service": consumer.service,
+            "resource_type": consumer.resource_type,
+            "resource_id": consumer.resource_id,
+        });
+        let response = self.send(&|_| Request::new(method.clone(), url.clone(), &what).json(&body))?;
+        if method == reqwest::Method::DELETE && response.status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        self.check(&what, &response, &[200, 201, 204])
+    }
+}
+
+/// A secret for messages: its UUID (an href's host is not needed to say which).
+fn shown(id: &str) -> String {
+    match KeyRef::parse_secret(id) {
+        Ok(KeyRef::Barbican { uuid, .. }) => format!("`{uuid}`"),
+        _ => format!("`{}`", crate::redact::url(id)),
+    }
+}
+
+impl SecretStore for Barbican {
+    fn create(&self, secret: &NewSecret<'_>) -> Result<String, Error> {
+        let url = reqwest::Url::parse(&format!("{}/v1/secrets", self.versionless()))
+            .map_err(|e| Error::Config(format!("Barbican endpoint: {e}")))?;
+        let what = format!("storing {} secret `{}`", secret.secret_type, secret.name);
+        let mut body = serde_json::json!({
+            "name": secret.name,
+            "secret_type": secret.secret_type,
+            "payload": base64::engine::general_purpose::STANDARD.encode(secret.payload),
+            "payload_content_type": "application/octet-stream",
+            "payload_content_encoding": "base64",
+        });
+        if let Some((algorithm, bit_length, mode)) = secret.algorithm {
+            body["algorithm"] = algorithm.into();
+            body["bit_length"] = bit_length.into();
+            body["mode"] = mode.into();
+        }
+        let response = self.send(&|_| Request::new(reqwest::Method::POST, url.clone(), &what).json(&body))?;
+        self.check(&what, &response, &[201])?;
+        let json = response.json(&what, &self.http.service)?;
+        let href = json["secret_ref"].as_str().unwrap_or_default();
+        let uuid = href.rsplit('/').next().unwrap_or_default();
+        if !is_uuid(uuid) {
+            return Err(Error::Protocol {
+                what,
+                service: self.http.service.clone(),
+                problem: format!("no secret_ref UUID in the answer: {}", crate::redact::server_message(&response.body)),
+            });
+        }
+        Ok(uuid.to_ascii_lowercase())
+    }
+
+    fn payload(&self, id: &str) -> Result<SecretBytes, Error> {
+        let url = self.secret_url(id, "/payload")?;
+        let what = format!("reading the payload of secret {}", shown(id));
+        let response = self.send(&|_| {
+            Request::new(reqwest::Method::GET, url.clone(), &what).header("Accept", "application/octet-stream")
+        })?;
+        // A secret stored as text/plain (`openstack secret store --payload`) may refuse octet-stream: without an
+        // Accept header Barbican gives the stored bytes whatever their content type.
+        let response = if response.status == reqwest::StatusCode::NOT_ACCEPTABLE {
+            self.send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what))?
+        } else {
+            response
+        };
+        self.check(&what, &response, &[200])?;
+        Ok(SecretBytes::from(response.body))
+    }
+
+    fn secret_type(&self, id: &str) -> Result<String, Error> {
+        let metadata = self.metadata(id)?;
+        Ok(metadata["secret_type"].as_str().unwrap_or("opaque").to_owned())
+    }
+
+    fn delete(&self, id: &str) -> Result<(), Error> {
+        let url = self.secret_url(id, "")?;
+        let what = format!("deleting secret {}", shown(id));
+        let response = self.send(&|_| Request::new(reqwest::Method::DELETE, url.clone(), &what))?;
+        if response.status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        self.check(&what, &response, &[204, 200])
+    }
+
+    fn add_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error> {
+        self.consumer_request(reqwest::Method::POST, id, consumer, "registering")
+    }
+
+    fn remove_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error> {
+        self.consumer_request(reqwest::Method::DELETE, id, consumer, "removing")
+    }
+}

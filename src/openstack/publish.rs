@@ -1,0 +1,164 @@
+//! Publishing an encrypted image to OpenStack as one undoable step: the Barbican secret (when this run makes
+//! it), the Glance image record, its streamed data and the Barbican consumer that ties them. Each thing is
+//! recorded in a [`Ledger`] the moment it exists; a failure (or a signal, through the command line's handler)
+//! undoes the ledger, newest first, so no orphan secret and no `queued` image is left behind. Only a kill -9
+//! leaves something, and [`Ledger::cleanup_commands`] says what.
+
+use super::glance::{Glance, NewImage};
+use crate::kms::barbican::Barbican;
+use crate::kms::keystone::{Cloud, Session};
+use crate::kms::{Consumer, Error, SecretStore};
+use std::sync::{Arc, Mutex};
+
+/// What this run created in the cloud and has not finished with.
+#[derive(Debug, Clone, Default)]
+pub struct Created {
+    /// A secret this run stored (deleted on undo).
+    pub secret: Option<String>,
+    /// An image this run created (deleted on undo).
+    pub image: Option<String>,
+    /// A consumer this run registered on a secret it did not create (removed on undo).
+    pub consumer: Option<(String, Consumer)>,
+}
+
+/// The record of what one run created, shared with the signal handler.
+pub struct Ledger {
+    cloud: Cloud,
+    created: Mutex<Created>,
+}
+
+impl Ledger {
+    /// An empty ledger for `cloud`.
+    pub fn new(cloud: Cloud) -> Self {
+        Self { cloud, created: Mutex::new(Created::default()) }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Created) -> T) -> T {
+        f(&mut self.created.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Records a secret this run stored.
+    pub fn secret_created(&self, uuid: &str) {
+        self.with(|c| c.secret = Some(uuid.to_owned()));
+    }
+
+    /// Records an image this run created.
+    pub fn image_created(&self, id: &str) {
+        self.with(|c| c.image = Some(id.to_owned()));
+    }
+
+    /// Records a consumer this run registered on someone else's secret.
+    pub fn consumer_added(&self, secret: &str, consumer: &Consumer) {
+        self.with(|c| c.consumer = Some((secret.to_owned(), consumer.clone())));
+    }
+
+    /// Everything is in place: nothing is undone any more.
+    pub fn finish(&self) {
+        self.with(|c| *c = Created::default());
+    }
+
+    /// What is recorded now.
+    pub fn created(&self) -> Created {
+        self.with(|c| c.clone())
+    }
+
+    /// The `openstack` commands that delete what is recorded (for a run that could not undo it itself).
+    pub fn cleanup_commands(&self) -> Vec<String> {
+        let created = self.created();
+        let mut commands = Vec::new();
+        if let Some(image) = &created.image {
+            commands.push(format!("openstack image delete {image}"));
+        }
+        if let Some(secret) = &created.secret {
+            commands.push(format!("openstack secret delete {secret}"));
+        }
+        commands
+    }
+
+    /// Deletes what is recorded, newest first, with clients of its own (it may run on the signal handler's
+    /// thread while the main thread is blocked in a request). Returns the cleanup commands of what could not be
+    /// deleted, with why.
+    pub fn undo(&self) -> Vec<String> {
+        let created = self.created();
+        if created.secret.is_none() && created.image.is_none() && created.consumer.is_none() {
+            return Vec::new();
+        }
+        let mut left = Vec::new();
+        let session = match Session::new(self.cloud.clone()) {
+            Ok(session) => Arc::new(session),
+            Err(e) => return self.cleanup_commands().into_iter().map(|c| format!("{c}  ({e})")).collect(),
+        };
+        if let Some(image) = &created.image {
+            match Glance::new(session.clone()).and_then(|glance| glance.delete(image)) {
+                Ok(()) => self.with(|c| c.image = None),
+                Err(e) => left.push(format!("openstack image delete {image}  ({e})")),
+            }
+        }
+        let barbican = || Barbican::new(session.clone());
+        if let Some((secret, consumer)) = &created.consumer {
+            match barbican().and_then(|b| b.remove_consumer(secret, consumer)) {
+                Ok(()) => self.with(|c| c.consumer = None),
+                Err(e) => {
+                    left.push(format!("the consumer of secret {secret} for image {}  ({e})", consumer.resource_id))
+                }
+            }
+        }
+        if let Some(secret) = &created.secret {
+            match barbican().and_then(|b| b.delete(secret)) {
+                Ok(()) => self.with(|c| c.secret = None),
+                Err(e) => left.push(format!("openstack secret delete {secret}  ({e})")),
+            }
+        }
+        left
+    }
+}
+
+/// An image to publish.
+pub struct Publication<'a> {
+    /// The image record.
+    pub image: NewImage<'a>,
+    /// The secret that opens it, when encrypted: its UUID (already recorded in the ledger when this run stored
+    /// it).
+    pub secret: Option<&'a str>,
+    /// Whether this run stored the secret (else the consumer is removed on undo, the secret left alone).
+    pub secret_is_ours: bool,
+}
+
+/// Creates the image, streams `data` into it and registers it as the secret's consumer, recording each step in
+/// `ledger`; returns the image id. On error the ledger still holds what exists: the caller undoes it.
+pub fn publish(
+    session: &Arc<Session>,
+    ledger: &Ledger,
+    publication: &Publication<'_>,
+    data: Box<dyn std::io::Read + Send>,
+    on_created: &dyn Fn(&str),
+) -> Result<String, Error> {
+    let glance = Glance::new(session.clone())?;
+    let barbican = match publication.secret {
+        Some(_) => Some(Barbican::new(session.clone())?),
+        None => None,
+    };
+    let id = glance.create(&publication.image)?;
+    ledger.image_created(&id);
+    on_created(&id);
+    glance.upload(&id, data)?;
+    if let (Some(barbican), Some(secret)) = (&barbican, publication.secret) {
+        let consumer = Consumer { service: "glance".into(), resource_type: "image".into(), resource_id: id.clone() };
+        barbican.add_consumer(secret, &consumer)?;
+        if !publication.secret_is_ours {
+            ledger.consumer_added(secret, &consumer);
+        }
+    }
+    let shown = glance.show(&id)?;
+    if shown["status"].as_str() != Some("active") {
+        return Err(Error::Protocol {
+            what: format!("uploading image `{id}`"),
+            service: "Glance".into(),
+            problem: format!(
+                "the image is `{}` after its upload, not `active`",
+                shown["status"].as_str().unwrap_or("?")
+            ),
+        });
+    }
+    Ok(id)
+}

@@ -1,0 +1,566 @@
+//! `--key-manager barbican` and `--upload` of `disk luks-format` and `disk convert` against real Keystone,
+//! Barbican and Glance (Debian 12's Zed packages, started once per test binary by `support_openstack`), checked
+//! with the independent clients: `openstack secret get --payload` gives the passphrase that opens the image
+//! (qemu-img for qcow2, cryptsetup for raw LUKS), `openstack image save` gives back the bytes uploaded.
+
+use crate::support::{Scratch, require_tool};
+use crate::support_openstack::{FaultProxy, OpenStack, openstack, unique};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const CHEAP: &[&str] = &["--pbkdf-force-iterations", "1000"];
+
+fn tools() {
+    require_tool("qemu-img", "apt-get install -y -t bookworm-backports qemu-utils");
+    require_tool("cryptsetup", "apt-get install -y cryptsetup-bin");
+}
+
+/// The payload of secret `uuid` as `openstack secret get --file -t application/octet-stream` writes it.
+fn payload(os: &OpenStack, uuid: &str) -> Vec<u8> {
+    let href = format!("{}/v1/secrets/{uuid}", os.barbican);
+    let scratch = Scratch::new();
+    let file = scratch.path("payload");
+    os.run(&["secret", "get", &href, "--file", file.to_str().unwrap(), "-t", "application/octet-stream"]);
+    std::fs::read(&file).unwrap()
+}
+
+/// The guest bytes of a qcow2+LUKS `image` as qemu-img reads them with passphrase file `pass`.
+fn qemu_read_qcow2(image: &Path, pass: &Path, out: &Path) -> Vec<u8> {
+    let output = Command::new("qemu-img")
+        .args(["convert", "--object", &format!("secret,id=sec0,file={}", pass.display()), "--image-opts"])
+        .arg(format!("driver=qcow2,file.filename={},encrypt.key-secret=sec0", image.display()))
+        .args(["-O", "raw"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "qemu-img: {}", String::from_utf8_lossy(&output.stderr));
+    std::fs::read(out).unwrap()
+}
+
+/// cryptsetup opens raw LUKS `image` with the passphrase in `pass`.
+fn cryptsetup_opens(image: &Path, pass: &Path) -> bool {
+    Command::new("cryptsetup")
+        .args(["open", "--test-passphrase", "--key-file"])
+        .arg(pass)
+        .arg(image)
+        .status()
+        .unwrap()
+        .success()
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i / 512) as u8).wrapping_mul(31).wrapping_add(i as u8)).collect()
+}
+
+/// The image's record, through the openstack client.
+fn image_show(os: &OpenStack, id: &str) -> Value {
+    os.json(&["image", "show", id])
+}
+
+fn properties(image: &Value) -> &Value {
+    &image["properties"]
+}
+
+/// `openstack image save` of `id` into `path`.
+fn image_save(os: &OpenStack, id: &str, path: &Path) -> Vec<u8> {
+    os.run(&["image", "save", "--file", path.to_str().unwrap(), id]);
+    std::fs::read(path).unwrap()
+}
+
+fn stdout_line(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap().trim().to_owned()
+}
+
+fn secret_uuid_of(image: &Value) -> String {
+    properties(image)["os_encrypt_key_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no os_encrypt_key_id: {image}"))
+        .to_owned()
+}
+
+/// `new` into qcow2: a passphrase secret in Barbican whose payload opens the image in qemu-img, the image in
+/// Glance with os_encrypt_key_id = that secret, the consumer registered, and the saved bytes the uploaded ones.
+#[test]
+fn luks_format_qcow2_new_secret_uploaded_opens_in_qemu() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let raw = work.write("disk.raw", pattern(3 << 20));
+    let image = work.path("disk.qcow2");
+    let name = unique("new-qcow2");
+    let started = std::time::Instant::now();
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--format", "qcow2", "--key-manager", "barbican", "--upload", &name])
+        .args(CHEAP)
+        .arg("--from")
+        .arg(&raw)
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    #[allow(clippy::print_stderr)] // the time, for the CI budget
+    {
+        eprintln!("luks-format + Barbican + Glance upload: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let id = stdout_line(&output);
+    let shown = image_show(os, &id);
+    assert_eq!(shown["status"], "active", "{shown}");
+    assert_eq!(shown["disk_format"], "qcow2");
+    assert_eq!(shown["container_format"], "bare");
+    assert_eq!(shown["name"], name.as_str());
+    let props = properties(&shown);
+    assert_eq!(props["os_encrypt_format"], "LUKSv1", "{props}");
+    assert_eq!(props["os_decrypt_size"], (3 << 20).to_string().as_str());
+    let uuid = secret_uuid_of(&shown);
+
+    let secret = os.get("key-manager", &format!("/v1/secrets/{uuid}"));
+    assert_eq!(secret["secret_type"], "passphrase", "{secret}");
+    assert_eq!(secret["content_types"]["default"], "application/octet-stream", "{secret}");
+    assert_eq!(secret["name"], format!("{name}-key").as_str());
+    let passphrase = payload(os, &uuid);
+    assert_eq!(passphrase.len(), 88, "Nova's passphrase: base64 of 64 bytes");
+    let pass = work.write("pass", &passphrase);
+    assert_eq!(qemu_read_qcow2(&image, &pass, &work.path("guest.raw")), pattern(3 << 20));
+
+    let consumers = os.consumers(&uuid);
+    assert_eq!(consumers.len(), 1, "{consumers:?}");
+    assert_eq!(consumers[0]["service"], "glance");
+    assert_eq!(consumers[0]["resource_type"], "image");
+    assert_eq!(consumers[0]["resource_id"], id.as_str());
+
+    let saved = image_save(os, &id, &work.path("saved.qcow2"));
+    assert_eq!(saved, std::fs::read(&image).unwrap(), "Glance gives back the bytes uploaded");
+    assert_eq!(shown["checksum"].as_str().map(str::len), Some(32));
+}
+
+/// `new` into raw LUKS with a symmetric secret: 32 key bytes stored as an AES key, the passphrase their lowercase
+/// hex as os-brick derives it, which cryptsetup accepts.
+#[test]
+fn luks_format_raw_new_symmetric_secret_opens_in_cryptsetup() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let image = work.path("disk.luks");
+    let name = unique("new-raw-sym");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--key-manager", "barbican", "--secret-type", "symmetric", "--upload", &name])
+        .args(["--size", "4M"])
+        .args(CHEAP)
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = stdout_line(&output);
+    let shown = image_show(os, &id);
+    assert_eq!(shown["disk_format"], "raw");
+    let uuid = secret_uuid_of(&shown);
+    assert_eq!(properties(&shown)["cinder_encryption_key_id"], uuid.as_str());
+    let secret = os.get("key-manager", &format!("/v1/secrets/{uuid}"));
+    assert_eq!(secret["secret_type"], "symmetric", "{secret}");
+    assert_eq!(secret["algorithm"], "aes");
+    assert_eq!(secret["bit_length"], 256);
+    let key = payload(os, &uuid);
+    assert_eq!(key.len(), 32);
+    let pass = work.write("pass", hex(&key));
+    assert!(cryptsetup_opens(&image, &pass), "cryptsetup opens with the hex of the key");
+    assert!(!cryptsetup_opens(&image, &work.write("raw-key", &key)), "not with the raw key bytes");
+    assert_eq!(image_save(os, &id, &work.path("saved")), std::fs::read(&image).unwrap());
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Stores a secret with the openstack client (as an operator would) and returns its UUID.
+fn secret_store(os: &OpenStack, args: &[&str]) -> String {
+    let mut all = vec!["secret", "store", "-f", "value", "-c", "Secret href"];
+    all.extend(args);
+    let href = String::from_utf8(os.run(&all)).unwrap();
+    href.trim().rsplit('/').next().unwrap().to_owned()
+}
+
+/// `existing` in luks-format: a passphrase secret the openstack client stored (text/plain, its defaults) gives
+/// the passphrase verbatim, by href; the image is its consumer and opens in qemu-img with that passphrase.
+#[test]
+fn luks_format_existing_passphrase_secret_by_href() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("existing-pass");
+    let passphrase = "an operator's passphrase 42";
+    let uuid = secret_store(os, &["--name", &name, "--secret-type", "passphrase", "--payload", passphrase]);
+    let href = format!("{}/v1/secrets/{uuid}", os.barbican);
+    let image = work.path("disk.qcow2");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--secret", &href, "--upload", &name])
+        .args(CHEAP)
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = stdout_line(&output);
+    assert_eq!(secret_uuid_of(&image_show(os, &id)), uuid);
+    assert_eq!(os.consumers(&uuid).len(), 1);
+    let pass = work.write("pass", passphrase);
+    assert_eq!(qemu_read_qcow2(&image, &pass, &work.path("guest")), vec![0u8; 1 << 20]);
+    assert_eq!(os.secrets_named(&format!("{name}-key")).len(), 0, "no secret of our own was made");
+}
+
+/// `existing` in convert with a symmetric secret stored from a key file: the passphrase is the key's hex
+/// (os-brick), cryptsetup opens the raw LUKS output with it, and the upload is the secret's consumer.
+#[test]
+fn convert_existing_symmetric_secret_is_hexlified() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("existing-sym");
+    let key: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(37)).collect();
+    let key_file = work.write("key.bin", &key);
+    let uuid = {
+        let mut all = vec!["secret", "store", "-f", "value", "-c", "Secret href", "--name", &name];
+        let key_path = key_file.to_str().unwrap();
+        all.extend(["--secret-type", "symmetric", "--algorithm", "aes", "--bit-length", "256", "--mode", "xts"]);
+        all.extend(["--file", key_path]);
+        let href = String::from_utf8(os.run(&all)).unwrap();
+        href.trim().rsplit('/').next().unwrap().to_owned()
+    };
+    let source = work.write("plain.raw", pattern(1 << 20));
+    let out = work.path("out.luks");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "existing", "--format", "raw", "--key-manager", "barbican"])
+        .args(["--secret", &uuid, "--upload", &name])
+        .args(CHEAP)
+        .arg(&source)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = stdout_line(&output);
+    let shown = image_show(os, &id);
+    assert_eq!(secret_uuid_of(&shown), uuid);
+    assert_eq!(properties(&shown)["cinder_encryption_key_id"], uuid.as_str());
+    assert!(cryptsetup_opens(&out, &work.write("hex", hex(&key))), "the hex of the key opens it");
+    assert_eq!(os.consumers(&uuid).len(), 1);
+}
+
+/// `same` from an uploaded image (Nova's shelve): the image is saved back from Glance, converted to raw LUKS
+/// with the source's secret named by its os_encrypt_key_id, uploaded again; the new image names the same secret,
+/// is a second consumer, and opens with the same passphrase.
+#[test]
+fn convert_same_from_an_uploaded_image_keeps_the_secret() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let first = unique("same-src");
+    let image = work.path("src.qcow2");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--format", "qcow2", "--key-manager", "barbican", "--upload", &first])
+        .args(["--size", "2M"])
+        .args(CHEAP)
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let first_id = stdout_line(&output);
+    let uuid = secret_uuid_of(&image_show(os, &first_id));
+    let saved = work.path("saved.qcow2");
+    image_save(os, &first_id, &saved);
+
+    let second = unique("same-dst");
+    let out = work.path("out.luks");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "same", "--format", "raw", "--key-manager", "barbican"])
+        .args(["--secret", &uuid, "--upload", &second])
+        .args(CHEAP)
+        .arg(&saved)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let second_id = stdout_line(&output);
+    assert_eq!(secret_uuid_of(&image_show(os, &second_id)), uuid);
+    let ids: Vec<String> = os.consumers(&uuid).iter().map(|c| c["resource_id"].as_str().unwrap().to_owned()).collect();
+    assert!(ids.contains(&first_id) && ids.contains(&second_id) && ids.len() == 2, "{ids:?}");
+    let pass = work.write("pass", payload(os, &uuid));
+    assert!(cryptsetup_opens(&out, &pass));
+    assert_eq!(image_save(os, &second_id, &work.path("saved2")), std::fs::read(&out).unwrap());
+}
+
+/// Runs `luks-format --key-manager barbican --upload NAME` of a small qcow2 with extra environment; returns
+/// (exit code, stderr).
+fn format_upload(os: &OpenStack, work: &Scratch, name: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = os.cryptadm();
+    cmd.args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--upload", name])
+        .args(CHEAP)
+        .arg(work.path(&format!("{name}.qcow2")));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// Nothing of a failed run is left in the cloud: no secret `NAME-key`, no image `NAME`.
+fn nothing_left(os: &OpenStack, name: &str) {
+    assert_eq!(os.secrets_named(&format!("{name}-key")), Vec::<Value>::new(), "an orphan secret");
+    assert_eq!(os.images_named(name), Vec::<Value>::new(), "an image left behind");
+}
+
+/// Barbican unreachable before anything is stored: exit 1 naming Barbican, no image file, nothing in the
+/// cloud.
+#[test]
+fn barbican_down_before_the_secret_leaves_nothing() {
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("km-down");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{closed}");
+    let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_KEY_MANAGER_ENDPOINT_OVERRIDE", &url)]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("Barbican at http://127.0.0.1") && stderr.contains("unavailable"), "{stderr}");
+    assert!(!work.path(&format!("{name}.qcow2")).exists());
+    nothing_left(os, &name);
+}
+
+/// Barbican failing after the secret was stored (the consumer cannot be registered): the image and the secret
+/// are deleted again; a re-run succeeds.
+#[test]
+fn barbican_failing_after_the_secret_undoes_image_and_secret() {
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("km-fails");
+    let proxy = FaultProxy::start(&os.barbican, "fail-consumers");
+    let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_KEY_MANAGER_ENDPOINT_OVERRIDE", &proxy.url)]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("registering consumer glance image"), "{stderr}");
+    assert!(proxy.log().contains("DELETE /v1/secrets/"), "{}", proxy.log());
+    nothing_left(os, &name);
+    std::fs::remove_file(work.path(&format!("{name}.qcow2"))).unwrap();
+    let (code, stderr, _) = format_upload(os, &work, &name, &[]);
+    assert_eq!(code, 0, "the re-run: {stderr}");
+    assert_eq!(os.images_named(&name).len(), 1);
+}
+
+/// Glance refusing the data (413): no image and no secret left, exit 1 with Glance's words.
+#[test]
+fn glance_refusing_the_upload_undoes_image_and_secret() {
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("glance-refuses");
+    let proxy = FaultProxy::start(&os.glance, "refuse-upload");
+    let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_IMAGE_ENDPOINT_OVERRIDE", &proxy.url)]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("uploading") && stderr.contains("413"), "{stderr}");
+    nothing_left(os, &name);
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// A run stopped during its upload: SIGTERM deletes the image and the secret before the process dies; kill -9
+/// cannot, and the cleanup command the run printed removes both.
+#[test]
+fn interrupted_uploads_sigterm_cleans_up_and_kill_9_prints_the_cleanup() {
+    let os = openstack();
+    let work = Scratch::new();
+    let proxy = FaultProxy::start(&os.glance, "stall-upload");
+    for signal in ["TERM", "KILL"] {
+        let name = unique(&format!("killed-{signal}"));
+        let stderr_path = work.path(&format!("{name}.err"));
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+            .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+            .args(["--upload", &name])
+            .args(CHEAP)
+            .arg(work.path(&format!("{name}.qcow2")))
+            .env("OS_CLIENT_CONFIG_FILE", os.clouds_yaml())
+            .env("OS_CLOUD", "test")
+            .env("OS_IMAGE_ENDPOINT_OVERRIDE", &proxy.url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .spawn()
+            .unwrap();
+        // Stalled in its upload: the proxy got the PUT of this run's image, and the run said what it created.
+        wait_for("the upload to start", || {
+            let created = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            let id = created.lines().find_map(|l| l.strip_prefix("created image ")?.split(';').next());
+            id.is_some_and(|id| proxy.log().lines().any(|l| l.starts_with(&format!("PUT /v2/images/{id}/file"))))
+        });
+        let status =
+            std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let exit = child.wait().unwrap();
+        assert!(!exit.success());
+        let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+        if signal == "TERM" {
+            nothing_left(os, &name);
+            continue;
+        }
+        assert_eq!(os.images_named(&name).len(), 1, "kill -9 leaves the queued image");
+        assert_eq!(os.secrets_named(&format!("{name}-key")).len(), 1, "and the secret");
+        let line = stderr.lines().find(|l| l.contains("clean up with: ")).unwrap_or_else(|| panic!("{stderr}"));
+        let commands = line.split("clean up with: ").nth(1).unwrap();
+        for command in commands.split(" && ") {
+            let words: Vec<&str> = command.split_whitespace().collect();
+            assert_eq!(words[0], "openstack", "{command}");
+            os.run(&words[1..]);
+        }
+        nothing_left(os, &name);
+    }
+}
+
+/// A wrong password is 16 (from the OS_* variables alone, no clouds.yaml), an unknown secret 5, a region
+/// without the service 3 naming it.
+#[test]
+fn wrong_password_unknown_secret_missing_endpoint() {
+    let os = openstack();
+    let work = Scratch::new();
+    let image = work.path("x.qcow2");
+    let env_only = |password: &str| {
+        let mut cmd = os.cryptadm();
+        cmd.env_remove("OS_CLOUD")
+            .env_remove("OS_CLIENT_CONFIG_FILE")
+            .env("HOME", work.path(""))
+            .env("OS_AUTH_URL", &os.keystone)
+            .env("OS_USERNAME", "admin")
+            .env("OS_PASSWORD", password)
+            .env("OS_PROJECT_NAME", "admin")
+            .env("OS_USER_DOMAIN_NAME", "Default")
+            .env("OS_PROJECT_DOMAIN_NAME", "Default")
+            .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+            .args(CHEAP);
+        cmd
+    };
+    let output = env_only("not the password").arg(&image).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(16), "{stderr}");
+    assert!(stderr.contains("logging in to Keystone: permission denied"), "{stderr}");
+    assert!(!stderr.contains("not the password"));
+    assert!(!image.exists());
+
+    let unknown = "0b9c3a6e-1111-4222-8333-444455556666";
+    let output = env_only(&os.admin_password).args(["--secret", unknown]).arg(&image).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains(unknown) && stderr.contains("not found"), "{stderr}");
+
+    let output = os
+        .cryptadm()
+        .env("OS_REGION_NAME", "Nowhere")
+        .args(["disk", "luks-format", "--format", "qcow2"])
+        .args(["--size", "1M", "--key-manager", "barbican"])
+        .args(CHEAP)
+        .arg(&image)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("Barbican") && stderr.contains("key-manager") && stderr.contains("Nowhere"), "{stderr}");
+    assert!(!image.exists());
+}
+
+/// A token the service refuses mid-run (revoked or expired: 401) is renewed with a new login and the request
+/// sent again; a pre-issued OS_TOKEN works without a password.
+#[test]
+fn refused_token_is_renewed_and_a_preissued_token_works() {
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("renewed");
+    let proxy = FaultProxy::start(&os.barbican, "unauthorized-once");
+    let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_KEY_MANAGER_ENDPOINT_OVERRIDE", &proxy.url)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(os.images_named(&name).len(), 1);
+
+    let token = os.token();
+    let name = unique("token");
+    let output = os
+        .cryptadm()
+        .env_remove("OS_CLOUD")
+        .env_remove("OS_CLIENT_CONFIG_FILE")
+        .env("HOME", work.path(""))
+        .env("OS_AUTH_URL", &os.keystone)
+        .env("OS_TOKEN", &token)
+        .env("OS_PROJECT_NAME", "admin")
+        .env("OS_PROJECT_DOMAIN_NAME", "Default")
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--upload", &name])
+        .args(CHEAP)
+        .arg(work.path("t.qcow2"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(os.images_named(&name).len(), 1);
+}
+
+/// Two more ways to log in, as openstackclient reads them: a clouds.yaml without the password plus a secure.yaml
+/// beside it holding it (merged key by key), and an application credential from the OS_* variables.
+#[test]
+fn secure_yaml_and_application_credentials_log_in() {
+    let os = openstack();
+    let work = Scratch::new();
+    let config = work.path("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let clouds = std::fs::read_to_string(os.clouds_yaml()).unwrap();
+    let without: String = clouds.lines().filter(|l| !l.contains("password:")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(config.join("clouds.yaml"), without).unwrap();
+    let secure = format!("clouds:\n  test:\n    auth:\n      password: {}\n", os.admin_password);
+    std::fs::write(config.join("secure.yaml"), secure).unwrap();
+    let name = unique("secure-yaml");
+    let (code, stderr, _) =
+        format_upload(os, &work, &name, &[("OS_CLIENT_CONFIG_FILE", config.join("clouds.yaml").to_str().unwrap())]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(os.images_named(&name).len(), 1);
+
+    let credential = os.json(&["application", "credential", "create", &unique("cryptadm-test")]);
+    let id = credential["id"].as_str().unwrap().to_owned();
+    let secret = credential["secret"].as_str().unwrap().to_owned();
+    let name = unique("app-credential");
+    let output = os
+        .cryptadm()
+        .env_remove("OS_CLOUD")
+        .env_remove("OS_CLIENT_CONFIG_FILE")
+        .env("HOME", work.path(""))
+        .env("OS_AUTH_URL", &os.keystone)
+        .env("OS_AUTH_TYPE", "v3applicationcredential")
+        .env("OS_APPLICATION_CREDENTIAL_ID", &id)
+        .env("OS_APPLICATION_CREDENTIAL_SECRET", &secret)
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--upload", &name])
+        .args(CHEAP)
+        .arg(work.path("a.qcow2"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(os.images_named(&name).len(), 1);
+    let output = os
+        .cryptadm()
+        .env_remove("OS_CLOUD")
+        .env_remove("OS_CLIENT_CONFIG_FILE")
+        .env("HOME", work.path(""))
+        .env("OS_AUTH_URL", &os.keystone)
+        .env("OS_APPLICATION_CREDENTIAL_ID", &id)
+        .env("OS_APPLICATION_CREDENTIAL_SECRET", "wrong")
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(CHEAP)
+        .arg(work.path("b.qcow2"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(16), "{}", String::from_utf8_lossy(&output.stderr));
+}
