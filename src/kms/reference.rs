@@ -106,6 +106,10 @@ impl KeyRef {
                 Ok(Self::Barbican { uuid: uuid.to_ascii_lowercase(), href: None })
             }
             "https" | "http" if secret_href_uuid(text).is_some() => {
+                let authority = rest.trim_start_matches('/').split(['/', '?', '#']).next().unwrap_or_default();
+                if authority.contains('@') {
+                    return Err(bad("credentials do not belong in a secret href (the key manager's login does)"));
+                }
                 let uuid = secret_href_uuid(text).unwrap_or_default();
                 Ok(Self::Barbican { uuid, href: Some(text.to_owned()) })
             }
@@ -260,6 +264,9 @@ mod tests {
         assert_eq!(KeyRef::parse(&format!("barbican://{uuid}")).unwrap().to_string(), format!("barbican://{uuid}"));
         assert!(KeyRef::parse_secret("https://kms.example/v1/orders/x").is_err());
         assert!(KeyRef::parse_secret("not-a-uuid").is_err());
+        let with_password = format!("https://admin:hunter2@kms.example/v1/secrets/{uuid}");
+        let refused = KeyRef::parse_secret(&with_password).unwrap_err().to_string();
+        assert!(refused.contains("credentials") && !refused.contains("hunter2"), "{refused}");
     }
 
     #[test]

@@ -95,6 +95,21 @@ fn no_argument_takes_a_secret_value() {
             &["volume", "rotate", "--volume-id", "v", "--volume-path", "Cargo.toml", "--key-store", "hunter2"],
         ),
         ("key_store", &["volume", "serve", "--key-store", "hunter2", "--endpoint", "unix:///nonexistent/x.sock"]),
+        // a Barbican secret is named by UUID or href: an href with a password in it is refused unparsed
+        (
+            "secret",
+            &[
+                "disk",
+                "luks-format",
+                "--key-manager",
+                "barbican",
+                "--secret",
+                "https://admin:hunter2@kms.example/v1/secrets/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9",
+                "--size",
+                "1M",
+                "/nonexistent/x",
+            ],
+        ),
     ];
     for command in all_commands() {
         for arg in command.get_arguments() {
