@@ -122,10 +122,10 @@ fn stderr(output: &std::process::Output) -> String {
 const WRAP: [&str; 2] = ["--key-wrap", "vault-transit://transit/volumes"];
 
 #[test]
-fn a_whole_rotation_through_vault_kv_with_the_daemonsets_jwt_role() {
+fn a_whole_rotation_through_vault_kv_with_the_daemonsets_role_and_policy() {
     let bao = dev();
     let volume = Volume::new("kv", OLD_KEY, 1000);
-    seed_plain(bao, &volume.path(), OLD_KEY);
+    seed_plain(bao, &volume.path(), &wrap(bao, OLD_KEY));
     let scratch = Scratch::new();
     let jwt = bao.jwt_file(&scratch, "volumes");
     let mut cmd = cryptadm();
@@ -134,19 +134,49 @@ fn a_whole_rotation_through_vault_kv_with_the_daemonsets_jwt_role() {
         .env_remove("VAULT_TOKEN")
         .args(["volume", "rotate", "--volume-id", &volume.id, "--volume-path"])
         .arg(&volume.image)
-        .args(["--key-store", "vault-kv://kv/cryptadm", "--vault-auth", "jwt", "--vault-role", "volumes"])
+        .args(["--key-store", "vault-kv://kv/cryptadm", "--vault-auth", "kubernetes", "--vault-role", "volumes"])
+        .args(WRAP)
         .arg("--vault-jwt-file")
         .arg(&jwt);
     let output = cmd.output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let fields = kv(bao, &volume.path());
-    let new = fields["current"].as_str().unwrap().to_owned();
-    assert_ne!(new, OLD_KEY);
+    let stored = fields["current"].as_str().unwrap().to_owned();
+    assert!(stored.starts_with("vault:v"), "{stored}");
+    let new = unwrap(bao, &stored);
+    assert_ne!(new, OLD_KEY.as_bytes());
     assert!(!fields.contains_key("pending") && !fields.contains_key("previous"), "{fields:?}");
-    assert!(volume.opens(new.as_bytes()), "the new key does not open the volume");
+    assert!(volume.opens(&new), "the new key does not open the volume");
     assert!(!volume.opens(OLD_KEY.as_bytes()), "the old key still opens the volume");
     // The token never reaches the output.
     assert!(!stderr(&output).contains(&bao.root_token));
+
+    // The same rotation in plain KV values, with the root token.
+    let plain = Volume::new("kv-plain", OLD_KEY, 1000);
+    seed_plain(bao, &plain.path(), OLD_KEY);
+    let output = plain.rotate(bao, &[]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let new = field(bao, &plain.path(), "current").unwrap();
+    assert!(plain.opens(new.as_bytes()) && !plain.opens(OLD_KEY.as_bytes()));
+}
+
+#[test]
+fn the_deploy_patch_gives_volume_serve_only_flags_it_has() {
+    let patch = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vault/cryptadm-volume-patch.yaml"),
+    )
+    .unwrap();
+    let help = cryptadm().args(["volume", "serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let flags: Vec<&str> = patch
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- --"))
+        .map(|flag| flag.split('=').next().unwrap())
+        .collect();
+    assert!(flags.len() >= 7, "{flags:?}");
+    for flag in flags {
+        assert!(help.contains(&format!("--{flag}")), "--{flag} is not a flag of `cryptadm volume serve`");
+    }
 }
 
 #[test]
