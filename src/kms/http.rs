@@ -121,7 +121,8 @@ impl Response {
 /// A client for one key-manager service.
 pub struct Http {
     client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (see the `Drop` impl).
+    runtime: Option<tokio::runtime::Runtime>,
     settings: HttpSettings,
     /// How errors name the service, e.g. "OpenBao at https://127.0.0.1:8200" (already redacted).
     pub service: String,
@@ -166,7 +167,7 @@ impl Http {
             .enable_all()
             .build()
             .map_err(|e| Error::Config(format!("cannot start the I/O runtime: {e}")))?;
-        Ok(Self { client, runtime, settings, service })
+        Ok(Self { client, runtime: Some(runtime), settings, service })
     }
 
     /// Sends `request`, retrying connection failures, 5xx and 429 answers with backoff. The answer is returned
@@ -177,7 +178,8 @@ impl Http {
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
         for attempt in 1..=attempts {
-            match self.runtime.block_on(self.once(request)) {
+            let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
+            match runtime.block_on(self.once(request)) {
                 Ok(response)
                     if response.status.is_server_error()
                         || response.status == reqwest::StatusCode::TOO_MANY_REQUESTS =>
@@ -242,6 +244,16 @@ impl Http {
             return Attempt::Final(Error::Tls { service: self.service.clone(), problem: tls });
         }
         Attempt::Retryable(chain)
+    }
+}
+
+impl Drop for Http {
+    /// A client shared with async code (`volume serve` keeps one in its settings) may be dropped on a runtime
+    /// thread, where dropping a runtime panics; shutting it down in the background is allowed anywhere.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

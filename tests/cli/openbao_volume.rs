@@ -385,7 +385,7 @@ fn volume_serve_rotates_through_vault_with_its_service_account_token() {
             .args(WRAP)
             .args(["--vault-auth", "kubernetes", "--vault-role", role, "--vault-jwt-file"])
             .arg(bao.jwt_file(&scratch, role))
-            .stderr(std::process::Stdio::null())
+            .stderr(std::fs::File::create(scratch.path(&format!("{name}.log"))).unwrap())
             .spawn()
             .unwrap();
         for _ in 0..200 {
@@ -438,8 +438,11 @@ fn volume_serve_rotates_through_vault_with_its_service_account_token() {
         assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
         assert!(status.message().contains("permission denied"), "{status:?}");
     });
-    let _ = server.kill();
-    let _ = server.wait();
+    // SIGTERM: the server stops cleanly (its Vault client is dropped on a runtime thread without a panic).
+    use rustix::process::{Pid, Signal, kill_process};
+    kill_process(Pid::from_child(&server), Signal::TERM).unwrap();
+    let stopped = server.wait().unwrap();
+    assert!(stopped.success(), "volume serve did not stop cleanly: {stopped:?}");
     let _ = denied_server.kill();
     let _ = denied_server.wait();
     for volume in &volumes {
