@@ -123,6 +123,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm volume" => Some(volume::EXAMPLES),
         "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
         "cryptadm volume serve" => Some(volume::serve::EXAMPLES),
+        "cryptadm volume rewrap" => Some(volume::rewrap::EXAMPLES),
         _ => None,
     }
 }
