@@ -31,6 +31,8 @@ pub const SCRUBBED_VARIABLES: &[&str] = &[
     "OS_PASSWORD",
     "OS_APPLICATION_CREDENTIAL_SECRET",
     "OS_TOKEN",
+    "VAULT_TOKEN",
+    "BAO_TOKEN",
 ];
 
 /// How long a program may run and how much of its output is kept.

@@ -14,6 +14,7 @@ pub mod openstack_args;
 pub mod printer;
 pub mod secret;
 pub mod secrets;
+pub mod vault_args;
 pub mod volume;
 
 use crate::exit::{self, ExitStatus};
@@ -123,6 +124,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm volume" => Some(volume::EXAMPLES),
         "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
         "cryptadm volume serve" => Some(volume::serve::EXAMPLES),
+        "cryptadm volume rewrap" => Some(volume::rewrap::EXAMPLES),
         _ => None,
     }
 }

@@ -48,8 +48,9 @@ impl Default for HttpSettings {
     }
 }
 
-/// One request. Header values may be secrets (tokens): they are never shown.
-#[derive(Debug, Clone)]
+/// One request. Header values may be secrets (tokens): they are never shown, and its `Debug` shows neither them
+/// nor the body (which may carry a plaintext or a login secret).
+#[derive(Clone)]
 pub struct Request {
     /// The method.
     pub method: reqwest::Method,
@@ -61,6 +62,19 @@ pub struct Request {
     pub body: Option<Vec<u8>>,
     /// What the request does, for errors ("reading KV secret `kv/cryptadm/pvc-1`").
     pub what: String,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("url", &redact::url(self.url.as_str()))
+            .field("headers", &headers)
+            .field("body", &self.body.as_ref().map(|b| format!("[REDACTED; {} bytes]", b.len())))
+            .field("what", &self.what)
+            .finish()
+    }
 }
 
 impl Request {
@@ -107,7 +121,8 @@ impl Response {
 /// A client for one key-manager service.
 pub struct Http {
     client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (see the `Drop` impl).
+    runtime: Option<tokio::runtime::Runtime>,
     settings: HttpSettings,
     /// How errors name the service, e.g. "OpenBao at https://127.0.0.1:8200" (already redacted).
     pub service: String,
@@ -152,7 +167,7 @@ impl Http {
             .enable_all()
             .build()
             .map_err(|e| Error::Config(format!("cannot start the I/O runtime: {e}")))?;
-        Ok(Self { client, runtime, settings, service })
+        Ok(Self { client, runtime: Some(runtime), settings, service })
     }
 
     /// Sends `request`, retrying connection failures, 5xx and 429 answers with backoff. The answer is returned
@@ -163,7 +178,8 @@ impl Http {
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
         for attempt in 1..=attempts {
-            match self.runtime.block_on(self.once(request)) {
+            let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
+            match runtime.block_on(self.once(request)) {
                 Ok(response)
                     if response.status.is_server_error()
                         || response.status == reqwest::StatusCode::TOO_MANY_REQUESTS =>
@@ -215,7 +231,8 @@ impl Http {
             }
         });
         let stream = reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
-        let result = self.runtime.block_on(async {
+        let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
+        let result = runtime.block_on(async {
             let mut builder =
                 self.client.request(request.method.clone(), request.url.clone()).timeout(timeout).body(stream);
             for (name, value) in &request.headers {
@@ -292,6 +309,16 @@ impl Http {
     }
 }
 
+impl Drop for Http {
+    /// A client shared with async code (`volume serve` keeps one in its settings) may be dropped on a runtime
+    /// thread, where dropping a runtime panics; shutting it down in the background is allowed anywhere.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 enum Attempt {
     Retryable(String),
     Final(Error),
@@ -347,5 +374,22 @@ fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
         }
         cause = current.source();
     }
-    None
+    // reqwest may carry rustls's error boxed in a type of its own (hyper-util's connect error), where the
+    // downcasts above do not reach it; rustls's words are stable enough to recognise.
+    let chain = describe_chain(error);
+    let at = chain.find("invalid peer certificate")?;
+    Some(chain[at..].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_request_never_shows_its_headers_or_body() {
+        let request = super::Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x")
+            .header("X-Vault-Token", "hvs.secret-token")
+            .json(&serde_json::json!({"secret_id": "secret-id-value"}));
+        let shown = format!("{request:?}");
+        assert!(!shown.contains("secret-token") && !shown.contains("secret-id-value"), "{shown}");
+        assert!(shown.contains("X-Vault-Token"), "{shown}");
+    }
 }

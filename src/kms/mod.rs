@@ -19,6 +19,7 @@ pub mod barbican;
 pub mod http;
 pub mod keystone;
 pub mod reference;
+pub mod vault;
 
 pub use reference::KeyRef;
 

@@ -498,6 +498,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             retries: 0,
             first_backoff: Duration::ZERO,
+            vault: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -518,6 +519,7 @@ mod tests {
             timeout: Duration::from_secs(5),
             retries: 0,
             first_backoff: Duration::ZERO,
+            vault: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

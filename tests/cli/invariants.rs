@@ -110,6 +110,9 @@ fn no_argument_takes_a_secret_value() {
                 "/nonexistent/x",
             ],
         ),
+        // the Transit key that wraps a vault-kv:// store's values: a reference, so a passphrase there is refused
+        ("key_wrap", &["volume", "rotate", "--volume-id", "v", "--volume-path", "Cargo.toml", "--key-wrap", "hunter2"]),
+        ("key_wrap", &["volume", "rewrap", "--key-store", "vault-kv://kv/x", "--key-wrap", "hunter2"]),
     ];
     for command in all_commands() {
         for arg in command.get_arguments() {

@@ -7,6 +7,7 @@
 mod support;
 mod support_guest;
 mod support_loop;
+mod support_openbao;
 mod support_openstack;
 
 mod bootstrap;
@@ -43,6 +44,8 @@ mod misuse;
 mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
+mod openbao;
+mod openbao_volume;
 #[cfg(target_os = "linux")]
 mod openstack;
 mod plugins;
