@@ -24,6 +24,7 @@ mod pipeline;
 pub mod pkcs7;
 pub mod recipients;
 pub mod stream;
+pub mod transit;
 
 pub use error::Error;
 
