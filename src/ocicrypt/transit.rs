@@ -31,18 +31,14 @@ pub const BLOB_SCHEME: &str = "vault-transit";
 /// Most bytes of a wrapped blob this reader parses (a few Transit ciphertexts of a 193-byte payload).
 pub const MAX_BLOB: usize = 64 * 1024;
 
-/// Opens the Transit secrets engine mounted at a path (`transit`). The command line builds it from the Vault
-/// settings (address, CA, credentials); it is called only when a layer needs it, so a run that opens no
-/// Transit-wrapped layer never logs in.
-pub type Opener = Arc<dyn Fn(&str) -> Result<Arc<dyn kms::Wrapping + Send + Sync>, kms::Error> + Send + Sync>;
+/// Gives the key manager that holds the Transit keys (Vault/OpenBao: a [`kms::Wrapping`] that names keys
+/// `MOUNT/KEY`). The command line builds it from the Vault settings (address, CA, credentials); it is called only
+/// when a layer needs it, so a run that opens no Transit-wrapped layer never reads credentials nor logs in.
+pub type Opener = Arc<dyn Fn() -> Result<Arc<dyn kms::Wrapping + Send + Sync>, kms::Error> + Send + Sync>;
 
 /// An opener for when no key manager was configured: every use fails, saying so.
 pub fn unconfigured() -> Opener {
-    Arc::new(|mount: &str| {
-        Err(kms::Error::Config(format!(
-            "Transit keys (mount `{mount}`) need a Vault or OpenBao server, and none is configured"
-        )))
-    })
+    Arc::new(|| Err(kms::Error::Config("Transit keys need a Vault or OpenBao server, and none is configured".into())))
 }
 
 /// A Transit key: its engine's mount path and its name.
@@ -64,6 +60,11 @@ impl TransitKey {
                 problem: "expected a Transit key, vault-transit://MOUNT/KEY".into(),
             }),
         }
+    }
+
+    /// The key's name for [`kms::Wrapping`]: `MOUNT/KEY`, a `/` inside the mount written `%2F`.
+    pub fn wrapping_name(&self) -> String {
+        format!("{}/{}", self.mount.replace('/', "%2F"), self.key)
     }
 
     /// The reference, `vault-transit://MOUNT/KEY`.
@@ -120,8 +121,8 @@ impl KeyWrapper for TransitWrapper {
         }
         let mut recipients = Vec::with_capacity(self.keys.len());
         for key in &self.keys {
-            let transit = (self.opener)(&key.mount).map_err(kms_error)?;
-            let ciphertext = transit.wrap(&key.key, private_options).map_err(kms_error)?;
+            let transit = (self.opener)().map_err(kms_error)?;
+            let ciphertext = transit.wrap(&key.wrapping_name(), private_options).map_err(kms_error)?;
             recipients.push(Entry { key: key.reference(), ciphertext });
         }
         let blob = Blob { scheme: BLOB_SCHEME.into(), recipients };
@@ -193,7 +194,7 @@ impl KeyUnwrapper for TransitUnwrapper {
             {
                 continue;
             }
-            let opened = (self.opener)(&key.mount).and_then(|transit| transit.unwrap(&key.key, &ciphertext));
+            let opened = (self.opener)().and_then(|transit| transit.unwrap(&key.wrapping_name(), &ciphertext));
             match opened {
                 Ok(private) => return Ok(Some(private)),
                 // A server that cannot be asked is a failure to fix there: said at once.
@@ -370,7 +371,7 @@ mod tests {
         }
         fn unwrap(&self, key: &str, wrapped: &str) -> Result<SecretBytes, kms::Error> {
             self.0.lock().unwrap().push(format!("unwrap {key}"));
-            if key == "denied" {
+            if key == "transit/denied" {
                 return Err(kms::Error::Denied {
                     what: "decrypt".into(),
                     service: "test".into(),
@@ -391,7 +392,7 @@ mod tests {
 
     fn opener() -> Opener {
         let reverse: Arc<dyn kms::Wrapping + Send + Sync> = Arc::new(Reverse(Mutex::default()));
-        Arc::new(move |_mount: &str| Ok(reverse.clone()))
+        Arc::new(move || Ok(reverse.clone()))
     }
 
     fn key(text: &str) -> TransitKey {
