@@ -60,11 +60,11 @@ impl Drop for Daemon {
 }
 
 /// containerd and its registry, under one temporary directory.
-struct Node {
+pub(crate) struct Node {
     // Drop order: containerd first, then the registry, then the directory.
     _containerd: Daemon,
     _registry: Daemon,
-    work: Scratch,
+    pub(crate) work: Scratch,
     host: String,
     socket: PathBuf,
 }
@@ -87,6 +87,11 @@ fn wait_for(what: &str, log: &Path, mut ready: impl FnMut() -> bool) {
 
 impl Node {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A node whose `node-config` run also gets `node_config_args` (e.g. `--processor-env NAME=VALUE`).
+    pub(crate) fn start_with(node_config_args: &[String]) -> Self {
         require_tool("containerd", "apt-get install -y containerd");
         require_tool("ctr", "apt-get install -y containerd");
         require_tool("docker-registry", "apt-get install -y docker-registry");
@@ -123,7 +128,8 @@ impl Node {
             .arg("--keys-dir")
             .arg(work.path("keys"))
             .arg("--keyprovider-config")
-            .arg(work.path("ocicrypt_keyprovider.conf")));
+            .arg(work.path("ocicrypt_keyprovider.conf"))
+            .args(node_config_args));
         let w = work.dir.path().display().to_string();
         // Test-only settings: everything under the temporary directory, the native snapshotter, the registry as a
         // plain-HTTP mirror, and no `opt` plugin (it would create /opt/containerd on the host).
@@ -169,12 +175,12 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         node
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.work.path("containerd.log")).unwrap_or_default()
     }
 
     /// PullImage through the CRI: `Ok(image_ref)` or `Err(details)`.
-    fn pull(&self, repository: &str) -> Result<String, String> {
+    pub(crate) fn pull(&self, repository: &str) -> Result<String, String> {
         let output = Command::new("python3")
             .arg(CRI_PULL)
             .arg(&self.socket)
@@ -190,7 +196,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         }
     }
 
-    fn image(&self, repository: &str) -> String {
+    pub(crate) fn image(&self, repository: &str) -> String {
         format!("docker://{}/{repository}", self.host)
     }
 
@@ -208,7 +214,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         entries.filter_map(|e| std::fs::read(e.unwrap().path().join(path)).ok()).collect()
     }
 
-    fn assert_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+    pub(crate) fn assert_unpacked(&self, case: &str, files: &[(&str, &str)]) {
         for (path, content) in files {
             let found = self.snapshot_files(path);
             assert!(
@@ -219,7 +225,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         }
     }
 
-    fn assert_not_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+    pub(crate) fn assert_not_unpacked(&self, case: &str, files: &[(&str, &str)]) {
         for (path, _) in files {
             assert!(self.snapshot_files(path).is_empty(), "{case}: `{path}` was unpacked");
         }
@@ -227,9 +233,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 }
 
 /// A layer: its files and compression.
-struct Layer<'a> {
-    compression: &'a str,
-    files: &'a [(&'a str, &'a str)],
+pub(crate) struct Layer<'a> {
+    pub(crate) compression: &'a str,
+    pub(crate) files: &'a [(&'a str, &'a str)],
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -247,7 +253,7 @@ fn descriptor(media: &str, blob: Value) -> Value {
 }
 
 /// An OCI layout (tag v1) with one manifest per platform.
-fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
+pub(crate) fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
     std::fs::create_dir_all(layout.join("blobs/sha256")).unwrap();
     std::fs::write(layout.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
     let mut manifests = Vec::new();
@@ -319,7 +325,7 @@ fn tamper(layout: &Path) {
     std::fs::write(&index_path, index.to_string()).unwrap();
 }
 
-fn oci(dir: &Path) -> String {
+pub(crate) fn oci(dir: &Path) -> String {
     format!("oci:{}:v1", dir.display())
 }
 

@@ -26,7 +26,6 @@ struct Setup {
     encrypt_token: String,
     /// A token that may only `decrypt` with `transit/images`.
     decrypt_token: String,
-    dir: Scratch,
 }
 
 /// JWT roles (at `jwt/`): `image-node` decrypts with `transit/images`, `image-builder` encrypts with it,
@@ -47,23 +46,27 @@ fn setup() -> &'static Setup {
         for (role, policy) in
             [("image-node", "image-decrypt"), ("image-builder", "image-encrypt"), ("image-stranger", "default")]
         {
-            server.bao(&[
-                "write",
-                &format!("auth/jwt/role/{role}"),
-                "role_type=jwt",
-                &format!("bound_audiences={}", bao::AUDIENCE),
-                "user_claim=sub",
-                &format!("bound_subject=system:serviceaccount:kube-system:{role}"),
-                &format!("token_policies={policy}"),
-                "token_ttl=10m",
-            ]);
+            jwt_role(server, role, policy);
         }
         Setup {
             encrypt_token: server.token_with_policy("image-encrypt"),
             decrypt_token: server.token_with_policy("image-decrypt"),
-            dir,
         }
     })
+}
+
+/// Creates (or changes the policy of) JWT role `role` at `jwt/`, for service account `kube-system:ROLE`.
+fn jwt_role(server: &OpenBao, role: &str, policy: &str) {
+    server.bao(&[
+        "write",
+        &format!("auth/jwt/role/{role}"),
+        "role_type=jwt",
+        &format!("bound_audiences={}", bao::AUDIENCE),
+        "user_claim=sub",
+        &format!("bound_subject=system:serviceaccount:kube-system:{role}"),
+        &format!("token_policies={policy}"),
+        "token_ttl=10m",
+    ]);
 }
 
 /// `cryptadm` with the server's address and `token`, nothing else of Vault's.
@@ -74,8 +77,8 @@ fn with_token(server: &OpenBao, token: &str) -> std::process::Command {
 }
 
 /// `cryptadm` with the server's address and a JWT login as `role` (what a node, or a runtime's key provider, has).
-fn with_jwt(server: &OpenBao, role: &str) -> std::process::Command {
-    let jwt = server.jwt_file(&setup().dir, role);
+fn with_jwt(server: &OpenBao, scratch: &Scratch, role: &str) -> std::process::Command {
+    let jwt = server.jwt_file(scratch, role);
     let mut command = cryptadm();
     command
         .env_remove("VAULT_TOKEN")
@@ -141,7 +144,7 @@ fn transit_recipient_decrypts_natively_and_through_the_key_provider() {
     // started with the node's JWT login (no token in its environment).
     let config = provider_config(&work);
     let via_provider = work.path("via-provider");
-    with_jwt(server, "image-node")
+    with_jwt(server, &work, "image-node")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
         .args(["image", "decrypt", "--key", "provider:cryptadm"])
         .arg(oci(&enc))
@@ -193,7 +196,7 @@ fn a_token_or_role_without_decrypt_fails_with_16_and_writes_nothing() {
     assert!(!out.exists(), "nothing written");
     // Through the key provider, a node role without decrypt: the provider's one-line error reaches the caller.
     let config = provider_config(&work);
-    with_jwt(server, "image-stranger")
+    with_jwt(server, &work, "image-stranger")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
         .args(["image", "decrypt", "--key", "provider:cryptadm"])
         .arg(oci(&enc))
@@ -240,7 +243,7 @@ fn key_provider_wraps_what_cryptadm_decrypts() {
     fixture(&src, TWO_LAYERS);
     let config = provider_config(&work);
     // What `skopeo copy --encryption-key provider:cryptadm:vault-transit://transit/images` asks of the provider.
-    with_jwt(server, "image-builder")
+    with_jwt(server, &work, "image-builder")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
         .args(["image", "encrypt", "--recipient", &format!("provider:cryptadm:{KEY}")])
         .arg(oci(&src))
@@ -257,7 +260,7 @@ fn key_provider_wraps_what_cryptadm_decrypts() {
         .success();
     assert_eq!(layer_digests(&dec), layer_digests(&src));
     // `provider:cryptadm` without a Transit key cannot wrap: the provider says how to name one.
-    with_jwt(server, "image-builder")
+    with_jwt(server, &work, "image-builder")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
         .args(["image", "encrypt", "--recipient", "provider:cryptadm"])
         .arg(oci(&src))
@@ -266,7 +269,7 @@ fn key_provider_wraps_what_cryptadm_decrypts() {
         .failure()
         .stderr(predicate::str::contains("provider:cryptadm:vault-transit://MOUNT/KEY"));
     // Both ways of naming the same annotation at once are refused.
-    with_jwt(server, "image-builder")
+    with_jwt(server, &work, "image-builder")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
         .args(["image", "encrypt", "--recipient", &format!("provider:cryptadm:{KEY}"), "--recipient", KEY])
         .arg(oci(&src))
@@ -283,6 +286,7 @@ fn key_provider_wraps_what_cryptadm_decrypts() {
 fn key_provider_speaks_ocicrypts_json() {
     setup();
     let server = bao::dev();
+    let work = Scratch::new();
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let options = br#"{"symkey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","digest":"sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac","cipheroptions":{"nonce":"8PHy8/T19vf4+fr7/P3+/w=="}}"#;
     let wrap = format!(
@@ -291,7 +295,7 @@ fn key_provider_speaks_ocicrypts_json() {
         b64(b"-----BEGIN PUBLIC KEY-----"),
         b64(options)
     );
-    let output = with_jwt(server, "image-builder")
+    let output = with_jwt(server, &work, "image-builder")
         .args(["image", "keyprovider"])
         .write_stdin(wrap)
         .assert()
@@ -305,7 +309,7 @@ fn key_provider_speaks_ocicrypts_json() {
         r#"{{"op":"keyunwrap","keywrapparams":{{"ec":null,"optsdata":null}},"keyunwrapparams":{{"dc":{{"Parameters":{{"cryptadm":["{}"],"privkeys":null}}}},"annotation":"{annotation}"}}}}"#,
         b64(b"Enabled")
     );
-    let output = with_jwt(server, "image-node")
+    let output = with_jwt(server, &work, "image-node")
         .args(["image", "keyprovider"])
         .write_stdin(unwrap.clone())
         .assert()
@@ -317,12 +321,12 @@ fn key_provider_speaks_ocicrypts_json() {
     let optsdata = answer["keyunwrapresults"]["optsdata"].as_str().expect("keyunwrapresults.optsdata");
     assert_eq!(base64::engine::general_purpose::STANDARD.decode(optsdata).unwrap(), options);
     // The builder may encrypt but not decrypt: one line on stderr (what ocicrypt shows), exit 16.
-    let denied = with_jwt(server, "image-builder").args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
+    let denied = with_jwt(server, &work, "image-builder").args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
     let stderr = String::from_utf8_lossy(&denied.get_output().stderr).into_owned();
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("permission denied") && stderr.contains("transit/images"), "{stderr}");
     // Not ocicrypt's JSON: exit 3.
-    with_jwt(server, "image-node")
+    with_jwt(server, &work, "image-node")
         .args(["image", "keyprovider"])
         .write_stdin("{\"op\":\"keysteal\"}")
         .assert()
@@ -361,4 +365,60 @@ fn key_providers_never_inherit_the_token() {
     let environment = std::fs::read_to_string(&dump).expect("the provider ran");
     assert!(!environment.contains(&setup.decrypt_token), "the token leaked into a key provider's environment");
     assert!(environment.contains("VAULT_ADDR="), "the rest of the environment is inherited");
+}
+
+/// containerd (the CRI harness of `containerd.rs`) pulls a Transit-encrypted image: its stream processor,
+/// configured by `node-config --processor-env` with the server and a JWT login for the node's role, unwraps the
+/// layer key through OpenBao. When the role loses decrypt, the next pull fails with cryptadm's message and unpacks
+/// nothing.
+#[cfg(feature = "pgp")]
+#[test]
+fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
+    use crate::containerd::{Layer, Node, make_layout};
+    let setup = setup();
+    let server = bao::dev();
+    let work = Scratch::new();
+    let role = "image-containerd";
+    jwt_role(server, role, "image-decrypt");
+    let jwt = server.jwt_file(&work, role);
+    let mut settings: Vec<String> = server.env().into_iter().map(|(name, value)| format!("{name}={value}")).collect();
+    settings.extend([
+        "CRYPTADM_VAULT_AUTH=jwt".to_owned(),
+        format!("CRYPTADM_VAULT_ROLE={role}"),
+        format!("CRYPTADM_VAULT_JWT_FILE={}", jwt.display()),
+    ]);
+    let args: Vec<String> = settings.into_iter().flat_map(|s| ["--processor-env".to_owned(), s]).collect();
+    let node = Node::start_with(&args);
+
+    let allowed: &[(&str, &str)] = &[("etc/transit/allowed", "unwrapped through OpenBao Transit")];
+    let layout = work.path("allowed");
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files: allowed }])]);
+    with_token(server, &setup.encrypt_token)
+        .args(["image", "encrypt", "--dest-tls-verify=false", "--recipient", KEY])
+        .arg(oci(&layout))
+        .arg(node.image("transit/allowed:v1"))
+        .assert()
+        .success();
+    let pulled = node.pull("transit/allowed:v1");
+    assert!(pulled.is_ok(), "{pulled:?}\n{}", node.log());
+    node.assert_unpacked("allowed", allowed);
+
+    // The node's role may no longer decrypt.
+    jwt_role(server, role, "default");
+    let refused: &[(&str, &str)] = &[("etc/transit/refused", "never unpacked")];
+    let layout = work.path("refused");
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files: refused }])]);
+    with_token(server, &setup.encrypt_token)
+        .args(["image", "encrypt", "--dest-tls-verify=false", "--recipient", KEY])
+        .arg(oci(&layout))
+        .arg(node.image("transit/refused:v1"))
+        .assert()
+        .success();
+    let details = node.pull("transit/refused:v1").expect_err("the pull must fail");
+    assert!(
+        details.contains("cryptadm stream-decrypt") && details.contains("permission denied"),
+        "{details}\n{}",
+        node.log()
+    );
+    node.assert_not_unpacked("refused", refused);
 }
