@@ -61,11 +61,28 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l plugin-timeout -d 'Seconds one run of a provider plugin may take before it is killed' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l retries -d 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cloud-init -d 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l ignition -d 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -77,11 +94,28 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l creates -d 'Do nothing and exit 0 when PATH exists' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l plugin-timeout -d 'Seconds one run of a provider plugin may take before it is killed' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l retries -d 'How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l cert-dir -d 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l strict -d 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l skip-remote -d 'Skip RemoteConfig documents instead of fetching them'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l allow-http -d 'Let the `https` provider fetch plain http:// URIs (and follow redirects to them): unauthenticated'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -s q -l quiet -d 'Print only errors'

@@ -28,6 +28,8 @@ pub const SCRUBBED_VARIABLES: &[&str] = &[
     "CRYPTADM_DEST_PASSWORD_FILE",
     "CRYPTADM_REGISTRY_PASSWORD",
     "CRYPTADM_REGISTRY_PASSWORD_FILE",
+    "VAULT_TOKEN",
+    "BAO_TOKEN",
 ];
 
 /// How long a program may run and how much of its output is kept.

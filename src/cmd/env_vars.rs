@@ -37,6 +37,50 @@ pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
 pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 /// containerd's stream processors: the media type of the layer on standard input (`image stream-decrypt`).
 pub const STREAM_PROCESSOR_MEDIATYPE: &str = "STREAM_PROCESSOR_MEDIATYPE";
+/// OpenBao/Vault server address (the Vault CLI's variable; `--vault-addr` wins).
+pub const VAULT_ADDR: &str = "VAULT_ADDR";
+/// OpenBao's name for [`VAULT_ADDR`], read when that is not set.
+pub const BAO_ADDR: &str = "BAO_ADDR";
+/// The Vault token (never passed to a child).
+pub const VAULT_TOKEN: &str = "VAULT_TOKEN";
+/// OpenBao's name for [`VAULT_TOKEN`].
+pub const BAO_TOKEN: &str = "BAO_TOKEN";
+/// The Vault namespace.
+pub const VAULT_NAMESPACE: &str = "VAULT_NAMESPACE";
+/// OpenBao's name for [`VAULT_NAMESPACE`].
+pub const BAO_NAMESPACE: &str = "BAO_NAMESPACE";
+/// PEM file of the CA of the Vault server.
+pub const VAULT_CACERT: &str = "VAULT_CACERT";
+/// OpenBao's name for [`VAULT_CACERT`].
+pub const BAO_CACERT: &str = "BAO_CACERT";
+/// Directory of PEM CA certificates for the Vault server.
+pub const VAULT_CAPATH: &str = "VAULT_CAPATH";
+/// OpenBao's name for [`VAULT_CAPATH`].
+pub const BAO_CAPATH: &str = "BAO_CAPATH";
+/// Client certificate for the Vault server.
+pub const VAULT_CLIENT_CERT: &str = "VAULT_CLIENT_CERT";
+/// OpenBao's name for [`VAULT_CLIENT_CERT`].
+pub const BAO_CLIENT_CERT: &str = "BAO_CLIENT_CERT";
+/// Key of the client certificate.
+pub const VAULT_CLIENT_KEY: &str = "VAULT_CLIENT_KEY";
+/// OpenBao's name for [`VAULT_CLIENT_KEY`].
+pub const BAO_CLIENT_KEY: &str = "BAO_CLIENT_KEY";
+/// Refused unless `--vault-skip-verify` is given too.
+pub const VAULT_SKIP_VERIFY: &str = "VAULT_SKIP_VERIFY";
+/// OpenBao's name for [`VAULT_SKIP_VERIFY`].
+pub const BAO_SKIP_VERIFY: &str = "BAO_SKIP_VERIFY";
+/// The Vault login method for runs without flags (`--vault-auth`).
+pub const CRYPTADM_VAULT_AUTH: &str = "CRYPTADM_VAULT_AUTH";
+/// The auth method's mount path (`--vault-auth-mount`).
+pub const CRYPTADM_VAULT_AUTH_MOUNT: &str = "CRYPTADM_VAULT_AUTH_MOUNT";
+/// The login role (`--vault-role`).
+pub const CRYPTADM_VAULT_ROLE: &str = "CRYPTADM_VAULT_ROLE";
+/// The AppRole role id (`--vault-role-id`).
+pub const CRYPTADM_VAULT_ROLE_ID: &str = "CRYPTADM_VAULT_ROLE_ID";
+/// File holding the AppRole secret id (`--vault-secret-id-file`).
+pub const CRYPTADM_VAULT_SECRET_ID_FILE: &str = "CRYPTADM_VAULT_SECRET_ID_FILE";
+/// File holding the login JWT (`--vault-jwt-file`).
+pub const CRYPTADM_VAULT_JWT_FILE: &str = "CRYPTADM_VAULT_JWT_FILE";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The proxy of the built-in `https` RemoteConfig provider (also `https_proxy`).
@@ -121,6 +165,40 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         STREAM_PROCESSOR_MEDIATYPE,
         "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
+    (
+        VAULT_ADDR,
+        "OpenBao/Vault server address for vault-transit:// and vault-kv:// references (BAO_ADDR when unset; --vault-addr wins).",
+    ),
+    (BAO_ADDR, "OpenBao's name for VAULT_ADDR."),
+    (
+        VAULT_TOKEN,
+        "The Vault token (BAO_TOKEN when unset) when --vault-auth is token (the default) and no --vault-token-file is given; else ~/.vault-token (0600). Never passed to a child process.",
+    ),
+    (BAO_TOKEN, "OpenBao's name for VAULT_TOKEN. Never passed to a child process."),
+    (VAULT_NAMESPACE, "Vault namespace, sent as X-Vault-Namespace (BAO_NAMESPACE when unset; --vault-namespace wins)."),
+    (BAO_NAMESPACE, "OpenBao's name for VAULT_NAMESPACE."),
+    (VAULT_CACERT, "PEM file of the CA that signed the Vault server's certificate (BAO_CACERT when unset)."),
+    (BAO_CACERT, "OpenBao's name for VAULT_CACERT."),
+    (VAULT_CAPATH, "Directory of PEM CA certificates for the Vault server (BAO_CAPATH when unset)."),
+    (BAO_CAPATH, "OpenBao's name for VAULT_CAPATH."),
+    (VAULT_CLIENT_CERT, "PEM client certificate for TLS client authentication to Vault (with VAULT_CLIENT_KEY)."),
+    (BAO_CLIENT_CERT, "OpenBao's name for VAULT_CLIENT_CERT."),
+    (VAULT_CLIENT_KEY, "PEM key of VAULT_CLIENT_CERT."),
+    (BAO_CLIENT_KEY, "OpenBao's name for VAULT_CLIENT_KEY."),
+    (
+        VAULT_SKIP_VERIFY,
+        "Refused (exit 2) unless --vault-skip-verify is given: cryptadm verifies the Vault server's certificate unless told on the command line.",
+    ),
+    (BAO_SKIP_VERIFY, "OpenBao's name for VAULT_SKIP_VERIFY; refused the same way."),
+    (
+        CRYPTADM_VAULT_AUTH,
+        "Vault login method when --vault-auth is not given: token, approle, jwt or kubernetes (for runs without flags, e.g. `bootstrap open` from cloud-init or Ignition).",
+    ),
+    (CRYPTADM_VAULT_AUTH_MOUNT, "Mount path of the Vault auth method (--vault-auth-mount)."),
+    (CRYPTADM_VAULT_ROLE, "Vault login role for jwt and kubernetes (--vault-role)."),
+    (CRYPTADM_VAULT_ROLE_ID, "AppRole role id (--vault-role-id)."),
+    (CRYPTADM_VAULT_SECRET_ID_FILE, "File holding the AppRole secret id, 0600 (--vault-secret-id-file)."),
+    (CRYPTADM_VAULT_JWT_FILE, "File holding the JWT of a jwt or kubernetes login, 0600 (--vault-jwt-file)."),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (
         HTTPS_PROXY,

@@ -13,6 +13,7 @@ pub mod interrupt;
 pub mod printer;
 pub mod secret;
 pub mod secrets;
+pub mod vault_args;
 pub mod volume;
 
 use crate::exit::{self, ExitStatus};

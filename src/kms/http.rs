@@ -286,5 +286,9 @@ fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
         }
         cause = current.source();
     }
-    None
+    // reqwest may carry rustls's error boxed in a type of its own (hyper-util's connect error), where the
+    // downcasts above do not reach it; rustls's words are stable enough to recognise.
+    let chain = describe_chain(error);
+    let at = chain.find("invalid peer certificate")?;
+    Some(chain[at..].to_owned())
 }

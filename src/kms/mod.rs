@@ -17,6 +17,7 @@
 
 pub mod http;
 pub mod reference;
+pub mod vault;
 
 pub use reference::KeyRef;
 

@@ -182,6 +182,23 @@ pub enum Error {
         /// What is wrong.
         problem: &'static str,
     },
+    /// A passphraseURI the built-in `vault-transit` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `vault-transit` provider: {problem}")]
+    BadTransitUri {
+        /// The URI (redacted).
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// A built-in key-manager provider is used, but no server is configured.
+    #[error("passphrase provider `{provider}`: no OpenBao/Vault server is configured")]
+    NoKeyManager {
+        /// The provider.
+        provider: &'static str,
+    },
+    /// The key manager of a built-in provider failed (denied, not found, sealed, unreachable).
+    #[error("passphrase provider `vault-transit`: {0}")]
+    KeyManager(#[source] crate::kms::Error),
     /// The plugin for a provider is not installed.
     #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
     ProviderNotFound {
@@ -232,6 +249,8 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
+            Error::KeyManager(source) => source.status(),
+            Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
             Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
                 ExitStatus::NotFound
@@ -251,6 +270,7 @@ impl Classify for Error {
             | Error::NothingToOpen
             | Error::BadProviderName(_)
             | Error::BadPassphraseUri { .. }
+            | Error::BadTransitUri { .. }
             | Error::BadPassphrase(_)
             | Error::Template(_)
             | Error::RemoteTooLarge { .. }
@@ -268,6 +288,8 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
+            Error::KeyManager(source) => return source.hint(),
+            Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",
             Error::RemoteLoop { .. } => "a fetched stream must not point back at a configuration that includes it",

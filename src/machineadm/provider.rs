@@ -26,6 +26,12 @@ pub const PLUGIN_PREFIX: &str = "machineadm-plugin-encryption-provider-";
 pub const SYSTEM_PLUGIN_DIRS: &[&str] = &["/usr/libexec/machineadm", "/usr/local/libexec/machineadm"];
 /// The provider implemented inside cryptadm.
 pub const BUILTIN_FILE_PROVIDER: &str = "file";
+/// The built-in OpenBao/Vault Transit provider: `seal` asks `MOUNT/datakey/plaintext/KEY` for a 32-byte data key,
+/// seals with its raw bytes as the passphrase and records `vault-transit://<base64url(ciphertext)>@MOUNT/KEY`;
+/// `open` gets the bytes back from `MOUNT/decrypt/KEY`.
+pub const BUILTIN_VAULT_TRANSIT_PROVIDER: &str = "vault-transit";
+/// Bytes of the data key (and so of the passphrase) the `vault-transit` provider asks Transit for.
+pub const VAULT_DATA_KEY_BYTES: usize = 32;
 /// Most bytes a plugin may print on stdout, and most bytes a passphrase file may hold.
 pub const MAX_PLUGIN_OUTPUT: usize = crate::crypto::secret::MAX_PASSPHRASE_LEN;
 const MAX_PLUGIN_STDERR: usize = 4096;
@@ -44,6 +50,8 @@ pub struct ProviderSettings {
     pub retries: u32,
     /// Wait before the first retry; doubled for each further one, up to 30 s.
     pub first_backoff: Duration,
+    /// The OpenBao/Vault client of the `vault-transit` provider, when a server is configured.
+    pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
 }
 
 impl ProviderSettings {
@@ -59,6 +67,9 @@ impl ProviderSettings {
         validate_provider_name(provider)?;
         if provider == BUILTIN_FILE_PROVIDER {
             return read_passphrase_file(uri);
+        }
+        if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
+            return self.vault_transit_open(uri, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["get-passphrase", uri], ui)?;
@@ -80,9 +91,67 @@ impl ProviderSettings {
         ui: &dyn Interaction,
     ) -> Result<(Passphrase, String), Error> {
         validate_provider_name(provider)?;
+        if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
+            return self.vault_transit_new(uri, None, ui);
+        }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["new-passphrase", uri], ui)?;
         parse_new_passphrase(provider, &output)
+    }
+
+    fn vault(&self) -> Result<&crate::kms::vault::Vault, Error> {
+        self.vault.as_deref().ok_or(Error::NoKeyManager { provider: BUILTIN_VAULT_TRANSIT_PROVIDER })
+    }
+
+    /// `seal` with `vault-transit`: a new data key (or, given `explicit`, that passphrase wrapped by Transit) and
+    /// the passphraseURI carrying the wrapped bytes.
+    pub fn vault_transit_new(
+        &self,
+        uri: &str,
+        explicit: Option<Passphrase>,
+        ui: &dyn Interaction,
+    ) -> Result<(Passphrase, String), Error> {
+        use crate::kms::Wrapping as _;
+        let (reference, mount, key) = parse_transit_uri(uri)?;
+        if reference.to_string() != uri.trim() {
+            return Err(Error::BadTransitUri {
+                uri: crate::redact::url(uri),
+                problem: "seal takes vault-transit://MOUNT/KEY (the wrapped key is added to it)",
+            });
+        }
+        let vault = self.vault()?;
+        let name = crate::kms::vault::transit_name(&mount, &key);
+        let _busy = ui.busy(&format!("asking {} for a data key", vault.service()));
+        let (passphrase, wrapped) = match explicit {
+            Some(passphrase) => {
+                let wrapped = vault.wrap(&name, passphrase.expose()).map_err(Error::KeyManager)?;
+                (passphrase, wrapped)
+            }
+            None => {
+                let data_key = vault.generate_data_key(&name, VAULT_DATA_KEY_BYTES).map_err(Error::KeyManager)?;
+                (Passphrase::new(data_key.plaintext.to_vec()), data_key.wrapped)
+            }
+        };
+        Ok((passphrase, reference.with_wrapped(&wrapped).to_string()))
+    }
+
+    fn vault_transit_open(&self, uri: &str, ui: &dyn Interaction) -> Result<Passphrase, Error> {
+        use crate::kms::Wrapping as _;
+        let (reference, mount, key) = parse_transit_uri(uri)?;
+        let crate::kms::KeyRef::VaultTransit { wrapped: Some(wrapped), .. } = &reference else {
+            return Err(Error::BadTransitUri {
+                uri: crate::redact::url(uri),
+                problem: "no wrapped key: expected vault-transit://WRAPPED@MOUNT/KEY as `seal` records it",
+            });
+        };
+        let vault = self.vault()?;
+        let _busy = ui.busy(&format!("unwrapping the data key with {}", vault.service()));
+        let plaintext =
+            vault.unwrap(&crate::kms::vault::transit_name(&mount, &key), wrapped).map_err(Error::KeyManager)?;
+        if plaintext.is_empty() {
+            return Err(Error::BadPassphrase("Transit returned an empty data key".into()));
+        }
+        Ok(Passphrase::new(plaintext.to_vec()))
     }
 
     fn find_plugin(&self, provider: &str) -> Result<PathBuf, Error> {
@@ -203,9 +272,21 @@ fn read_passphrase_file(uri: &str) -> Result<Passphrase, Error> {
     Ok(passphrase)
 }
 
+/// A `vault-transit://` passphraseURI, its mount and key.
+pub(super) fn parse_transit_uri(uri: &str) -> Result<(crate::kms::KeyRef, String, String), Error> {
+    match crate::kms::KeyRef::parse(uri.trim()) {
+        Ok(reference @ crate::kms::KeyRef::VaultTransit { .. }) => {
+            let crate::kms::KeyRef::VaultTransit { mount, key, .. } = &reference else { unreachable!() };
+            let (mount, key) = (mount.clone(), key.clone());
+            Ok((reference, mount, key))
+        }
+        _ => Err(Error::BadTransitUri { uri: crate::redact::url(uri), problem: "expected vault-transit://MOUNT/KEY" }),
+    }
+}
+
 /// Checks a passphraseURI for the built-in `file` provider and returns its path.
 pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
-    parse_file_uri(uri).map_err(|problem| Error::BadPassphraseUri { uri: uri.into(), problem })
+    parse_file_uri(uri).map_err(|problem| Error::BadTransitUri { uri: uri.into(), problem })
 }
 
 /// `file:///absolute/path` → the path; the problem otherwise.

@@ -340,6 +340,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             retries: 0,
             first_backoff: Duration::ZERO,
+            vault: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

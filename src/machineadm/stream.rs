@@ -3,7 +3,9 @@
 use super::Error;
 use super::document::{Document, EncryptedConfig, RECOMMENDED_ITERATIONS, RemoteConfig, parse_fetched, parse_stream};
 use super::envelope::{Nonces, seal_bytes};
-use super::provider::{BUILTIN_FILE_PROVIDER, ProviderSettings, file_uri_path, validate_provider_name};
+use super::provider::{
+    BUILTIN_FILE_PROVIDER, BUILTIN_VAULT_TRANSIT_PROVIDER, ProviderSettings, file_uri_path, validate_provider_name,
+};
 use super::remote::{MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES, RemoteSettings};
 use crate::crypto::{Passphrase, SecretBytes};
 use crate::interact::Interaction;
@@ -36,6 +38,10 @@ pub fn resolve_seal_passphrase(
     validate_provider_name(&request.provider)?;
     if request.provider == BUILTIN_FILE_PROVIDER {
         file_uri_path(&request.passphrase_uri)?;
+    }
+    if request.provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
+        // A given passphrase is wrapped by Transit; without one, Transit makes a data key.
+        return providers.vault_transit_new(&request.passphrase_uri, explicit, ui).map(Some);
     }
     if let Some(passphrase) = explicit {
         return Ok(Some((passphrase, request.passphrase_uri.clone())));
@@ -334,6 +340,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             retries: 0,
             first_backoff: Duration::ZERO,
+            vault: None,
         }
     }
 

@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_openbao;
 
 mod bootstrap;
 mod cloud_init;
@@ -34,6 +35,7 @@ mod misuse;
 mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
+mod openbao;
 mod plugins;
 mod properties;
 mod qcow2;

@@ -17,7 +17,13 @@ use std::time::Duration;
 
 /// Settings with no plugin directory: every open below passes an explicit passphrase.
 fn no_plugins() -> ProviderSettings {
-    ProviderSettings { search_dirs: vec![], timeout: Duration::from_secs(1), retries: 0, first_backoff: Duration::ZERO }
+    ProviderSettings {
+        search_dirs: vec![],
+        timeout: Duration::from_secs(1),
+        retries: 0,
+        first_backoff: Duration::ZERO,
+        vault: None,
+    }
 }
 
 fn format_of(json: bool) -> OutputFormat {

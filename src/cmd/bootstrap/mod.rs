@@ -57,18 +57,24 @@ pub struct PluginArgs {
     /// How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub retries: u32,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: crate::cmd::vault_args::VaultArgs,
 }
 
 impl PluginArgs {
-    /// Resolves plugin settings; the search path comes from PATH.
-    pub fn settings(&self) -> crate::machineadm::ProviderSettings {
+    /// Resolves plugin settings; the search path comes from PATH. The `vault-transit` provider's client, when a
+    /// server is configured, uses --plugin-timeout per request and --retries.
+    pub fn settings(&self) -> anyhow::Result<crate::machineadm::ProviderSettings> {
         let path = crate::cmd::env_vars::var_os(super::env_vars::PATH);
-        crate::machineadm::ProviderSettings {
+        let vault = self.vault.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)?;
+        Ok(crate::machineadm::ProviderSettings {
             search_dirs: crate::machineadm::ProviderSettings::search_dirs_from(path.as_deref()),
             timeout: std::time::Duration::from_secs(self.plugin_timeout),
             retries: self.retries,
             first_backoff: std::time::Duration::from_secs(1),
-        }
+            vault,
+        })
     }
 }
 

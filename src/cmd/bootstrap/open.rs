@@ -92,7 +92,7 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let explicit = args.passphrase.read(&mut stdin)?;
     let options =
         OpenOptions { strict: args.strict, skip_remote: args.remote.skip_remote, remote: args.remote.settings() };
-    let opened = machineadm::open_stream(&input, explicit.as_ref(), &args.plugin.settings(), &options, printer)
+    let opened = machineadm::open_stream(&input, explicit.as_ref(), &args.plugin.settings()?, &options, printer)
         .with_context(|| format!("opening {}", describe_input(&args.input)))?;
 
     if to_stdout {

@@ -205,7 +205,7 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let mut stdin = StdinClaim::default();
     let settings = resolve(&args, &mut stdin)?;
     let explicit = args.passphrase.read(&mut stdin)?;
-    let providers = args.plugin.settings();
+    let providers = args.plugin.settings()?;
     let Some((passphrase, passphrase_uri)) =
         machineadm::resolve_seal_passphrase(explicit, &settings.request, &providers, printer)?
     else {
