@@ -36,6 +36,7 @@ mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
 mod openbao;
+mod openbao_image;
 mod plugins;
 mod properties;
 mod qcow2;

@@ -9,7 +9,7 @@
 //! recognized"), so skopeo itself cannot be the client here. Children never get the token: they log in with the
 //! node's JWT (a service-account token file), as a runtime's key provider or stream processor does.
 
-use crate::image::{fixture, layer_digests, layers, oci, tools, TWO_LAYERS};
+use crate::image::{TWO_LAYERS, fixture, layer_digests, layers, oci, tools};
 use crate::support::{Scratch, cryptadm};
 use crate::support_openbao::{self as bao, OpenBao};
 use base64::Engine as _;
@@ -70,14 +70,14 @@ fn jwt_role(server: &OpenBao, role: &str, policy: &str) {
 }
 
 /// `cryptadm` with the server's address and `token`, nothing else of Vault's.
-fn with_token(server: &OpenBao, token: &str) -> std::process::Command {
+fn with_token(server: &OpenBao, token: &str) -> assert_cmd::Command {
     let mut command = cryptadm();
     command.env_remove("BAO_TOKEN").env_remove("BAO_ADDR").envs(server.env()).env("VAULT_TOKEN", token);
     command
 }
 
 /// `cryptadm` with the server's address and a JWT login as `role` (what a node, or a runtime's key provider, has).
-fn with_jwt(server: &OpenBao, scratch: &Scratch, role: &str) -> std::process::Command {
+fn with_jwt(server: &OpenBao, scratch: &Scratch, role: &str) -> assert_cmd::Command {
     let jwt = server.jwt_file(scratch, role);
     let mut command = cryptadm();
     command
@@ -125,7 +125,8 @@ fn transit_recipient_decrypts_natively_and_through_the_key_provider() {
     assert!(wrapped["recipients"][0]["ciphertext"].as_str().unwrap().starts_with("vault:v1:"), "{wrapped}");
     // Transit itself opens the ciphertext into ocicrypt's private options.
     let ciphertext = wrapped["recipients"][0]["ciphertext"].as_str().unwrap();
-    let plaintext = server.bao(&["write", "-field=plaintext", "transit/decrypt/images", &format!("ciphertext={ciphertext}")]);
+    let plaintext =
+        server.bao(&["write", "-field=plaintext", "transit/decrypt/images", &format!("ciphertext={ciphertext}")]);
     let options: serde_json::Value =
         serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()).unwrap();
     assert!(options["symkey"].is_string() && options["cipheroptions"]["nonce"].is_string(), "{options}");
@@ -321,7 +322,8 @@ fn key_provider_speaks_ocicrypts_json() {
     let optsdata = answer["keyunwrapresults"]["optsdata"].as_str().expect("keyunwrapresults.optsdata");
     assert_eq!(base64::engine::general_purpose::STANDARD.decode(optsdata).unwrap(), options);
     // The builder may encrypt but not decrypt: one line on stderr (what ocicrypt shows), exit 16.
-    let denied = with_jwt(server, &work, "image-builder").args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
+    let denied =
+        with_jwt(server, &work, "image-builder").args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
     let stderr = String::from_utf8_lossy(&denied.get_output().stderr).into_owned();
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("permission denied") && stderr.contains("transit/images"), "{stderr}");

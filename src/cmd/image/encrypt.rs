@@ -78,8 +78,11 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let provider_config = super::provider_config()?;
     let recipients =
         Recipients::resolve(&args.recipients, args.keys.key_gpg_homedir.as_deref(), provider_config.clone())?;
-    let recipients =
-        if recipients.needs_transit() { recipients.with_transit(super::transit::opener()?) } else { recipients };
+    let recipients = if recipients.needs_transit() {
+        recipients.with_transit(super::transit::opener(&args.keys.vault)?)
+    } else {
+        recipients
+    };
     let keys = args.keys.resolve(provider_config, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);
     let source = super::open_source(&args.source, &source_access, printer)

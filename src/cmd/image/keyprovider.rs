@@ -65,7 +65,8 @@ fn serve(printer: &Printer) -> anyhow::Result<()> {
         );
     }
     let request = transit::parse_request(&request)?;
-    let answer = transit::answer(request, &super::transit::opener()?)?;
+    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
+    let answer = transit::answer(request, &opener)?;
     printer.data(&answer).context("writing the answer to standard output")?;
     Ok(())
 }

@@ -126,6 +126,9 @@ pub struct KeyArgs {
     /// Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)
     #[arg(long = "gpg-homedir", value_name = "DIR")]
     pub key_gpg_homedir: Option<PathBuf>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: super::vault_args::VaultArgs,
 }
 
 impl KeyArgs {
@@ -141,7 +144,7 @@ impl KeyArgs {
         let gpg_homedir = self.key_gpg_homedir.as_deref();
         let keys =
             DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?;
-        Ok(if keys.needs_transit() { keys.with_transit(transit::opener()?) } else { keys })
+        Ok(if keys.needs_transit() { keys.with_transit(transit::opener(&self.vault)?) } else { keys })
     }
 }
 
