@@ -154,9 +154,7 @@ impl Classify for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
-            Error::Unauthenticated(_) => {
-                Some(Cow::Borrowed("give a private key that belongs to one of the layer's recipients"))
-            }
+            Error::Unauthenticated(_) => Some(Cow::Borrowed("give a key that opens one of the layer's recipients")),
             Error::CertificateMissing(_) => {
                 Some(Cow::Borrowed("give the recipient's certificate along with its private key"))
             }

@@ -131,6 +131,15 @@ fn transit_recipient_decrypts_natively_and_through_the_key_provider() {
         serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()).unwrap();
     assert!(options["symkey"].is_string() && options["cipheroptions"]["nonce"].is_string(), "{options}");
 
+    // inspect names the Transit key (reading no secret, asking no server).
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .args(["image", "inspect"])
+        .arg(oci(&enc))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("provider.cryptadm[{KEY}]")));
+
     // Natively, with a token that may decrypt.
     let dec = work.path("dec");
     with_token(server, &setup.decrypt_token)
@@ -191,7 +200,8 @@ fn a_token_or_role_without_decrypt_fails_with_16_and_writes_nothing() {
         .arg(oci(&out))
         .assert()
         .code(16)
-        .stderr(predicate::str::contains("permission denied by OpenBao/Vault"));
+        .stderr(predicate::str::contains("permission denied by OpenBao/Vault"))
+        .stderr(predicate::str::contains("hint: Vault refused: check the token or login role"));
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(!stderr.contains(&setup.encrypt_token), "{stderr}");
     assert!(!out.exists(), "nothing written");

@@ -75,7 +75,11 @@ pub fn run(args: AuthorizeArgs, printer: &Printer) -> anyhow::Result<ExitStatus>
                 reports.len()
             ),
         )
-        .with_hint("give a private key (--key) that belongs to one of the image's recipients")
+        .with_hint(if why.contains(": permission denied by ") {
+            crate::cmd::error::KEY_MANAGER_DENIED_HINT
+        } else {
+            "give a private key (--key) that belongs to one of the image's recipients"
+        })
         .into());
     }
     Ok(ExitStatus::Success)
