@@ -1801,12 +1801,16 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__keyprovider)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

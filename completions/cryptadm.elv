@@ -342,6 +342,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;image;keyprovider'= {
+            cand --listen 'Serve ocicrypt''s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT'
             cand --color 'When to colour messages'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'

@@ -434,3 +434,89 @@ fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
     );
     node.assert_not_unpacked("refused", refused);
 }
+
+/// The provider's gRPC form: `image keyprovider --listen unix:///PATH`, named in the configuration as
+/// `{"grpc": "unix:///PATH"}`, wraps and unwraps for cryptadm's gRPC key-provider client (which dials as
+/// ocicrypt's grpc-go does); SIGTERM stops it and removes the socket.
+#[test]
+fn key_provider_serves_ocicrypts_grpc_form() {
+    struct Server(std::process::Child);
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let setup = setup();
+    let server = bao::dev();
+    let work = Scratch::new();
+    jwt_role(server, "image-grpc", "image-encrypt,image-decrypt");
+    let jwt = server.jwt_file(&work, "image-grpc");
+    let socket = work.path("kp.sock");
+    let mut provider = Server(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+            .args(["image", "keyprovider", "--listen", &format!("unix://{}", socket.display())])
+            .env_remove("VAULT_TOKEN")
+            .env_remove("BAO_TOKEN")
+            .envs(server.env())
+            .env("CRYPTADM_VAULT_AUTH", "jwt")
+            .env("CRYPTADM_VAULT_ROLE", "image-grpc")
+            .env("CRYPTADM_VAULT_JWT_FILE", &jwt)
+            .stderr(std::fs::File::create(work.path("provider.log")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "the gRPC key provider did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let config = work.write(
+        "grpc.conf",
+        serde_json::to_vec(
+            &serde_json::json!({"key-providers": {"cryptadm": {"grpc": format!("unix://{}", socket.display())}}}),
+        )
+        .unwrap(),
+    );
+    let (src, enc, dec) = (work.path("src"), work.path("enc"), work.path("dec"));
+    fixture(&src, TWO_LAYERS);
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
+        .args(["image", "encrypt", "--recipient", &format!("provider:cryptadm:{KEY}")])
+        .arg(oci(&src))
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    assert_eq!(blob(&enc)["recipients"][0]["key"], KEY);
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
+        .args(["image", "decrypt", "--key", "provider:cryptadm"])
+        .arg(oci(&enc))
+        .arg(oci(&dec))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    // The same annotation opens natively.
+    with_token(server, &setup.decrypt_token)
+        .args(["image", "authorize", "--key", KEY])
+        .arg(oci(&enc))
+        .assert()
+        .success();
+    // A refusal travels as PERMISSION_DENIED with OpenBao's words: the role may not use `transit/capi`.
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", &config)
+        .args(["image", "encrypt", "--recipient", "provider:cryptadm:vault-transit://transit/capi"])
+        .arg(oci(&src))
+        .arg(oci(&work.path("refused")))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("PermissionDenied").and(predicate::str::contains("permission denied")));
+    let pid = provider.0.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = provider.0.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", std::fs::read_to_string(work.path("provider.log")).unwrap());
+    assert!(!socket.exists(), "the socket is removed on SIGTERM");
+}

@@ -4,6 +4,7 @@
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
+use crate::interact::Interaction;
 use crate::ocicrypt::transit;
 use anyhow::Context;
 use clap::Args;
@@ -33,13 +34,24 @@ pub const EXAMPLES: &str = "Examples:
 /// standard error, which ocicrypt puts in its message.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
-pub struct KeyProviderArgs {}
+pub struct KeyProviderArgs {
+    /// Serve ocicrypt's gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT
+    ///
+    /// The key-provider configuration then names it as {"cryptadm": {"grpc": "unix:///PATH"}}. The socket is
+    /// 0600 (root's runtimes and tools call it). A stale socket at PATH is replaced; a live one is refused.
+    #[arg(long, value_name = "unix:///PATH")]
+    listen: Option<String>,
+}
 
 /// Most bytes of a request: the private options and a few parameters (ocicrypt also sends other schemes' keys).
 const MAX_REQUEST: usize = 4 << 20;
 
 /// Runs `cryptadm image keyprovider`.
-pub fn run(_args: KeyProviderArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+pub fn run(args: KeyProviderArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    if let Some(endpoint) = &args.listen {
+        listen(endpoint, printer)?;
+        return Ok(ExitStatus::Success);
+    }
     match serve(printer) {
         Ok(()) => Ok(ExitStatus::Success),
         Err(error) => {
@@ -50,6 +62,35 @@ pub fn run(_args: KeyProviderArgs, printer: &Printer) -> anyhow::Result<ExitStat
             Ok(status)
         }
     }
+}
+
+/// The gRPC form: serves until SIGTERM or SIGINT, then removes the socket.
+fn listen(endpoint: &str, printer: &Printer) -> anyhow::Result<()> {
+    let socket = match endpoint.strip_prefix("unix://") {
+        Some(path) if path.starts_with('/') && path.len() > 1 => std::path::PathBuf::from(path),
+        _ => {
+            return Err(Failure::new(ExitStatus::Usage, format!("--listen `{endpoint}` is not unix:///absolute/path"))
+                .with_hint("give a unix socket, e.g. unix:///run/cryptadm/keyprovider.sock")
+                .into());
+        }
+    };
+    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
+    crate::cmd::volume::serve::claim_socket_path(&socket)?;
+    runtime.block_on(async {
+        let listener =
+            crate::volume::server::bind(&socket).with_context(|| format!("listening on `{}`", socket.display()))?;
+        printer.info(&format!("serving the ocicrypt key provider `cryptadm` (gRPC) on unix://{}", socket.display()));
+        let served =
+            crate::ocicrypt::keyprovider_server::serve(listener, opener, crate::cmd::volume::serve::shutdown_signal())
+                .await;
+        let removed = std::fs::remove_file(&socket);
+        served.context("serving gRPC")?;
+        removed.with_context(|| format!("removing `{}`", socket.display()))?;
+        printer.info("stopped; socket removed");
+        anyhow::Ok(())
+    })
 }
 
 fn serve(printer: &Printer) -> anyhow::Result<()> {
