@@ -607,19 +607,35 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'cryptadm;volume;rotate' {
             [CompletionResult]::new('--volume-id', '--volume-id', [CompletionResultType]::ParameterName, 'The volume''s id: its entry in the key store and the name of its lock')
             [CompletionResult]::new('--volume-path', '--volume-path', [CompletionResultType]::ParameterName, 'The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see --volume-path-template and --sysfs-root)')
-            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where the volume''s passphrase is kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME')
             [CompletionResult]::new('--new-key-file', '--new-key-file', [CompletionResultType]::ParameterName, 'Set the passphrase in FILE (byte for byte) instead of generating one')
             [CompletionResult]::new('--request', '--request', [CompletionResultType]::ParameterName, 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path')
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -633,14 +649,59 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;volume;serve' {
             [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Where to listen: unix:///absolute/path.sock')
-            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where volume passphrases are kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME')
             [CompletionResult]::new('--drivername', '--drivername', [CompletionResultType]::ParameterName, 'The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV''s spec.csi.driver)')
             [CompletionResult]::new('--max-concurrent', '--max-concurrent', [CompletionResultType]::ParameterName, 'Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]')
             [CompletionResult]::new('--max-queued', '--max-queued', [CompletionResultType]::ParameterName, 'Requests that may wait for a turn; more get ABORTED')
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;volume;rewrap' {
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--no-rotate', '--no-rotate', [CompletionResultType]::ParameterName, 'Rewrap only; do not rotate the Transit key first')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -655,6 +716,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;volume;help' {
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -662,6 +724,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;volume;help;serve' {
+            break
+        }
+        'cryptadm;volume;help;rewrap' {
             break
         }
         'cryptadm;volume;help;help' {
@@ -747,12 +812,16 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;help;volume' {
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
+            [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
             break
         }
         'cryptadm;help;volume;rotate' {
             break
         }
         'cryptadm;help;volume;serve' {
+            break
+        }
+        'cryptadm;help;volume;rewrap' {
             break
         }
         'cryptadm;help;help' {

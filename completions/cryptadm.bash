@@ -142,6 +142,9 @@ _cryptadm() {
             cryptadm__subcmd__help__subcmd__secret,generate-k8s)
                 cmd="cryptadm__subcmd__help__subcmd__secret__subcmd__generate__subcmd__k8s"
                 ;;
+            cryptadm__subcmd__help__subcmd__volume,rewrap)
+                cmd="cryptadm__subcmd__help__subcmd__volume__subcmd__rewrap"
+                ;;
             cryptadm__subcmd__help__subcmd__volume,rotate)
                 cmd="cryptadm__subcmd__help__subcmd__volume__subcmd__rotate"
                 ;;
@@ -211,6 +214,9 @@ _cryptadm() {
             cryptadm__subcmd__volume,help)
                 cmd="cryptadm__subcmd__volume__subcmd__help"
                 ;;
+            cryptadm__subcmd__volume,rewrap)
+                cmd="cryptadm__subcmd__volume__subcmd__rewrap"
+                ;;
             cryptadm__subcmd__volume,rotate)
                 cmd="cryptadm__subcmd__volume__subcmd__rotate"
                 ;;
@@ -219,6 +225,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__volume__subcmd__help,help)
                 cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__help"
+                ;;
+            cryptadm__subcmd__volume__subcmd__help,rewrap)
+                cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__rewrap"
                 ;;
             cryptadm__subcmd__volume__subcmd__help,rotate)
                 cmd="cryptadm__subcmd__volume__subcmd__help__subcmd__rotate"
@@ -1143,8 +1152,22 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__volume)
-            opts="rotate serve"
+            opts="rotate serve rewrap"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__volume__subcmd__rewrap)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2005,7 +2028,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version rotate serve help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version rotate serve rewrap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2023,7 +2046,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__help)
-            opts="rotate serve help"
+            opts="rotate serve rewrap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2037,6 +2060,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__volume__subcmd__help__subcmd__rewrap)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2078,8 +2115,86 @@ _cryptadm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cryptadm__subcmd__volume__subcmd__rewrap)
+            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key-store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-wrap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cryptadm__subcmd__volume__subcmd__rotate)
-            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2117,6 +2232,62 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-wrap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -2129,7 +2300,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__serve)
-            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2164,6 +2335,62 @@ _cryptadm() {
                     return 0
                     ;;
                 --dev-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-wrap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -563,18 +563,34 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+            cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;volume;rotate'= {
             cand --volume-id 'The volume''s id: its entry in the key store and the name of its lock'
             cand --volume-path 'The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see --volume-path-template and --sysfs-root)'
-            cand --key-store 'Where the volume''s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
+            cand --key-store 'Where the volume''s passphrase is kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME'
             cand --new-key-file 'Set the passphrase in FILE (byte for byte) instead of generating one'
             cand --request 'The RPC''s request as JSON (`-`: standard input) instead of --volume-id and --volume-path'
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
+            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -587,14 +603,58 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;volume;serve'= {
             cand --endpoint 'Where to listen: unix:///absolute/path.sock'
-            cand --key-store 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME'
+            cand --key-store 'Where volume passphrases are kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME'
             cand --drivername 'The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV''s spec.csi.driver)'
             cand --max-concurrent 'Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]'
             cand --max-queued 'Requests that may wait for a turn; more get ABORTED'
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
+            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;volume;rewrap'= {
+            cand --key-store 'The key store: vault-kv://MOUNT/PREFIX'
+            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
+            cand --color 'When to colour messages'
+            cand --no-rotate 'Rewrap only; do not rotate the Transit key first'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -608,11 +668,14 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;volume;help'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+            cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;volume;help;rotate'= {
         }
         &'cryptadm;volume;help;serve'= {
+        }
+        &'cryptadm;volume;help;rewrap'= {
         }
         &'cryptadm;volume;help;help'= {
         }
@@ -677,10 +740,13 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+            cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
         }
         &'cryptadm;help;volume;rotate'= {
         }
         &'cryptadm;help;volume;serve'= {
+        }
+        &'cryptadm;help;volume;rewrap'= {
         }
         &'cryptadm;help;help'= {
         }

@@ -475,51 +475,117 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "decrypt" -d 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -s q -l quiet -d 'Print only errors'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -s v -l verbose -d 'Print details of each step'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -s V -l version -d 'Print version'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -f -a "rotate" -d 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -f -a "serve" -d 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -f -a "rotate" -d 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -f -a "serve" -d 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -f -a "rewrap" -d 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l volume-id -d 'The volume\'s id: its entry in the key store and the name of its lock' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l volume-path -d 'The LUKS1 or LUKS2 volume: an image file or a block device (default: found from the volume id, see --volume-path-template and --sysfs-root)' -r -F
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l key-store -d 'Where the volume\'s passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l key-store -d 'Where the volume\'s passphrase is kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l new-key-file -d 'Set the passphrase in FILE (byte for byte) instead of generating one' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l request -d 'The RPC\'s request as JSON (`-`: standard input) instead of --volume-id and --volume-path' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l volume-path-template -d 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume\'s dm-crypt mapping is looked up in sysfs' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l sysfs-root -d 'Where sysfs is mounted, for finding a volume\'s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi\'s luks-rbd-<volume id>; its one backing device holds the header)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l dev-root -d 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l key-wrap -d 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l endpoint -d 'Where to listen: unix:///absolute/path.sock' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l key-store -d 'Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l key-store -d 'Where volume passphrases are kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:... for the plugin cryptadm-plugin-kms-NAME' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l drivername -d 'The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV\'s spec.csi.driver)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l max-concurrent -d 'Rotations that run at once [default: half the memory / 4 GiB, between 1 and the number of CPUs]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l max-queued -d 'Requests that may wait for a turn; more get ABORTED' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l volume-path-template -d 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume\'s dm-crypt mapping is looked up in sysfs' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l sysfs-root -d 'Where sysfs is mounted, for finding a volume\'s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi\'s luks-rbd-<volume id>; its one backing device holds the header)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l dev-root -d 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l key-wrap -d 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l key-store -d 'The key store: vault-kv://MOUNT/PREFIX' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l key-wrap -d 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l no-rotate -d 'Rewrap only; do not rotate the Transit key first'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from help" -f -a "serve" -d 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from help" -f -a "rewrap" -d 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret disk volume help" -f -a "bootstrap" -d 'Seal and open Cluster API machineadm bootstrap configurations (EncryptedConfig)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and not __fish_seen_subcommand_from bootstrap image secret disk volume help" -f -a "image" -d 'Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)'
@@ -543,3 +609,4 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "rotate" -d 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "serve" -d 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "rewrap" -d 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'

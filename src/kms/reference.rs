@@ -1,13 +1,8 @@
 //! The one key-reference syntax every command accepts, parsed once.
 //!
-//! | reference | what it names |
-//! | --- | --- |
-//! | `vault-transit://MOUNT/KEY` | Transit key `KEY` of the secrets engine mounted at `MOUNT` (Vault or OpenBao) |
-//! | `vault-transit://WRAPPED@MOUNT/KEY` | the same key, plus a data key it wrapped (`WRAPPED`: the Transit ciphertext `vault:vN:…` in unpadded base64url), as `bootstrap seal` records it in `passphraseURI` |
-//! | `vault-kv://MOUNT/PREFIX` | KV version 2 secrets under `PREFIX` of the engine mounted at `MOUNT` |
-//! | `barbican://UUID`, or a secret href `https://HOST/…/v1/secrets/UUID` | a Barbican secret |
-//! | `file:///ABSOLUTE/PATH` | a local file |
-//! | `NAME:REST` (any other scheme) | the command's plugin for `NAME` |
+//! The syntax (`vault-transit://MOUNT/KEY`, `vault-transit://WRAPPED@MOUNT/KEY`, `vault-kv://MOUNT/PREFIX`,
+//! `barbican://UUID` or a secret href, `file:///PATH`, `NAME:REST` for plugins) is documented once, in the README's
+//! "Key managers" table; [`KeyRef`]'s variants say the same per case.
 //!
 //! The server, namespace, CA and credentials never come from a reference: they are the command's settings
 //! (the Vault CLI's environment variables, `clouds.yaml`). A mount path that itself contains `/` is written with

@@ -422,6 +422,25 @@ impl Vault {
         })
     }
 
+    /// The names under `prefix` of KV v2 mount `mount` (`LIST MOUNT/metadata/PREFIX`); sub-folders end with `/`.
+    /// Nothing there is an empty list.
+    pub fn kv_list(&self, mount: &str, prefix: &str) -> Result<Vec<String>, Error> {
+        let (mount, _) = split_name(&kv_name(mount, "x"))?;
+        let prefix = prefix.trim_matches('/');
+        let what = format!("listing KV secrets under `{mount}/{prefix}`");
+        let list = Method::from_bytes(b"LIST").map_err(|e| Error::Config(e.to_string()))?;
+        match self.call(list, &format!("{mount}/metadata/{prefix}"), None, &what) {
+            Ok(answer) => Ok(answer
+                .unwrap_or_default()
+                .pointer("/data/keys")
+                .and_then(Value::as_array)
+                .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default()),
+            Err(Error::NotFound { .. }) => Ok(Vec::new()),
+            Err(other) => Err(other),
+        }
+    }
+
     /// Whether the server is sealed (`sys/seal-status`, which needs no token).
     pub fn sealed(&self) -> Result<bool, Error> {
         let what = "reading the seal status";

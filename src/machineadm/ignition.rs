@@ -16,6 +16,11 @@ pub const IGNITION_STREAM_PATH: &str = "/etc/machineadm/machineadm_config.yaml";
 /// The unit that opens it.
 pub const UNIT_NAME: &str = "cryptadm-bootstrap-open.service";
 
+/// The optional environment file of the unit: the machine's OpenBao/Vault settings for the `vault-transit`
+/// provider (`VAULT_ADDR`, `VAULT_CACERT`, `CRYPTADM_VAULT_AUTH=jwt`, `CRYPTADM_VAULT_ROLE`,
+/// `CRYPTADM_VAULT_JWT_FILE`, …), which the machine image or another Ignition file provides.
+pub const VAULT_ENV_FILE: &str = "/etc/cryptadm/vault.env";
+
 /// The unit file for a cryptadm at `cryptadm_path`.
 ///
 /// - `Type=oneshot` + `RemainAfterExit=yes`: units ordered after it wait for it to end, and a later start by a
@@ -24,6 +29,7 @@ pub const UNIT_NAME: &str = "cryptadm-bootstrap-open.service";
 /// - `Before=kubeadm.service kubelet.service`: ordering only (systemd ignores units that do not exist); a consumer
 ///   that must not start without the configuration adds `Requires=` and `After=` on this unit itself.
 /// - `ConditionPathExists=` the stream: nothing to do (and no failure) on a machine that got none.
+/// - `EnvironmentFile=-`[`VAULT_ENV_FILE`]: the Vault settings when the machine has them (optional).
 /// - It runs on every boot: the plaintext lives in tmpfs, and `open` leaves an identical output alone.
 pub fn unit(cryptadm_path: &str) -> Result<String, Error> {
     validate_cryptadm_path(cryptadm_path)?;
@@ -41,6 +47,7 @@ RemainAfterExit=yes
 RuntimeDirectory=machineadm
 RuntimeDirectoryMode=0700
 RuntimeDirectoryPreserve=yes
+EnvironmentFile=-{VAULT_ENV_FILE}
 ExecStart={cryptadm_path} bootstrap open --in {IGNITION_STREAM_PATH} --out {CONFIG_PATH}
 
 [Install]

@@ -25,7 +25,7 @@ pub use document::{
 };
 pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;
-pub use ignition::{IGNITION_STREAM_PATH, UNIT_NAME, render_ignition, unit};
+pub use ignition::{IGNITION_STREAM_PATH, UNIT_NAME, VAULT_ENV_FILE, render_ignition, unit};
 pub use provider::{
     BUILTIN_FILE_PROVIDER, BUILTIN_VAULT_TRANSIT_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX, ProviderSettings,
     SYSTEM_PLUGIN_DIRS, validate_provider_name,

@@ -78,13 +78,37 @@ pub struct PluginSettings {
     pub search_dirs: Vec<PathBuf>,
 }
 
-/// Opens the store `uri` for `volume_id`.
+/// Opens the store `uri` for `volume_id` (no `vault-kv://` stores: see [`open_with`]).
 pub fn open(
     uri: &str,
     volume_id: &str,
     context: PluginContext,
     settings: &PluginSettings,
 ) -> Result<Box<dyn KeyStore + Send>, Error> {
+    open_with(uri, volume_id, context, settings, None)
+}
+
+/// Opens the store `uri` for `volume_id`; `vault-kv://MOUNT/PREFIX` uses `vault` (see
+/// [`super::vault_store`]).
+pub fn open_with(
+    uri: &str,
+    volume_id: &str,
+    context: PluginContext,
+    settings: &PluginSettings,
+    vault: Option<&super::vault_store::VaultStoreSettings>,
+) -> Result<Box<dyn KeyStore + Send>, Error> {
+    if uri.starts_with("vault-kv:") {
+        let crate::kms::KeyRef::VaultKv { mount, prefix } =
+            crate::kms::KeyRef::parse(uri).map_err(|e| Error::BadRequest(e.to_string()))?
+        else {
+            return Err(Error::BadRequest(format!("key store `{uri}`: expected vault-kv://MOUNT/PREFIX")));
+        };
+        let vault = vault.ok_or_else(|| Error::Store {
+            status: ExitStatus::Usage,
+            message: format!("key store `{uri}`: no OpenBao/Vault server is configured (VAULT_ADDR, --vault-addr)"),
+        })?;
+        return Ok(Box::new(super::vault_store::VaultKvStore::new(vault.clone(), &mount, &prefix, volume_id)?));
+    }
     if let Some(dir) = uri.strip_prefix("file://") {
         if dir.is_empty() || !dir.starts_with('/') {
             return Err(Error::BadRequest(format!("key store `{uri}`: file:// needs an absolute directory")));

@@ -20,6 +20,7 @@ pub mod request;
 pub mod resolve;
 pub mod rotate;
 pub mod server;
+pub mod vault_store;
 
 pub use keystore::{KeyStore, StoredKeys};
 pub use request::RotateRequest;

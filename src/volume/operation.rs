@@ -20,6 +20,8 @@ pub struct Settings {
     pub plugins: PluginSettings,
     /// How a volume's device is found when the request has no path.
     pub resolver: Resolver,
+    /// The OpenBao/Vault client of `vault-kv://` stores, when a server is configured.
+    pub vault: Option<super::vault_store::VaultStoreSettings>,
 }
 
 /// Rotates the key of the request's volume. Fails with [`Error::Busy`] at once when another operation holds the
@@ -47,6 +49,12 @@ pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Obse
     // What we read before the lock may be stale: another writer may have finished in between.
     rotate::Keyslots::reload(&mut volume)?;
     let context = PluginContext { parameters: request.parameters.clone(), secrets: request.secrets.clone() };
-    let store = keystore::open(&settings.key_store, &request.volume_id, context, &settings.plugins)?;
+    let store = keystore::open_with(
+        &settings.key_store,
+        &request.volume_id,
+        context,
+        &settings.plugins,
+        settings.vault.as_ref(),
+    )?;
     rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe)
 }

@@ -37,6 +37,7 @@ mod misuse_images;
 mod no_pgp;
 mod openbao;
 mod openbao_image;
+mod openbao_volume;
 mod plugins;
 mod properties;
 mod qcow2;

@@ -432,3 +432,25 @@ fn a_sealed_server_is_1_with_an_unseal_hint() {
         assert!(opened.status.success(), "after unsealing: {}", stderr(&opened));
     });
 }
+
+#[test]
+fn a_long_run_renews_its_token_and_logs_in_again_after_its_max_ttl() {
+    use cryptadm::kms::Wrapping as _;
+    use cryptadm::kms::vault::{Auth, Vault, VaultSettings};
+    let bao = dev();
+    let scratch = Scratch::new();
+    let vault = Vault::new(VaultSettings {
+        address: bao.addr.clone(),
+        namespace: None,
+        http: cryptadm::kms::http::HttpSettings::default(),
+        auth: Auth::Jwt { mount: "jwt".into(), role: "short".into(), jwt_file: bao.jwt_file(&scratch, "short") },
+    })
+    .unwrap();
+    // Tokens live 2 s and at most 5 s: over 8 s the client must renew, then log in again.
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(8) {
+        let wrapped = vault.wrap("transit/capi", b"still here").expect("a request in a long run");
+        assert!(wrapped.starts_with("vault:v"));
+        std::thread::sleep(std::time::Duration::from_millis(700));
+    }
+}

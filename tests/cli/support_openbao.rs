@@ -28,8 +28,11 @@ pub const AUDIENCE: &str = "openbao";
 /// Roles (JWT at `jwt/` and at `kubernetes/`) and their policies:
 /// - `machine`: decrypt with `transit/capi` only (what a booting machine needs);
 /// - `sealer`: datakey + encrypt with `transit/capi`, no decrypt;
-/// - `volumes`: KV `kv/cryptadm/*`, Transit `volumes` encrypt/decrypt/rewrap/rotate (the DaemonSet);
+/// - `volumes`: `deploy/vault/cryptadm-volume-policy.hcl` (the DaemonSet's: KV `kv/cryptadm/*`, Transit
+///   `volumes` encrypt/decrypt);
 /// - `nothing`: the `default` policy only.
+///
+/// And `short` (JWT at `jwt/` only): policy `sealer`, tokens of 2 s renewable up to 5 s.
 pub const ROLES: [&str; 4] = ["machine", "sealer", "volumes", "nothing"];
 
 pub struct OpenBao {
@@ -209,21 +212,15 @@ impl OpenBao {
                 "path \"transit/datakey/plaintext/capi\" { capabilities = [\"update\"] }\n\
                  path \"transit/encrypt/capi\" { capabilities = [\"update\"] }\n",
             ),
-            (
-                "volumes",
-                "path \"kv/data/cryptadm/*\" { capabilities = [\"create\", \"read\", \"update\"] }\n\
-                 path \"kv/metadata/cryptadm/*\" { capabilities = [\"list\", \"read\"] }\n\
-                 path \"transit/encrypt/volumes\" { capabilities = [\"update\"] }\n\
-                 path \"transit/decrypt/volumes\" { capabilities = [\"update\"] }\n\
-                 path \"transit/rewrap/volumes\" { capabilities = [\"update\"] }\n\
-                 path \"transit/keys/volumes/rotate\" { capabilities = [\"update\"] }\n",
-            ),
             ("nothing", ""),
         ];
         for (name, body) in policies {
             let file = self.dir.write(&format!("{name}.hcl"), format!("# {name}\n{body}"));
             self.bao(&["policy", "write", name, &file.display().to_string()]);
         }
+        // The DaemonSet's policy as deploy/ ships it.
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vault/cryptadm-volume-policy.hcl");
+        self.bao(&["policy", "write", "volumes", &shipped.display().to_string()]);
         // The issuer key pair (a Kubernetes service-account issuer stand-in).
         let key = self.dir.path("issuer.key");
         let public = self.dir.path("issuer.pub");
@@ -252,6 +249,18 @@ impl OpenBao {
                 ]);
             }
         }
+        // Short-lived tokens, to prove renewal and re-login in long runs.
+        self.bao(&[
+            "write",
+            "auth/jwt/role/short",
+            "role_type=jwt",
+            &format!("bound_audiences={AUDIENCE}"),
+            "user_claim=sub",
+            "bound_subject=system:serviceaccount:kube-system:short",
+            "token_policies=sealer",
+            "token_ttl=2s",
+            "token_max_ttl=5s",
+        ]);
         self.bao(&["auth", "enable", "approle"]);
         self.bao(&["write", "auth/approle/role/ci", "token_policies=sealer,machine", "token_ttl=10m"]);
         self.approle_role_id = self.bao(&["read", "-field=role_id", "auth/approle/role/ci/role-id"]).trim().to_owned();

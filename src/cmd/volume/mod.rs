@@ -1,5 +1,6 @@
 //! `cryptadm volume`: CSI-Addons EncryptionKeyRotation on LUKS volumes.
 
+pub mod rewrap;
 pub mod rotate;
 pub mod serve;
 
@@ -47,6 +48,8 @@ pub enum VolumeCommand {
     Rotate(rotate::RotateArgs),
     #[allow(missing_docs)]
     Serve(serve::ServeArgs),
+    #[allow(missing_docs)]
+    Rewrap(rewrap::RewrapArgs),
 }
 
 /// Runs a volume verb.
@@ -54,6 +57,7 @@ pub fn run(namespace: VolumeNamespace, printer: &Printer) -> anyhow::Result<Exit
     match namespace.command {
         VolumeCommand::Rotate(args) => rotate::run(args, printer),
         VolumeCommand::Serve(args) => serve::run(args, printer),
+        VolumeCommand::Rewrap(args) => rewrap::run(args, printer),
     }
 }
 
@@ -90,18 +94,69 @@ impl ResolveArgs {
     }
 }
 
+/// The OpenBao/Vault settings of `vault-kv://` key stores.
+#[derive(Args, Debug, Clone)]
+pub struct VaultStoreArgs {
+    /// With a vault-kv:// key store: store every passphrase wrapped by this Transit key
+    /// (vault-transit://MOUNT/KEY), never in plain
+    #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
+    pub key_wrap: Option<String>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: crate::cmd::vault_args::VaultArgs,
+}
+
+impl VaultStoreArgs {
+    /// The store settings, when the key store is `vault-kv://` (a usage error without a server address).
+    pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<crate::volume::vault_store::VaultStoreSettings>> {
+        let is_vault = key_store.starts_with("vault-kv:");
+        if !is_vault {
+            if self.key_wrap.is_some() {
+                return Err(crate::cmd::error::Failure::new(
+                    ExitStatus::Usage,
+                    "--key-wrap applies only to a vault-kv:// key store",
+                )
+                .with_hint("use --key-store vault-kv://MOUNT/PREFIX, or drop --key-wrap")
+                .into());
+            }
+            return Ok(None);
+        }
+        let key_wrap = self.key_wrap.as_deref().map(parse_transit).transpose()?;
+        let client = self.vault.require(std::time::Duration::from_secs(30), 3, &format!("key store `{key_store}`"))?;
+        Ok(Some(crate::volume::vault_store::VaultStoreSettings { client, key_wrap }))
+    }
+}
+
+/// `vault-transit://MOUNT/KEY` → (mount, key); a usage error otherwise.
+pub(crate) fn parse_transit(text: &str) -> anyhow::Result<(String, String)> {
+    match crate::kms::KeyRef::parse(text) {
+        Ok(crate::kms::KeyRef::VaultTransit { mount, key, wrapped: None }) => Ok((mount, key)),
+        _ => Err(crate::cmd::error::Failure::new(
+            ExitStatus::Usage,
+            format!("`{}` is not a Transit key", crate::redact::url(text)),
+        )
+        .with_hint("give vault-transit://MOUNT/KEY, e.g. vault-transit://transit/volumes")
+        .into()),
+    }
+}
+
 /// Resolves where the key store, the locks and the plugins are.
-fn settings(key_store: &str, resolver: crate::volume::resolve::Resolver) -> Settings {
+fn settings(
+    key_store: &str,
+    resolver: crate::volume::resolve::Resolver,
+    vault: &VaultStoreArgs,
+) -> anyhow::Result<Settings> {
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
     let search_dirs =
         crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    Settings {
+    Ok(Settings {
         key_store: key_store.to_owned(),
         lock_dir: run_dir.join("volume-locks"),
         plugins: crate::volume::keystore::PluginSettings { search_dirs },
         resolver,
-    }
+        vault: vault.resolve(key_store)?,
+    })
 }
 
 /// Logs each durable step (with -v) and, in builds with the `fault-injection` feature, aborts the process at the

@@ -28,6 +28,11 @@ pub const EXAMPLES: &str = "Examples:
       --key-store file:///etc/cryptadm/keys \\
       --new-key-file new-passphrase
 
+  # With OpenBao/Vault: the passphrase in KV v2 secret kv/cryptadm/pvc-1 (field `current`),
+  # stored wrapped by Transit key transit/volumes
+  cryptadm volume rotate --volume-id pvc-1 --volume-path /dev/vdb \\
+      --key-store vault-kv://kv/cryptadm --key-wrap vault-transit://transit/volumes
+
   # As a CSI driver would call it, with the RPC's request as JSON on standard input
   echo '{\"volume_id\":\"pvc-1\",\"volume_path\":\"/dev/vdb\",\"secrets\":{\"token\":\"...\"}}' |
       cryptadm volume rotate --request - --key-store vault:kv/volumes";
@@ -47,6 +52,11 @@ pub const EXAMPLES: &str = "Examples:
 /// file://DIR: DIR/<volume-id>/current holds the passphrase that opens the volume, byte for byte; `pending` the
 /// new one while a rotation is under way, `previous` the replaced one until its keyslot is gone. Files are mode
 /// 0600, written atomically; characters of the volume id other than letters, digits, `.`, `_`, `-` become %XX.
+///
+/// vault-kv://MOUNT/PREFIX: the KV version 2 secret PREFIX/<volume-id> of mount MOUNT on OpenBao/Vault (VAULT_ADDR
+/// and the --vault-* options), fields `current`, `pending`, `previous`; every change is a check-and-set on the
+/// version this run read, so a concurrent writer makes this run exit 10 without writing. With --key-wrap
+/// vault-transit://MOUNT/KEY the values are Transit ciphertexts of that key and never stored in plain.
 ///
 /// NAME:REST: the plugin cryptadm-plugin-kms-NAME from PATH, run as `PLUGIN VERB` with a JSON object on standard
 /// input: {"uri", "volume_id", "parameters", "secrets", "passphrase"} (passphrase, in base64, for put-pending and
@@ -72,7 +82,8 @@ pub struct RotateArgs {
     /// --volume-path-template and --sysfs-root)
     #[arg(long, value_name = "PATH", conflicts_with = "request")]
     pub volume_path: Option<PathBuf>,
-    /// Where the volume's passphrase is kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME
+    /// Where the volume's passphrase is kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:...
+    /// for the plugin cryptadm-plugin-kms-NAME
     #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
     pub key_store: String,
     /// Set the passphrase in FILE (byte for byte) instead of generating one
@@ -84,6 +95,9 @@ pub struct RotateArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub resolve: ResolveArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: super::VaultStoreArgs,
 }
 
 /// Runs `cryptadm volume rotate`.
@@ -110,7 +124,7 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         request.new_key = Some(read_new_key(path, &mut stdin)?);
     }
-    let settings = settings(&args.key_store, args.resolve.resolver()?);
+    let settings = settings(&args.key_store, args.resolve.resolver()?, &args.vault)?;
     let mut observe = step_observer(printer);
     let outcome = operation::rotate_volume(&request, &settings, &mut observe)
         .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;

@@ -62,7 +62,8 @@ pub struct ServeArgs {
     /// Where to listen: unix:///absolute/path.sock
     #[arg(long, value_name = "ENDPOINT")]
     pub endpoint: String,
-    /// Where volume passphrases are kept: file://DIR, or NAME:... for the plugin cryptadm-plugin-kms-NAME
+    /// Where volume passphrases are kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:...
+    /// for the plugin cryptadm-plugin-kms-NAME
     #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
     pub key_store: String,
     /// The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV's spec.csi.driver)
@@ -77,12 +78,15 @@ pub struct ServeArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub resolve: ResolveArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: super::VaultStoreArgs,
 }
 
 /// Runs `cryptadm volume serve` until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let socket = socket_path(&args.endpoint)?;
-    let settings = Arc::new(settings(&args.key_store, args.resolve.resolver()?));
+    let settings = Arc::new(settings(&args.key_store, args.resolve.resolver()?, &args.vault)?);
     if args.drivername.is_empty() {
         return Err(Failure::new(ExitStatus::Usage, "--drivername is empty")
             .with_hint("give the CSI driver's name, as in the PVs' spec.csi.driver")

@@ -1,0 +1,305 @@
+//! The built-in `vault-kv://MOUNT/PREFIX` key store: volume `ID`'s keys in the KV version 2 secret `PREFIX/ID`
+//! of mount `MOUNT`, in the fields `current`, `pending` and `previous` (as `bao kv put -mount=MOUNT PREFIX/ID
+//! current=…` writes them).
+//!
+//! **Check-and-set.** The first read of a run remembers the secret's version, and every write of the run is a
+//! check-and-set against the version the run last saw. A write by anyone else in between (another node rotating
+//! the same volume, an operator, `volume rewrap`) makes the run fail with ABORTED (exit 10) without writing: two
+//! writers cannot interleave, and nothing is lost: the other writer's state is the stored one.
+//!
+//! **Crash safety.** Each transition of the file store is one KV write here (put-pending; commit = current ←
+//! pending, previous ← old current, pending dropped; forget-previous), so a crash leaves either the old or the
+//! new version, never half of one.
+//!
+//! **Transit envelope** (`--key-wrap vault-transit://MOUNT/KEY`): every value is stored as a Transit ciphertext
+//! (`vault:vN:…`) of that key, and unwrapped on read; a plain value is refused. `volume rewrap` rotates the
+//! Transit key and rewraps every stored value in Vault, without the plaintext leaving it.
+
+use super::Error;
+use super::keystore::{KeyStore, StoredKeys};
+use crate::crypto::{Passphrase, SecretBytes};
+use crate::exit::{Classify, ExitStatus};
+use crate::kms::vault::{Vault, kv_name, transit_name};
+use crate::kms::{VersionedStore, Wrapping};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The fields of a volume's secret.
+pub const FIELDS: [&str; 3] = ["current", "pending", "previous"];
+
+/// How the `vault-kv://` store reaches Vault: the client, and the Transit key wrapping the values if any.
+#[derive(Debug, Clone)]
+pub struct VaultStoreSettings {
+    /// The client (shared by every rotation of a `volume serve`).
+    pub client: Arc<Vault>,
+    /// `(mount, key)` of the Transit key that wraps every stored value (`--key-wrap`).
+    pub key_wrap: Option<(String, String)>,
+}
+
+/// One volume's entry in a `vault-kv://` store.
+pub struct VaultKvStore {
+    settings: VaultStoreSettings,
+    /// `MOUNT/PREFIX/ID` as [`VersionedStore`] names it.
+    name: String,
+    volume_id: String,
+    /// The version this run last read or wrote; `None` before the first read.
+    seen: Mutex<Option<u64>>,
+}
+
+/// Whether a volume id can be a KV path segment as it is.
+pub fn valid_volume_id(id: &str) -> bool {
+    !id.is_empty()
+        && id != "."
+        && id != ".."
+        && id.len() <= 253
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+/// Maps a key-manager error to the volume error of the same exit status.
+pub fn store_error(error: crate::kms::Error) -> Error {
+    let status = error.status();
+    let hint = error.hint().map(|h| format!(" (hint: {h})")).unwrap_or_default();
+    Error::Store { status, message: format!("{error}{hint}") }
+}
+
+impl VaultKvStore {
+    /// The entry of `volume_id` under `vault-kv://mount/prefix`.
+    pub fn new(settings: VaultStoreSettings, mount: &str, prefix: &str, volume_id: &str) -> Result<Self, Error> {
+        if !valid_volume_id(volume_id) {
+            return Err(Error::BadRequest(format!(
+                "volume id `{}` cannot be a KV path segment (letters, digits and -_. only)",
+                crate::redact::server_message(volume_id.as_bytes())
+            )));
+        }
+        let path = if prefix.is_empty() { volume_id.to_owned() } else { format!("{prefix}/{volume_id}") };
+        Ok(Self { settings, name: kv_name(mount, &path), volume_id: volume_id.to_owned(), seen: Mutex::new(None) })
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+        self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The stored fields (still wrapped, when wrapped) and their version; a change since this run's last read
+    /// or write is a conflict.
+    fn read(&self) -> Result<(BTreeMap<String, SecretBytes>, u64), Error> {
+        let versioned = self.settings.client.read(&self.name).map_err(store_error)?;
+        let (fields, version) = versioned.map(|v| (v.fields, v.version)).unwrap_or_default();
+        let mut seen = self.seen();
+        if let Some(expected) = *seen
+            && expected != version
+        {
+            return Err(self.conflict(expected));
+        }
+        *seen = Some(version);
+        Ok((fields, version))
+    }
+
+    fn conflict(&self, expected: u64) -> Error {
+        store_error(crate::kms::Error::Conflict {
+            what: format!("KV secret `{}` of volume `{}`", self.name, self.volume_id),
+            expected,
+        })
+    }
+
+    fn write(&self, fields: &BTreeMap<String, SecretBytes>, version: u64) -> Result<(), Error> {
+        match self.settings.client.write(&self.name, fields, version) {
+            Ok(new_version) => {
+                *self.seen() = Some(new_version);
+                Ok(())
+            }
+            Err(crate::kms::Error::Conflict { .. }) => Err(self.conflict(version)),
+            Err(other) => Err(store_error(other)),
+        }
+    }
+
+    fn transit(&self) -> Option<String> {
+        self.settings.key_wrap.as_ref().map(|(mount, key)| transit_name(mount, key))
+    }
+
+    /// A stored value as a passphrase (unwrapped through Transit with `--key-wrap`).
+    fn open_value(&self, field: &str, value: &SecretBytes) -> Result<Passphrase, Error> {
+        let Some(transit) = self.transit() else { return Ok(Passphrase::new(value.to_vec())) };
+        let text = std::str::from_utf8(value).ok().filter(|t| t.starts_with("vault:v")).ok_or_else(|| {
+            Error::Store {
+                status: ExitStatus::InvalidInput,
+                message: format!(
+                    "KV secret `{}` field `{field}` is not a Transit ciphertext, and --key-wrap stores only wrapped keys",
+                    self.name
+                ),
+            }
+        })?;
+        let plain = self.settings.client.unwrap(&transit, text).map_err(store_error)?;
+        Ok(Passphrase::new(plain.to_vec()))
+    }
+
+    /// A passphrase as the value to store (wrapped with `--key-wrap`; else it must be UTF-8 text, which KV
+    /// holds).
+    fn seal_value(&self, key: &Passphrase) -> Result<SecretBytes, Error> {
+        match self.transit() {
+            Some(transit) => {
+                let wrapped = self.settings.client.wrap(&transit, key.expose()).map_err(store_error)?;
+                Ok(SecretBytes::new(wrapped.into_bytes()))
+            }
+            None if std::str::from_utf8(key.expose()).is_ok() => Ok(SecretBytes::new(key.expose().to_vec())),
+            None => Err(Error::Store {
+                status: ExitStatus::InvalidInput,
+                message: "a vault-kv:// store keeps passphrases as text: this one is not UTF-8 (use --key-wrap)".into(),
+            }),
+        }
+    }
+
+    fn keys(&self, fields: &BTreeMap<String, SecretBytes>) -> Result<StoredKeys, Error> {
+        let get = |field: &str| -> Result<Option<Passphrase>, Error> {
+            match fields.get(field).filter(|v| !v.is_empty()) {
+                Some(value) => self.open_value(field, value).map(Some),
+                None => Ok(None),
+            }
+        };
+        let current = get("current")?.ok_or_else(|| Error::NoStoredKey { volume_id: self.volume_id.clone() })?;
+        Ok(StoredKeys { current, pending: get("pending")?, previous: get("previous")? })
+    }
+}
+
+fn same(a: &Passphrase, b: &Passphrase) -> bool {
+    crate::crypto::secret::passphrases_match(a, b)
+}
+
+impl KeyStore for VaultKvStore {
+    fn get(&self) -> Result<StoredKeys, Error> {
+        let (fields, _) = self.read()?;
+        self.keys(&fields)
+    }
+
+    fn put_pending(&self, new: &Passphrase) -> Result<(), Error> {
+        let (mut fields, version) = self.read()?;
+        if !fields.contains_key("current") {
+            return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
+        }
+        fields.insert("pending".into(), self.seal_value(new)?);
+        self.write(&fields, version)
+    }
+
+    fn commit(&self, new: &Passphrase) -> Result<(), Error> {
+        let (mut fields, version) = self.read()?;
+        let keys = self.keys(&fields)?;
+        if !keys.pending.as_ref().is_some_and(|p| same(p, new)) {
+            if same(&keys.current, new) {
+                return Ok(());
+            }
+            return Err(Error::Store {
+                status: ExitStatus::Failure,
+                message: format!("KV secret `{}`: `pending` does not hold the key being committed", self.name),
+            });
+        }
+        // One write: the stored (maybe wrapped) values move; nothing is wrapped again.
+        let pending = fields.remove("pending").unwrap_or_default();
+        let current = fields.remove("current").unwrap_or_default();
+        fields.insert("previous".into(), current);
+        fields.insert("current".into(), pending);
+        self.write(&fields, version)
+    }
+
+    fn forget_previous(&self) -> Result<(), Error> {
+        let (mut fields, version) = self.read()?;
+        if fields.remove("previous").is_none() {
+            return Ok(());
+        }
+        self.write(&fields, version)
+    }
+}
+
+/// What `volume rewrap` did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Rewrapped {
+    /// Volume secrets rewritten.
+    pub secrets: usize,
+    /// Values rewrapped.
+    pub values: usize,
+    /// Volume secrets skipped because another writer changed them in the meantime twice in a row.
+    pub conflicts: Vec<String>,
+}
+
+/// `volume rewrap`: optionally rotates the Transit key, then rewraps every value of every volume secret under
+/// `prefix` with its newest version (`transit/rewrap`, the plaintext never leaving Vault), each secret written
+/// with check-and-set (a secret changed meanwhile is read again once, then reported as a conflict).
+pub fn rewrap_all(
+    client: &Vault,
+    kv_mount: &str,
+    prefix: &str,
+    transit: (&str, &str),
+    rotate: bool,
+) -> Result<Rewrapped, Error> {
+    let transit = transit_name(transit.0, transit.1);
+    if rotate {
+        client.rotate_key(&transit).map_err(store_error)?;
+    }
+    let mut done = Rewrapped::default();
+    for id in client.kv_list(kv_mount, prefix).map_err(store_error)? {
+        if id.ends_with('/') || !valid_volume_id(&id) {
+            continue;
+        }
+        let path = if prefix.is_empty() { id.clone() } else { format!("{prefix}/{id}") };
+        let name = kv_name(kv_mount, &path);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let Some(versioned) = client.read(&name).map_err(store_error)? else { break };
+            let mut fields = BTreeMap::new();
+            let mut changed = 0;
+            for (field, value) in &versioned.fields {
+                let text = std::str::from_utf8(value).ok().filter(|t| t.starts_with("vault:v")).ok_or_else(|| {
+                    Error::Store {
+                        status: ExitStatus::InvalidInput,
+                        message: format!("KV secret `{name}` field `{field}` is not a Transit ciphertext"),
+                    }
+                })?;
+                let rewrapped = client.rewrap(&transit, text).map_err(store_error)?;
+                if rewrapped != text {
+                    changed += 1;
+                }
+                fields.insert(field.clone(), SecretBytes::new(rewrapped.into_bytes()));
+            }
+            if changed == 0 {
+                break;
+            }
+            match client.write(&name, &fields, versioned.version) {
+                Ok(_) => {
+                    done.secrets += 1;
+                    done.values += changed;
+                    break;
+                }
+                Err(crate::kms::Error::Conflict { .. }) if attempts < 2 => continue,
+                Err(crate::kms::Error::Conflict { .. }) => {
+                    done.conflicts.push(id.clone());
+                    break;
+                }
+                Err(other) => return Err(store_error(other)),
+            }
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_ids_that_are_path_segments() {
+        for good in ["pvc-1", "0001-0009-rook-ceph-0000000000000001-5f0e", "a.b_c"] {
+            assert!(valid_volume_id(good), "{good}");
+        }
+        for bad in ["", ".", "..", "a/b", "a b", "pvc%2F1"] {
+            assert!(!valid_volume_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn key_manager_errors_keep_their_exit_status() {
+        let conflict = store_error(crate::kms::Error::Conflict { what: "x".into(), expected: 3 });
+        assert_eq!(conflict.status(), ExitStatus::Aborted);
+        let denied =
+            store_error(crate::kms::Error::Denied { what: "x".into(), service: "s".into(), message: "m".into() });
+        assert_eq!(denied.status(), ExitStatus::Unauthenticated);
+    }
+}

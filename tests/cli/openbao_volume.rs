@@ -1,0 +1,362 @@
+//! `volume rotate` / `volume rewrap` with `vault-kv://` key stores on a REAL OpenBao (`support_openbao::dev`),
+//! LUKS images made by cryptsetup and checked with `cryptsetup open --test-passphrase`: the whole rotation, the
+//! Transit envelope, check-and-set between two "nodes", `volume rewrap` after a Transit key rotation (no plaintext
+//! in KV, read with the root token), the fault-injection crash points, and the errors.
+
+use crate::support::{Scratch, cryptadm, require_tool};
+use crate::support_openbao::{OpenBao, dev};
+use base64::Engine as _;
+use std::path::PathBuf;
+use std::process::Command;
+
+const OLD_KEY: &str = "old volume passphrase";
+
+struct Volume {
+    scratch: Scratch,
+    image: PathBuf,
+    id: String,
+    /// The KV prefix under mount `kv`.
+    prefix: &'static str,
+}
+
+fn cryptsetup(args: &[&str]) -> std::process::Output {
+    require_tool("cryptsetup", "apt-get install cryptsetup-bin");
+    Command::new("cryptsetup").args(args).output().expect("run cryptsetup")
+}
+
+fn unique_id(tag: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!("pvc-{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+impl Volume {
+    /// A LUKS2 image (PBKDF2 with `iterations`) whose keyslot 0 opens with `key`.
+    fn new(tag: &str, key: &str, iterations: u32) -> Self {
+        let scratch = Scratch::new();
+        let image = scratch.path("volume.img");
+        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+        let key_file = scratch.write("old.key", key);
+        let iterations = iterations.to_string();
+        let output = cryptsetup(&[
+            "luksFormat",
+            "--batch-mode",
+            "--type",
+            "luks2",
+            "--pbkdf",
+            "pbkdf2",
+            "--hash",
+            "sha256",
+            "--pbkdf-force-iterations",
+            &iterations,
+            "--key-file",
+            key_file.to_str().unwrap(),
+            image.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "luksFormat: {}", String::from_utf8_lossy(&output.stderr));
+        Self { scratch, image, id: unique_id(tag), prefix: "cryptadm" }
+    }
+
+    /// `PREFIX/ID`.
+    fn path(&self) -> String {
+        format!("{}/{}", self.prefix, self.id)
+    }
+
+    fn opens(&self, key: &[u8]) -> bool {
+        let file = self.scratch.write("probe.key", key);
+        cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), self.image.to_str().unwrap()])
+            .status
+            .success()
+    }
+
+    /// `volume rotate` with the root token.
+    fn rotate(&self, bao: &OpenBao, extra: &[&str]) -> assert_cmd::Command {
+        let mut cmd = cryptadm();
+        cmd.env("CRYPTADM_RUN_DIR", self.scratch.path("run"))
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .args(["volume", "rotate", "--volume-id", &self.id, "--volume-path"])
+            .arg(&self.image)
+            .args(["--key-store", &format!("vault-kv://kv/{}", self.prefix)])
+            .args(extra);
+        cmd
+    }
+}
+
+/// The fields of `kv/PATH`, read with the root token; empty when there is no such secret.
+fn kv(bao: &OpenBao, path: &str) -> serde_json::Map<String, serde_json::Value> {
+    let output =
+        bao.bao_command(&bao.root_token).args(["kv", "get", "-format=json", "-mount=kv", path]).output().unwrap();
+    if !output.status.success() {
+        return Default::default();
+    }
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    value.pointer("/data/data").and_then(|d| d.as_object().cloned()).unwrap_or_default()
+}
+
+fn field(bao: &OpenBao, path: &str, name: &str) -> Option<String> {
+    kv(bao, path).get(name).and_then(|v| v.as_str()).map(str::to_owned)
+}
+
+fn seed_plain(bao: &OpenBao, path: &str, key: &str) {
+    bao.bao(&["kv", "put", "-mount=kv", path, &format!("current={key}")]);
+}
+
+fn wrap(bao: &OpenBao, key: &str) -> String {
+    let plaintext = base64::engine::general_purpose::STANDARD.encode(key);
+    bao.bao(&["write", "-field=ciphertext", "transit/encrypt/volumes", &format!("plaintext={plaintext}")])
+        .trim()
+        .to_owned()
+}
+
+fn unwrap(bao: &OpenBao, ciphertext: &str) -> Vec<u8> {
+    let plaintext =
+        bao.bao(&["write", "-field=plaintext", "transit/decrypt/volumes", &format!("ciphertext={ciphertext}")]);
+    base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+const WRAP: [&str; 2] = ["--key-wrap", "vault-transit://transit/volumes"];
+
+#[test]
+fn a_whole_rotation_through_vault_kv_with_the_daemonsets_role_and_policy() {
+    let bao = dev();
+    let volume = Volume::new("kv", OLD_KEY, 1000);
+    seed_plain(bao, &volume.path(), &wrap(bao, OLD_KEY));
+    let scratch = Scratch::new();
+    let jwt = bao.jwt_file(&scratch, "volumes");
+    let mut cmd = cryptadm();
+    cmd.env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .env("VAULT_ADDR", &bao.addr)
+        .env_remove("VAULT_TOKEN")
+        .args(["volume", "rotate", "--volume-id", &volume.id, "--volume-path"])
+        .arg(&volume.image)
+        .args(["--key-store", "vault-kv://kv/cryptadm", "--vault-auth", "kubernetes", "--vault-role", "volumes"])
+        .args(WRAP)
+        .arg("--vault-jwt-file")
+        .arg(&jwt);
+    let output = cmd.output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let fields = kv(bao, &volume.path());
+    let stored = fields["current"].as_str().unwrap().to_owned();
+    assert!(stored.starts_with("vault:v"), "{stored}");
+    let new = unwrap(bao, &stored);
+    assert_ne!(new, OLD_KEY.as_bytes());
+    assert!(!fields.contains_key("pending") && !fields.contains_key("previous"), "{fields:?}");
+    assert!(volume.opens(&new), "the new key does not open the volume");
+    assert!(!volume.opens(OLD_KEY.as_bytes()), "the old key still opens the volume");
+    // The token never reaches the output.
+    assert!(!stderr(&output).contains(&bao.root_token));
+
+    // The same rotation in plain KV values, with the root token.
+    let plain = Volume::new("kv-plain", OLD_KEY, 1000);
+    seed_plain(bao, &plain.path(), OLD_KEY);
+    let output = plain.rotate(bao, &[]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let new = field(bao, &plain.path(), "current").unwrap();
+    assert!(plain.opens(new.as_bytes()) && !plain.opens(OLD_KEY.as_bytes()));
+}
+
+#[test]
+fn the_deploy_patch_gives_volume_serve_only_flags_it_has() {
+    let patch = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vault/cryptadm-volume-patch.yaml"),
+    )
+    .unwrap();
+    let help = cryptadm().args(["volume", "serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let flags: Vec<&str> = patch
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- --"))
+        .map(|flag| flag.split('=').next().unwrap())
+        .collect();
+    assert!(flags.len() >= 7, "{flags:?}");
+    for flag in flags {
+        assert!(help.contains(&format!("--{flag}")), "--{flag} is not a flag of `cryptadm volume serve`");
+    }
+}
+
+#[test]
+fn vault_kv_errors_no_secret_5_denied_16_no_server_2_plain_value_under_key_wrap_3() {
+    let bao = dev();
+    let volume = Volume::new("errors", OLD_KEY, 1000);
+    let output = volume.rotate(bao, &[]).output().unwrap();
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+
+    seed_plain(bao, &volume.path(), OLD_KEY);
+    let token = bao.token_with_policy("nothing");
+    let output = volume.rotate(bao, &[]).env("VAULT_TOKEN", &token).output().unwrap();
+    assert_eq!(output.status.code(), Some(16), "{}", stderr(&output));
+    assert!(stderr(&output).contains("permission denied"), "{}", stderr(&output));
+    assert!(!stderr(&output).contains(&token));
+
+    let output = volume.rotate(bao, &[]).env_remove("VAULT_ADDR").env_remove("BAO_ADDR").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("VAULT_ADDR"), "{}", stderr(&output));
+
+    let output = volume.rotate(bao, &WRAP).output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not a Transit ciphertext"), "{}", stderr(&output));
+    assert!(volume.opens(OLD_KEY.as_bytes()) && field(bao, &volume.path(), "current").as_deref() == Some(OLD_KEY));
+}
+
+#[test]
+fn two_nodes_rotating_one_volume_one_wins_the_other_exits_10_and_nothing_is_lost() {
+    let bao = dev();
+    // One volume seen by two nodes: two copies of the same LUKS image, each node with its own lock directory, so
+    // only the key store's check-and-set stands between them. A slow KDF keeps both runs between their first
+    // read of the store and their first write at the same time.
+    let node_a = Volume::new("race", OLD_KEY, 400_000);
+    let node_b = Scratch::new();
+    let image_b = node_b.path("volume.img");
+    std::fs::copy(&node_a.image, &image_b).unwrap();
+    seed_plain(bao, &node_a.path(), OLD_KEY);
+    let spawn = |image: &PathBuf, run: PathBuf| {
+        Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+            .env("CRYPTADM_RUN_DIR", run)
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .env("NO_COLOR", "1")
+            .args(["volume", "rotate", "--volume-id", &node_a.id, "--volume-path"])
+            .arg(image)
+            .args(["--key-store", "vault-kv://kv/cryptadm"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn(&node_a.image, node_a.scratch.path("run"));
+    let b = spawn(&image_b, node_b.path("run"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let codes = [a.status.code(), b.status.code()];
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(10)), "{codes:?}\n{}\n{}", stderr(&a), stderr(&b));
+    let (winner_image, loser) = if a.status.success() { (&node_a.image, &b) } else { (&image_b, &a) };
+    assert!(stderr(loser).contains("changed by another writer"), "{}", stderr(loser));
+    let current = field(bao, &node_a.path(), "current").unwrap();
+    let probe = node_b.write("probe.key", &current);
+    let opens = cryptsetup(&[
+        "open",
+        "--test-passphrase",
+        "--key-file",
+        probe.to_str().unwrap(),
+        winner_image.to_str().unwrap(),
+    ]);
+    assert!(opens.status.success(), "the stored key does not open the winner's volume");
+    assert!(kv(bao, &node_a.path()).get("pending").is_none());
+}
+
+#[test]
+fn the_transit_envelope_stores_only_wrapped_keys_and_rewrap_keeps_every_volume_openable() {
+    let bao = dev();
+    let volumes: Vec<Volume> =
+        // A prefix of their own: `volume rewrap` refuses a store that holds plain values.
+        (0..3)
+            .map(|i| Volume { prefix: "wrapped", ..Volume::new(&format!("wrap{i}"), &format!("{OLD_KEY} {i}"), 1000) })
+            .collect();
+    for (i, volume) in volumes.iter().enumerate() {
+        let wrapped = wrap(bao, &format!("{OLD_KEY} {i}"));
+        bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={wrapped}")]);
+        let output = volume.rotate(bao, &WRAP).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let current = fields["current"].as_str().unwrap();
+        assert!(current.starts_with("vault:v"), "{current}");
+        assert!(volume.opens(&unwrap(bao, current)));
+        assert!(!volume.opens(format!("{OLD_KEY} {i}").as_bytes()));
+    }
+    let plaintexts: Vec<Vec<u8>> =
+        volumes.iter().map(|v| unwrap(bao, &field(bao, &v.path(), "current").unwrap())).collect();
+    let key_version = |bao: &OpenBao| -> u64 {
+        bao.bao(&["read", "-field=latest_version", "transit/keys/volumes"]).trim().parse().unwrap()
+    };
+    let before = key_version(bao);
+    let output = cryptadm()
+        .env("VAULT_ADDR", &bao.addr)
+        .env("VAULT_TOKEN", &bao.root_token)
+        .args(["volume", "rewrap", "--key-store", "vault-kv://kv/wrapped"])
+        .args(WRAP)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let after = key_version(bao);
+    assert_eq!(after, before + 1);
+    for (volume, plaintext) in volumes.iter().zip(&plaintexts) {
+        let fields = kv(bao, &volume.path());
+        for (name, value) in &fields {
+            let value = value.as_str().unwrap();
+            assert!(value.starts_with(&format!("vault:v{after}:")), "{name}: {value}\n{}", stderr(&output));
+            assert!(!value.contains(std::str::from_utf8(plaintext).unwrap()), "plaintext in KV");
+        }
+        assert_eq!(&unwrap(bao, fields["current"].as_str().unwrap()), plaintext);
+        assert!(volume.opens(plaintext));
+    }
+    // No plaintext anywhere in the KV prefix: every value of every secret is a Transit ciphertext.
+    let list = bao.bao(&["kv", "list", "-format=json", "-mount=kv", "wrapped"]);
+    let ids: Vec<String> = serde_json::from_str(&list).unwrap();
+    assert!(ids.len() >= volumes.len(), "{ids:?}");
+    for id in ids {
+        for (name, value) in kv(bao, &format!("wrapped/{id}")) {
+            let value = value.as_str().unwrap_or_default().to_owned();
+            assert!(value.starts_with("vault:v"), "{id}/{name} holds plain text");
+        }
+    }
+    // A store holding a plain value is refused by rewrap (3), and nothing is written.
+    let plain = Volume { prefix: "mixed", ..Volume::new("plain", OLD_KEY, 1000) };
+    seed_plain(bao, &plain.path(), OLD_KEY);
+    let output = cryptadm()
+        .env("VAULT_ADDR", &bao.addr)
+        .env("VAULT_TOKEN", &bao.root_token)
+        .args(["volume", "rewrap", "--no-rotate", "--key-store", "vault-kv://kv/mixed"])
+        .args(WRAP)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_eq!(field(bao, &plain.path(), "current").as_deref(), Some(OLD_KEY));
+    // rewrap needs --key-wrap, and a vault-kv:// store.
+    let output = cryptadm()
+        .env("VAULT_ADDR", &bao.addr)
+        .env("VAULT_TOKEN", &bao.root_token)
+        .args(["volume", "rewrap", "--key-store", "vault-kv://kv/cryptadm"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+/// Every crash point of the fault-injection build against `vault-kv://`, plain and Transit-wrapped: after the
+/// crash the stored current key opens the volume; a rerun completes the rotation.
+#[test]
+#[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
+fn volume_faults_vault_kv_every_crash_point_recovers() {
+    let bao = dev();
+    let mut crashes = 0;
+    for wrapped in [false, true] {
+        for step in cryptadm::volume::Step::ALL {
+            let volume = Volume::new("fault", OLD_KEY, 1000);
+            let extra: &[&str] = if wrapped { &WRAP } else { &[] };
+            let seed = if wrapped { wrap(bao, OLD_KEY) } else { OLD_KEY.to_owned() };
+            bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={seed}")]);
+            let read_current = || {
+                let value = field(bao, &volume.path(), "current").unwrap();
+                if wrapped { unwrap(bao, &value) } else { value.into_bytes() }
+            };
+            let output = volume.rotate(bao, extra).env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
+            assert_eq!(output.status.code(), None, "{step}: the process did not crash: {}", stderr(&output));
+            crashes += 1;
+            assert!(
+                volume.opens(&read_current()),
+                "wrapped={wrapped} after a crash at {step}: the stored key opens nothing"
+            );
+            let output = volume.rotate(bao, extra).output().unwrap();
+            assert!(output.status.success(), "wrapped={wrapped} rerun after {step}: {}", stderr(&output));
+            let fields = kv(bao, &volume.path());
+            assert_eq!(fields.len(), 1, "{step}: {fields:?}");
+            let current = read_current();
+            assert_ne!(current, OLD_KEY.as_bytes());
+            assert!(volume.opens(&current) && !volume.opens(OLD_KEY.as_bytes()), "wrapped={wrapped} {step}");
+        }
+    }
+    assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
+}
