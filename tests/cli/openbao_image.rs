@@ -520,3 +520,52 @@ fn key_provider_serves_ocicrypts_grpc_form() {
     assert!(status.success(), "{status:?}: {}", std::fs::read_to_string(work.path("provider.log")).unwrap());
     assert!(!socket.exists(), "the socket is removed on SIGTERM");
 }
+
+/// Refusals that need no server: each with its exit status and message, the secret never echoed.
+#[test]
+fn transit_settings_refused_before_anything_runs() {
+    // A token in a runtime's configuration (readable on the node) is refused; its value is not repeated.
+    cryptadm()
+        .args(["image", "node-config", "--runtime", "containerd", "--binary", "/usr/local/bin/cryptadm"])
+        .args(["--processor-env", "VAULT_TOKEN=s.do-not-print-me"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("`VAULT_TOKEN` holds a secret"))
+        .stderr(predicate::str::contains("do-not-print-me").not());
+    cryptadm()
+        .args(["image", "node-config", "--runtime", "crio", "--processor-env", "VAULT_ADDR=https://vault:8200"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("containerd only"));
+    let printed = cryptadm()
+        .args(["image", "node-config", "--runtime", "containerd", "--binary", "/usr/local/bin/cryptadm"])
+        .args(["--processor-env", "VAULT_ADDR=https://vault:8200"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed = String::from_utf8(printed).unwrap();
+    assert_eq!(printed.matches(r#""VAULT_ADDR=https://vault:8200"]"#).count(), 2, "{printed}");
+    // The gRPC form listens on a unix socket only.
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .args(["image", "keyprovider", "--listen", "localhost:50051"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unix:///absolute/path"));
+    // A Transit recipient with no server configured: exit 2 before the image is read.
+    cryptadm()
+        .env_remove("VAULT_ADDR")
+        .env_remove("BAO_ADDR")
+        .args(["image", "encrypt", "--recipient", KEY, "oci:/nonexistent:v1", "oci:/nonexistent-out:v1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs an OpenBao/Vault server"));
+    // A malformed Transit recipient.
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", "vault-transit://transit", "oci:/x:v1", "oci:/y:v1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("vault-transit://MOUNT/KEY"));
+}
