@@ -48,8 +48,9 @@ impl Default for HttpSettings {
     }
 }
 
-/// One request. Header values may be secrets (tokens): they are never shown.
-#[derive(Debug, Clone)]
+/// One request. Header values may be secrets (tokens): they are never shown, and its `Debug` shows neither them
+/// nor the body (which may carry a plaintext or a login secret).
+#[derive(Clone)]
 pub struct Request {
     /// The method.
     pub method: reqwest::Method,
@@ -61,6 +62,19 @@ pub struct Request {
     pub body: Option<Vec<u8>>,
     /// What the request does, for errors ("reading KV secret `kv/cryptadm/pvc-1`").
     pub what: String,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("url", &redact::url(self.url.as_str()))
+            .field("headers", &headers)
+            .field("body", &self.body.as_ref().map(|b| format!("[REDACTED; {} bytes]", b.len())))
+            .field("what", &self.what)
+            .finish()
+    }
 }
 
 impl Request {
@@ -291,4 +305,17 @@ fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let chain = describe_chain(error);
     let at = chain.find("invalid peer certificate")?;
     Some(chain[at..].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_request_never_shows_its_headers_or_body() {
+        let request = super::Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x")
+            .header("X-Vault-Token", "hvs.secret-token")
+            .json(&serde_json::json!({"secret_id": "secret-id-value"}));
+        let shown = format!("{request:?}");
+        assert!(!shown.contains("secret-token") && !shown.contains("secret-id-value"), "{shown}");
+        assert!(shown.contains("X-Vault-Token"), "{shown}");
+    }
 }

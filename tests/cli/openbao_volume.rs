@@ -360,3 +360,92 @@ fn volume_faults_vault_kv_every_crash_point_recovers() {
     }
     assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
 }
+
+/// `volume serve` as the DaemonSet runs it: Kubernetes login with the service-account token, the shipped policy,
+/// wrapped values; concurrent EncryptionKeyRotate calls for ten volumes, each leaving its volume openable by the
+/// stored key; a role without the policy gets UNAUTHENTICATED.
+#[test]
+fn volume_serve_rotates_through_vault_with_its_service_account_token() {
+    use cryptadm::volume::proto::encryptionkeyrotation::EncryptionKeyRotateRequest;
+    use cryptadm::volume::proto::encryptionkeyrotation::encryption_key_rotation_controller_client::EncryptionKeyRotationControllerClient;
+    let bao = dev();
+    let scratch = Scratch::new();
+    let volumes: Vec<Volume> = (0..10).map(|_| Volume::new("serve", OLD_KEY, 1000)).collect();
+    for volume in &volumes {
+        seed_plain(bao, &volume.path(), &wrap(bao, OLD_KEY));
+    }
+    let start = |role: &str, name: &str| {
+        let socket = scratch.path(&format!("{name}.sock"));
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .env("VAULT_ADDR", &bao.addr)
+            .env_remove("VAULT_TOKEN")
+            .args(["volume", "serve", "--endpoint", &format!("unix://{}", socket.display())])
+            .args(["--key-store", "vault-kv://kv/cryptadm"])
+            .args(WRAP)
+            .args(["--vault-auth", "kubernetes", "--vault-role", role, "--vault-jwt-file"])
+            .arg(bao.jwt_file(&scratch, role))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+                return (child, socket);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("volume serve did not start listening");
+    };
+    let (mut server, socket) = start("volumes", "daemonset");
+    let (mut denied_server, denied_socket) = start("nothing", "no-policy");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let connect = |socket: PathBuf| async move {
+        tonic::transport::Endpoint::try_from("http://localhost")
+            .unwrap()
+            .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                let socket = socket.clone();
+                async move {
+                    let stream = tokio::net::UnixStream::connect(socket).await?;
+                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+                }
+            }))
+            .await
+            .expect("connect to the server")
+    };
+    let request = |volume: &Volume| EncryptionKeyRotateRequest {
+        volume_id: volume.id.clone(),
+        volume_path: volume.image.to_string_lossy().into_owned(),
+        ..Default::default()
+    };
+    runtime.block_on(async {
+        let channel = connect(socket.clone()).await;
+        let calls: Vec<_> = volumes
+            .iter()
+            .map(|volume| {
+                let mut client = EncryptionKeyRotationControllerClient::new(channel.clone());
+                let request = request(volume);
+                tokio::spawn(async move { client.encryption_key_rotate(request).await.map(drop) })
+            })
+            .collect();
+        for call in calls {
+            call.await.unwrap().expect("a rotation through OpenBao");
+        }
+        let channel = connect(denied_socket.clone()).await;
+        let mut client = EncryptionKeyRotationControllerClient::new(channel);
+        let status = client.encryption_key_rotate(request(&volumes[0])).await.map(drop).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
+        assert!(status.message().contains("permission denied"), "{status:?}");
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = denied_server.kill();
+    let _ = denied_server.wait();
+    for volume in &volumes {
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let new = unwrap(bao, fields["current"].as_str().unwrap());
+        assert!(volume.opens(&new) && !volume.opens(OLD_KEY.as_bytes()), "{}", volume.id);
+    }
+}
