@@ -165,22 +165,36 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'cryptadm;image;encrypt' {
-            [CompletionResult]::new('--recipient', '--recipient', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]')
-            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]')
+            [CompletionResult]::new('--recipient', '--recipient', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY')
+            [CompletionResult]::new('--encryption-key', '--encryption-key', [CompletionResultType]::ParameterName, 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY')
             [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
             [CompletionResult]::new('--encrypt-layer', '--encrypt-layer', [CompletionResultType]::ParameterName, 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
             [CompletionResult]::new('--remove-recipient', '--remove-recipient', [CompletionResultType]::ParameterName, 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient''s old key opens nothing (repeatable; needs a --key that opens them)')
             [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
             [CompletionResult]::new('--src-creds', '--src-creds', [CompletionResultType]::ParameterName, 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line')
             [CompletionResult]::new('--src-password-file', '--src-password-file', [CompletionResultType]::ParameterName, 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped')
             [CompletionResult]::new('--src-authfile', '--src-authfile', [CompletionResultType]::ParameterName, 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)')
@@ -195,6 +209,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); 1 moves them one after the other')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--allow-plaintext', '--allow-plaintext', [CompletionResultType]::ParameterName, 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -209,12 +224,25 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;image;decrypt' {
             [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)')
             [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
             [CompletionResult]::new('--src-creds', '--src-creds', [CompletionResultType]::ParameterName, 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line')
             [CompletionResult]::new('--src-password-file', '--src-password-file', [CompletionResultType]::ParameterName, 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped')
             [CompletionResult]::new('--src-authfile', '--src-authfile', [CompletionResultType]::ParameterName, 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)')
@@ -229,6 +257,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); 1 moves them one after the other')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--allow-plaintext', '--allow-plaintext', [CompletionResultType]::ParameterName, 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -243,12 +272,25 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;image;authorize' {
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Print the per-layer report as a document')
             [CompletionResult]::new('--platform', '--platform', [CompletionResultType]::ParameterName, 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)')
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
-            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
+            [CompletionResult]::new('--decryption-key', '--decryption-key', [CompletionResultType]::ParameterName, 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
             [CompletionResult]::new('--creds', '--creds', [CompletionResultType]::ParameterName, 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line')
             [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped')
             [CompletionResult]::new('--authfile', '--authfile', [CompletionResultType]::ParameterName, 'Registry credentials from this auth file only (docker config.json or podman auth.json format)')
@@ -256,6 +298,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--cert-dir', '--cert-dir', [CompletionResultType]::ParameterName, 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--allow-plaintext', '--allow-plaintext', [CompletionResultType]::ParameterName, 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -292,6 +335,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--binary', '--binary', [CompletionResultType]::ParameterName, 'Where cryptadm is on the nodes (absolute; default: this binary''s path)')
             [CompletionResult]::new('--keys-dir', '--keys-dir', [CompletionResultType]::ParameterName, 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)')
             [CompletionResult]::new('--keyprovider-config', '--keyprovider-config', [CompletionResultType]::ParameterName, 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)')
+            [CompletionResult]::new('--processor-env', '--processor-env', [CompletionResultType]::ParameterName, 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -318,6 +362,20 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;image;keyprovider' {
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Serve ocicrypt''s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;image;help' {
             [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
@@ -325,6 +383,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -344,6 +403,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;help;stream-decrypt' {
+            break
+        }
+        'cryptadm;image;help;keyprovider' {
             break
         }
         'cryptadm;image;help;help' {
@@ -711,6 +773,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
             break
         }
         'cryptadm;help;image;encrypt' {
@@ -729,6 +792,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;image;stream-decrypt' {
+            break
+        }
+        'cryptadm;help;image;keyprovider' {
             break
         }
         'cryptadm;help;secret' {

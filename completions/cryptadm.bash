@@ -130,6 +130,9 @@ _cryptadm() {
             cryptadm__subcmd__help__subcmd__image,inspect)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__inspect"
                 ;;
+            cryptadm__subcmd__help__subcmd__image,keyprovider)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__keyprovider"
+                ;;
             cryptadm__subcmd__help__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config"
                 ;;
@@ -163,6 +166,9 @@ _cryptadm() {
             cryptadm__subcmd__image,inspect)
                 cmd="cryptadm__subcmd__image__subcmd__inspect"
                 ;;
+            cryptadm__subcmd__image,keyprovider)
+                cmd="cryptadm__subcmd__image__subcmd__keyprovider"
+                ;;
             cryptadm__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__node__subcmd__config"
                 ;;
@@ -183,6 +189,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__image__subcmd__help,inspect)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__inspect"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,keyprovider)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__keyprovider"
                 ;;
             cryptadm__subcmd__image__subcmd__help,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config"
@@ -1039,7 +1048,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image)
-            opts="encrypt decrypt authorize inspect node-config stream-decrypt"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1095,6 +1104,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__keyprovider)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1221,7 +1244,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1239,7 +1262,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1277,6 +1300,58 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --creds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1309,7 +1384,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1344,6 +1419,58 @@ _cryptadm() {
                     return 0
                     ;;
                 --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1407,7 +1534,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1458,6 +1585,58 @@ _cryptadm() {
                     return 0
                     ;;
                 --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-capath)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-client-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth)
+                    COMPREPLY=($(compgen -W "token approle jwt kubernetes" -- "${cur}"))
+                    return 0
+                    ;;
+                --vault-auth-mount)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-role-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-secret-id-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-jwt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vault-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1521,7 +1700,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help)
-            opts="encrypt decrypt authorize inspect node-config stream-decrypt help"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1591,6 +1770,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__keyprovider)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1674,8 +1867,30 @@ _cryptadm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cryptadm__subcmd__image__subcmd__keyprovider)
+            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cryptadm__subcmd__image__subcmd__node__subcmd__config)
-            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --processor-env --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1698,6 +1913,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --keyprovider-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --processor-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

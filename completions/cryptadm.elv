@@ -154,21 +154,35 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
-            cand --recipient 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]'
-            cand --encryption-key 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]'
+            cand --recipient 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY'
+            cand --encryption-key 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY'
             cand --layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --encrypt-layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --remove-recipient 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient''s old key opens nothing (repeatable; needs a --key that opens them)'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
-            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
-            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --src-creds 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line'
             cand --src-password-file 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped'
             cand --src-authfile 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)'
@@ -183,6 +197,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); 1 moves them one after the other'
             cand --color 'When to colour messages'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -196,12 +211,25 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;decrypt'= {
             cand --layer 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
-            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
-            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --src-creds 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line'
             cand --src-password-file 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped'
             cand --src-authfile 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)'
@@ -216,6 +244,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); 1 moves them one after the other'
             cand --color 'When to colour messages'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -229,12 +258,25 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;authorize'= {
             cand --output-format 'Print the per-layer report as a document'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
-            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
-            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]'
+            cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
+            cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
             cand --cert 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --creds 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line'
             cand --password-file 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped'
             cand --authfile 'Registry credentials from this auth file only (docker config.json or podman auth.json format)'
@@ -242,6 +284,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --color 'When to colour messages'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -276,6 +319,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --binary 'Where cryptadm is on the nodes (absolute; default: this binary''s path)'
             cand --keys-dir 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)'
             cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
+            cand --processor-env 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused'
             cand --color 'When to colour messages'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -300,6 +344,19 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;image;keyprovider'= {
+            cand --listen 'Serve ocicrypt''s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT'
+            cand --color 'When to colour messages'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;image;help'= {
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
@@ -307,6 +364,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;help;encrypt'= {
@@ -320,6 +378,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;help;node-config'= {
         }
         &'cryptadm;image;help;stream-decrypt'= {
+        }
+        &'cryptadm;image;help;keyprovider'= {
         }
         &'cryptadm;image;help;help'= {
         }
@@ -656,6 +716,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
         }
         &'cryptadm;help;image;encrypt'= {
         }
@@ -668,6 +729,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;image;node-config'= {
         }
         &'cryptadm;help;image;stream-decrypt'= {
+        }
+        &'cryptadm;help;image;keyprovider'= {
         }
         &'cryptadm;help;secret'= {
             cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'

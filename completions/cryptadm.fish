@@ -127,29 +127,46 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "seal" -d 'Encrypt a machine configuration into an EncryptedConfig document (or cloud-init userdata, or an Ignition config)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -s q -l quiet -d 'Print only errors'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -s v -l verbose -d 'Print details of each step'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -s V -l version -d 'Print version'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "inspect" -d 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "node-config" -d 'Print the container runtime configuration that decrypts images with cryptadm'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "stream-decrypt" -d 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt\'s ctd-decoder)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l recipient -l encryption-key -d 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "inspect" -d 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "node-config" -d 'Print the container runtime configuration that decrypts images with cryptadm'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "stream-decrypt" -d 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt\'s ctd-decoder)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "keyprovider" -d 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l recipient -l encryption-key -d 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l layer -l encrypt-layer -d 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l remove-recipient -d 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient\'s old key opens nothing (repeatable; needs a --key that opens them)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l gpg-homedir -d 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l src-creds -d 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l src-password-file -d 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l src-authfile -d 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)' -r -F
@@ -168,6 +185,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -175,10 +193,26 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l layer -d 'Layer to decrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l gpg-homedir -d 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l src-creds -d 'Log in to the source registry as USER; the password comes from --src-password-file, CRYPTADM_SRC_PASSWORD_FILE, CRYPTADM_SRC_PASSWORD or a terminal prompt, never from the command line' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l src-password-file -d 'Read the --src-creds password from FILE (`-`: standard input); one trailing newline is dropped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l src-authfile -d 'Source registry credentials from this auth file only (docker config.json or podman auth.json format)' -r -F
@@ -197,6 +231,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -205,10 +240,26 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l output-format -d 'Print the per-layer report as a document' -r -f -a "yaml\t'A YAML stream'
 json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l gpg-homedir -d 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-addr -d 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-namespace -d 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-cacert -d 'PEM file of the CA that signed the server\'s certificate [env: VAULT_CACERT, BAO_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-capath -d 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-client-cert -d 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-client-key -d 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-auth -d 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]' -r -f -a "token\t'A token: --vault-token-file, VAULT_TOKEN or ~/.vault-token'
+approle\t'AppRole: --vault-role-id and --vault-secret-id-file (auth/approle/login)'
+jwt\t'JWT: --vault-role and --vault-jwt-file (auth/jwt/login)'
+kubernetes\t'Kubernetes: --vault-role and the service-account token (auth/kubernetes/login)'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-auth-mount -d 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-role -d 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-role-id -d 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l creds -d 'Log in to the registry as USER; the password comes from --password-file, CRYPTADM_REGISTRY_PASSWORD_FILE, CRYPTADM_REGISTRY_PASSWORD or a terminal prompt, never from the command line' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l password-file -d 'Read the --creds password from FILE (`-`: standard input); one trailing newline is dropped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l authfile -d 'Registry credentials from this auth file only (docker config.json or podman auth.json format)' -r -F
@@ -219,6 +270,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -247,6 +299,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l binary -d 'Where cryptadm is on the nodes (absolute; default: this binary\'s path)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l keys-dir -d 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l keyprovider-config -d 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd\'s default)' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l processor-env -d 'A NAME=VALUE setting for the stream processors\' environment (repeatable; containerd only), e.g. the Vault server and the node\'s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
@@ -264,12 +317,22 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l listen -d 'Serve ocicrypt\'s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "encrypt" -d 'Encrypt the layers of an OCI image for one or more recipients'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "decrypt" -d 'Decrypt the layers of an OCI image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "authorize" -d 'Prove that the given keys may use an encrypted image, without decrypting it'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "inspect" -d 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "node-config" -d 'Print the container runtime configuration that decrypts images with cryptadm'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "stream-decrypt" -d 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt\'s ctd-decoder)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "keyprovider" -d 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
@@ -553,6 +616,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "inspect" -d 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "node-config" -d 'Print the container runtime configuration that decrypts images with cryptadm'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "stream-decrypt" -d 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt\'s ctd-decoder)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from image" -f -a "keyprovider" -d 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from secret" -f -a "generate-k8s" -d 'Print Kubernetes objects that carry image decryption keys'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "luks-format" -d 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "inspect" -d 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'

@@ -166,6 +166,10 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
     if let Some(error) = cause.downcast_ref::<crate::ocicrypt::Error>() {
         return match error {
             crate::ocicrypt::Error::RegistryDenied(_) => Some(REGISTRY_CREDENTIALS_HINT),
+            // A Transit key that Vault refused: the key is right, the credentials or policy are not.
+            crate::ocicrypt::Error::Unauthenticated(message) if message.contains(": permission denied by ") => {
+                Some(KEY_MANAGER_DENIED_HINT)
+            }
             crate::ocicrypt::Error::Unauthenticated(_) => {
                 Some("give a private key (--key) that belongs to one of the layer's recipients")
             }
@@ -218,6 +222,10 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
     }
     None
 }
+
+/// The hint when Vault/OpenBao refused to unwrap a layer key with a Transit key.
+pub const KEY_MANAGER_DENIED_HINT: &str =
+    "Vault refused: check the token or login role, and that its policy allows `update` on MOUNT/decrypt/KEY";
 
 const REGISTRY_CREDENTIALS_HINT: &str = "check the registry credentials: --src-creds/--dest-creds/--creds USER, \
                                          --*authfile, or log in with podman login / docker login";

@@ -49,6 +49,15 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// A key manager (Vault/OpenBao Transit) refused, or has no such key, or cannot be reached, while wrapping or
+    /// unwrapping a layer key; the exit status and hint are the key manager's.
+    #[error("{scheme}: {error}")]
+    KeyManager {
+        /// `provider.cryptadm`.
+        scheme: String,
+        /// What the key manager said.
+        error: crate::kms::Error,
+    },
     /// A secret key that fits a wrapped key is protected by a passphrase that none of the given ones unlocks.
     #[error("{what} is protected by a passphrase, and no passphrase given unlocks it")]
     KeyLocked {
@@ -139,20 +148,20 @@ impl Classify for Error {
             }
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
+            Error::KeyManager { error, .. } => error.status(),
         }
     }
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
-            Error::Unauthenticated(_) => {
-                Some(Cow::Borrowed("give a private key that belongs to one of the layer's recipients"))
-            }
+            Error::Unauthenticated(_) => Some(Cow::Borrowed("give a key that opens one of the layer's recipients")),
             Error::CertificateMissing(_) => {
                 Some(Cow::Borrowed("give the recipient's certificate along with its private key"))
             }
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
             Error::WrongKeyPassword { .. } => Some(Cow::Borrowed("give the password that unlocks the key")),
             Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
+            Error::KeyManager { error, .. } => error.hint(),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

@@ -63,6 +63,9 @@ pub struct LayerReport {
     pub outcome: &'static str,
     /// Wrapping schemes found on the layer.
     pub schemes: Vec<String>,
+    /// Why a layer is `denied` (what the keys, or the key manager, said).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// The layer-level operation applied while walking an image.
@@ -309,6 +312,7 @@ impl Walk<'_> {
             digest: layer.digest()?.to_owned(),
             outcome: "skipped",
             schemes: wrapped_schemes(&layer),
+            problem: None,
         };
         if layer.is_foreign() {
             report.outcome = "foreign";
@@ -868,9 +872,9 @@ fn authorize_descriptor(
                 if !selected || layer.kind() != MediaKind::EncryptedLayer || layer.is_foreign() {
                     continue;
                 }
-                let outcome = match unwrap_private_options(&layer, index, unwrappers) {
-                    Ok(_) => "authorized",
-                    Err(Error::Unauthenticated(_)) => "denied",
+                let (outcome, problem) = match unwrap_private_options(&layer, index, unwrappers) {
+                    Ok(_) => ("authorized", None),
+                    Err(Error::Unauthenticated(problem)) => ("denied", Some(problem)),
                     Err(other) => return Err(other),
                 };
                 reports.push(LayerReport {
@@ -879,6 +883,7 @@ fn authorize_descriptor(
                     digest: layer.digest()?.to_owned(),
                     outcome,
                     schemes: wrapped_schemes(&layer),
+                    problem,
                 });
             }
             Ok(())

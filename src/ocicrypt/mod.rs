@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod jwe;
 pub mod keyfiles;
 pub mod keyprovider;
+pub mod keyprovider_server;
 pub mod keywrap;
 pub mod layer;
 pub mod nodeconfig;
@@ -24,6 +25,7 @@ mod pipeline;
 pub mod pkcs7;
 pub mod recipients;
 pub mod stream;
+pub mod transit;
 
 pub use error::Error;
 

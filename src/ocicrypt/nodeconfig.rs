@@ -57,7 +57,14 @@ pub struct NodeConfig {
     pub keys_dir: String,
     /// The key-provider configuration file given to the processors (containerd only).
     pub keyprovider_config: Option<String>,
+    /// More `NAME=VALUE` settings for the processors' environment (containerd only), e.g. the Vault server and
+    /// login of the node (`VAULT_ADDR`, `VAULT_CACERT`, a JWT role and token file). Never a secret: the
+    /// configuration file is readable on the node.
+    pub env: Vec<String>,
 }
+
+/// Variables that hold a secret themselves and so never go into a runtime's configuration.
+pub const SECRET_VARIABLES: &[&str] = &["VAULT_TOKEN", "BAO_TOKEN", "CRYPTADM_PASSPHRASE"];
 
 /// The configuration text, and warnings the operator must read.
 #[derive(Clone, Debug)]
@@ -75,6 +82,26 @@ pub fn render(config: &NodeConfig) -> Result<Rendered, Error> {
             return Err(Error::Malformed(format!(
                 "{what} `{path}` must be an absolute path (the runtime does not resolve it against any directory)"
             )));
+        }
+    }
+    for setting in &config.env {
+        let name = setting.split_once('=').map(|(name, _)| name).unwrap_or_default();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(Error::Malformed(format!("processor environment setting `{name}…`: expected NAME=VALUE")));
+        }
+        if SECRET_VARIABLES.contains(&name) || name.ends_with("_SECRET_ID") || name.ends_with("_PASSWORD") {
+            return Err(Error::Malformed(format!(
+                "processor environment setting `{name}` holds a secret, which must not go into the runtime's \
+                 configuration (readable on the node): give a file instead (a token file, or a JWT/Kubernetes login \
+                 with a projected service-account token)"
+            )));
+        }
+        if config.runtime == Runtime::Crio {
+            return Err(Error::Malformed(
+                "CRI-O decrypts images itself and runs no stream processor: a processor environment applies to \
+                 containerd only"
+                    .into(),
+            ));
         }
     }
     let mut warnings = Vec::new();
@@ -116,9 +143,13 @@ pub fn render(config: &NodeConfig) -> Result<Rendered, Error> {
 fn stream_processors(config: &NodeConfig) -> String {
     let mut out = String::from("[stream_processors]\n");
     let args = toml_array(&["image", "stream-decrypt", "--decryption-keys-path", &config.keys_dir]);
-    let env = match &config.keyprovider_config {
-        Some(path) => format!("    env = {}\n", toml_array(&[&format!("OCICRYPT_KEYPROVIDER_CONFIG={path}")])),
-        None => String::new(),
+    let mut settings: Vec<String> =
+        config.keyprovider_config.iter().map(|path| format!("OCICRYPT_KEYPROVIDER_CONFIG={path}")).collect();
+    settings.extend(config.env.iter().cloned());
+    let env = if settings.is_empty() {
+        String::new()
+    } else {
+        format!("    env = {}\n", toml_array(&settings.iter().map(String::as_str).collect::<Vec<_>>()))
     };
     for (id, accepts, returns) in [
         (GZIP_PROCESSOR_ID, GZIP_ACCEPTS, "application/vnd.oci.image.layer.v1.tar+gzip"),
@@ -152,6 +183,23 @@ mod tests {
             binary: "/usr/local/bin/cryptadm".into(),
             keys_dir: CONTAINERD_KEYS_DIR.into(),
             keyprovider_config: Some(CONTAINERD_KEYPROVIDER_CONFIG.into()),
+            env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn processor_environment() {
+        let mut vault = config(Runtime::Containerd1);
+        vault.env = vec!["VAULT_ADDR=https://vault:8200".into(), "VAULT_CACERT=/etc/vault/ca.pem".into()];
+        let text = render(&vault).unwrap().text;
+        assert_eq!(
+            text.matches(r#"env = ["OCICRYPT_KEYPROVIDER_CONFIG=/etc/containerd/ocicrypt/ocicrypt_keyprovider.conf", "VAULT_ADDR=https://vault:8200", "VAULT_CACERT=/etc/vault/ca.pem"]"#).count(),
+            2,
+            "{text}"
+        );
+        for bad in ["VAULT_TOKEN=s.x", "VAULT_APPROLE_SECRET_ID=x", "=x", "NOEQUALS"] {
+            vault.env = vec![bad.into()];
+            assert!(render(&vault).is_err(), "{bad}");
         }
     }
 

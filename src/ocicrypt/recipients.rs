@@ -6,6 +6,7 @@
 
 use super::keyprovider::{self, KeyProviderConfig, Parameters};
 use super::keywrap::{KeyUnwrapper, KeyWrapper};
+use super::transit::{self, TransitKey};
 use super::{Error, jwe, pgp, pkcs7};
 use crate::crypto::keys::{self, PrivateKey, RecipientKey};
 use crate::crypto::{Passphrase, SecretBytes};
@@ -30,6 +31,8 @@ pub enum KeySource {
         /// Options passed to it.
         options: Option<String>,
     },
+    /// `vault-transit://MOUNT/KEY`: a Transit key of Vault or OpenBao.
+    Transit(TransitKey),
 }
 
 /// A recipient as given on the command line.
@@ -48,14 +51,19 @@ pub enum RecipientSpec {
         /// Options passed to it.
         options: Option<String>,
     },
+    /// `vault-transit://MOUNT/KEY`: a Transit key of Vault or OpenBao, written as provider `cryptadm`'s annotation.
+    Transit(TransitKey),
 }
 
 impl RecipientSpec {
     /// Parses `SCHEME:VALUE`.
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let (scheme, value) = text
-            .split_once(':')
-            .ok_or_else(|| invalid(text, "expected SCHEME:VALUE (jwe:, pkcs7:, pgp:, provider:)"))?;
+        if text.starts_with("vault-transit:") {
+            return TransitKey::parse(text).map(Self::Transit).map_err(|e| invalid(text, &e.to_string()));
+        }
+        let (scheme, value) = text.split_once(':').ok_or_else(|| {
+            invalid(text, "expected SCHEME:VALUE (jwe:, pkcs7:, pgp:, provider:) or vault-transit://MOUNT/KEY")
+        })?;
         if value.is_empty() {
             return Err(invalid(text, "empty value"));
         }
@@ -69,7 +77,10 @@ impl RecipientSpec {
             },
             "pkcs11" => return Err(invalid(text, "PKCS#11 recipients are not supported")),
             other => {
-                return Err(invalid(text, &format!("unknown scheme `{other}` (supported: jwe, pkcs7, pgp, provider)")));
+                return Err(invalid(
+                    text,
+                    &format!("unknown scheme `{other}` (supported: jwe, pkcs7, pgp, provider, vault-transit)"),
+                ));
             }
         })
     }
@@ -99,6 +110,8 @@ pub struct Recipients {
     /// Key providers named, with the options given for each, in order.
     providers: Parameters,
     provider_config: Option<Arc<KeyProviderConfig>>,
+    transit: Vec<TransitKey>,
+    transit_opener: Option<transit::Opener>,
 }
 
 impl Recipients {
@@ -108,8 +121,15 @@ impl Recipients {
         gpg_homedir: Option<&Path>,
         provider_config: Option<Arc<KeyProviderConfig>>,
     ) -> Result<Self, Error> {
-        let mut recipients =
-            Self { jwe: Vec::new(), pkcs7: Vec::new(), pgp: Vec::new(), providers: Parameters::new(), provider_config };
+        let mut recipients = Self {
+            jwe: Vec::new(),
+            pkcs7: Vec::new(),
+            pgp: Vec::new(),
+            providers: Parameters::new(),
+            provider_config,
+            transit: Vec::new(),
+            transit_opener: None,
+        };
         let mut pgp_names = Vec::new();
         for spec in specs {
             match spec {
@@ -134,12 +154,37 @@ impl Recipients {
                     }
                     recipients.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
+                RecipientSpec::Transit(key) => {
+                    if !recipients.transit.contains(key) {
+                        recipients.transit.push(key.clone());
+                    }
+                }
             }
+        }
+        // Both would write the annotation `…keys.provider.cryptadm`, the second replacing the first.
+        if !recipients.transit.is_empty() && recipients.providers.contains_key(transit::PROVIDER) {
+            return Err(Error::InvalidKey {
+                what: format!("recipient `provider:{}`", transit::PROVIDER),
+                problem: "Transit keys are given either as vault-transit://MOUNT/KEY or through the key provider \
+                          `cryptadm`, not both"
+                    .into(),
+            });
         }
         if !pgp_names.is_empty() {
             recipients.pgp.extend(pgp::recipients_from_gpg(gpg_homedir, &pgp_names)?);
         }
         Ok(recipients)
+    }
+
+    /// Whether a recipient is a Transit key (then [`Recipients::with_transit`] must give the way to Transit).
+    pub fn needs_transit(&self) -> bool {
+        !self.transit.is_empty()
+    }
+
+    /// How Transit keys are reached.
+    pub fn with_transit(mut self, opener: transit::Opener) -> Self {
+        self.transit_opener = Some(opener);
+        self
     }
 
     /// One wrapper per scheme that has recipients.
@@ -153,6 +198,11 @@ impl Recipients {
         }
         if !self.pgp.is_empty() {
             wrappers.push(Box::new(PgpWrapper(self.pgp)));
+        }
+        if !self.transit.is_empty() {
+            // Without an opener every wrap fails, naming the missing settings.
+            let opener = self.transit_opener.clone().unwrap_or_else(transit::unconfigured);
+            wrappers.push(Box::new(transit::TransitWrapper::new(opener, self.transit.clone())));
         }
         if let Some(config) = self.provider_config {
             let all = Arc::new(self.providers);
@@ -185,6 +235,9 @@ pub struct DecryptionKeys {
     provider_config: Option<Arc<KeyProviderConfig>>,
     /// A GnuPG home whose secret keys are exported when a layer wrapped for OpenPGP first needs them.
     gpg_home: Option<(PathBuf, Option<Passphrase>)>,
+    /// Transit keys (`--key vault-transit://…`), or any key a layer names (a node's stream processor).
+    transit: Option<transit::Allowed>,
+    transit_opener: Option<transit::Opener>,
 }
 
 impl DecryptionKeys {
@@ -208,6 +261,8 @@ impl DecryptionKeys {
             providers: Parameters::new(),
             provider_config,
             gpg_home: None,
+            transit: None,
+            transit_opener: None,
         };
         for cert in certificates {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
@@ -217,6 +272,10 @@ impl DecryptionKeys {
                 KeySource::Provider { name, options } => {
                     resolved.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
+                KeySource::Transit(key) => match &mut resolved.transit {
+                    Some(transit::Allowed::Keys(keys)) => keys.push(key.clone()),
+                    _ => resolved.transit = Some(transit::Allowed::Keys(vec![key.clone()])),
+                },
                 KeySource::File { path, password: own } => {
                     let password = own.as_ref().or(password);
                     if let Some(own) = own {
@@ -275,7 +334,28 @@ impl DecryptionKeys {
             providers: Parameters::new(),
             provider_config,
             gpg_home: None,
+            transit: None,
+            transit_opener: None,
         }
+    }
+
+    /// Whether a key is a Transit key (then [`DecryptionKeys::with_transit`] must give the way to Transit).
+    pub fn needs_transit(&self) -> bool {
+        self.transit.is_some()
+    }
+
+    /// How Transit keys are reached.
+    pub fn with_transit(mut self, opener: transit::Opener) -> Self {
+        self.transit_opener = Some(opener);
+        self
+    }
+
+    /// Also unwraps Transit-wrapped layers with whichever Transit key they name, through `opener` (a node's stream
+    /// processor: its Vault identity's policy decides).
+    pub fn with_any_transit_key(mut self, opener: transit::Opener) -> Self {
+        self.transit = Some(transit::Allowed::Named);
+        self.transit_opener = Some(opener);
+        self
     }
 
     /// Adds one key file's bytes, recognised by content (a private key, a certificate or an OpenPGP secret key);
@@ -328,6 +408,10 @@ impl DecryptionKeys {
         }
         if let Some((home, password)) = self.gpg_home {
             unwrappers.push(Box::new(GpgHomeUnwrapper { home, password, passphrases, exported: Mutex::default() }));
+        }
+        if let Some(allowed) = self.transit {
+            let opener = self.transit_opener.unwrap_or_else(transit::unconfigured);
+            unwrappers.push(Box::new(transit::TransitUnwrapper::new(opener, allowed)));
         }
         if let Some(config) = self.provider_config {
             let parameters = Arc::new(self.providers);

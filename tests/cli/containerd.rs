@@ -68,11 +68,11 @@ impl Drop for Daemon {
 }
 
 /// containerd and its registry, under one temporary directory.
-struct Node {
+pub(crate) struct Node {
     // Drop order: containerd first, then the registry, then the directory.
     _containerd: Daemon,
     _registry: Daemon,
-    work: Scratch,
+    pub(crate) work: Scratch,
     host: String,
     socket: PathBuf,
 }
@@ -95,12 +95,17 @@ fn wait_for(what: &str, log: &Path, mut ready: impl FnMut() -> bool) {
 
 impl Node {
     fn start() -> Self {
-        Self::start_with(true)
+        Self::start_configured(true, &[])
+    }
+
+    /// A node whose `node-config` run also gets `node_config_args` (e.g. `--processor-env NAME=VALUE`).
+    pub(crate) fn start_with(node_config_args: &[String]) -> Self {
+        Self::start_configured(true, node_config_args)
     }
 
     /// `restrict_oom_score_adj`: false is containerd's default, which fails every Pod where containerd lacks
     /// CAP_SYS_RESOURCE.
-    fn start_with(restrict_oom_score_adj: bool) -> Self {
+    fn start_configured(restrict_oom_score_adj: bool, node_config_args: &[String]) -> Self {
         require_tool("containerd", "apt-get install -y containerd");
         require_tool("ctr", "apt-get install -y containerd");
         require_tool("docker-registry", "apt-get install -y docker-registry");
@@ -137,7 +142,8 @@ impl Node {
             .arg("--keys-dir")
             .arg(work.path("keys"))
             .arg("--keyprovider-config")
-            .arg(work.path("ocicrypt_keyprovider.conf")));
+            .arg(work.path("ocicrypt_keyprovider.conf"))
+            .args(node_config_args));
         let w = work.dir.path().display().to_string();
         // Test-only settings: everything under the temporary directory (runc's state too; only the shims' sockets
         // go to /run/containerd/s, fixed in containerd 1.6), the native snapshotter, the registry as a plain-HTTP
@@ -191,12 +197,12 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         node
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.work.path("containerd.log")).unwrap_or_default()
     }
 
     /// PullImage through the CRI: `Ok(image_ref)` or `Err(details)`.
-    fn pull(&self, repository: &str) -> Result<String, String> {
+    pub(crate) fn pull(&self, repository: &str) -> Result<String, String> {
         let output = Command::new("python3")
             .arg(CRI_PULL)
             .arg(&self.socket)
@@ -257,7 +263,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
             .arg(self.image("pause:v1")));
     }
 
-    fn image(&self, repository: &str) -> String {
+    pub(crate) fn image(&self, repository: &str) -> String {
         format!("docker://{}/{repository}", self.host)
     }
 
@@ -275,7 +281,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         entries.filter_map(|e| std::fs::read(e.unwrap().path().join(path)).ok()).collect()
     }
 
-    fn assert_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+    pub(crate) fn assert_unpacked(&self, case: &str, files: &[(&str, &str)]) {
         for (path, content) in files {
             let found = self.snapshot_files(path);
             assert!(
@@ -286,7 +292,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
         }
     }
 
-    fn assert_not_unpacked(&self, case: &str, files: &[(&str, &str)]) {
+    pub(crate) fn assert_not_unpacked(&self, case: &str, files: &[(&str, &str)]) {
         for (path, _) in files {
             assert!(self.snapshot_files(path).is_empty(), "{case}: `{path}` was unpacked");
         }
@@ -294,9 +300,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 }
 
 /// A layer: its files and compression.
-struct Layer<'a> {
-    compression: &'a str,
-    files: &'a [(&'a str, &'a str)],
+pub(crate) struct Layer<'a> {
+    pub(crate) compression: &'a str,
+    pub(crate) files: &'a [(&'a str, &'a str)],
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -328,7 +334,7 @@ pub(crate) fn tar_of(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
 }
 
 /// An OCI layout (tag v1) with one manifest per platform.
-fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
+pub(crate) fn make_layout(layout: &Path, platforms: &[(&str, &[Layer<'_>])]) {
     let platforms: Vec<Platform<'_>> = platforms
         .iter()
         .map(|(arch, layers)| {
@@ -413,7 +419,7 @@ fn tamper(layout: &Path) {
     std::fs::write(&index_path, index.to_string()).unwrap();
 }
 
-fn oci(dir: &Path) -> String {
+pub(crate) fn oci(dir: &Path) -> String {
     format!("oci:{}:v1", dir.display())
 }
 
@@ -676,7 +682,7 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     // Why the test's containerd restricts OOM scores: without CAP_SYS_RESOURCE, containerd's default fails every
     // Pod at RunPodSandbox, as runc cannot lower the pause container's oom_score_adj to -998.
     if !has_cap_sys_resource() {
-        let strict = Node::start_with(false);
+        let strict = Node::start_configured(false, &[]);
         strict.push_pause(&busybox);
         let failed = strict.run_pod("pause:v1").expect_err("a Pod ran with an OOM score runc cannot set");
         assert_eq!(failed["stage"], "RunPodSandbox", "{failed}");

@@ -45,6 +45,7 @@ mod misuse_images;
 #[cfg(not(feature = "pgp"))]
 mod no_pgp;
 mod openbao;
+mod openbao_image;
 mod openbao_volume;
 #[cfg(target_os = "linux")]
 mod openstack;

@@ -65,11 +65,21 @@ pub fn run(args: AuthorizeArgs, printer: &Printer) -> anyhow::Result<ExitStatus>
     printer.data(output.as_bytes()).context("writing to standard output")?;
     let denied = reports.iter().filter(|r| r.outcome == "denied").count();
     if denied > 0 {
+        // The first refusal says why (a key manager's words, or which schemes the layer was wrapped for).
+        let why = reports.iter().find_map(|r| r.problem.as_deref()).map(|p| format!(": {p}")).unwrap_or_default();
         return Err(Failure::new(
             ExitStatus::Unauthenticated,
-            format!("not authorized: the keys open {} of {} encrypted layers", reports.len() - denied, reports.len()),
+            format!(
+                "not authorized: the keys open {} of {} encrypted layers{why}",
+                reports.len() - denied,
+                reports.len()
+            ),
         )
-        .with_hint("give a private key (--key) that belongs to one of the image's recipients")
+        .with_hint(if why.contains(": permission denied by ") {
+            crate::cmd::error::KEY_MANAGER_DENIED_HINT
+        } else {
+            "give a private key (--key) that belongs to one of the image's recipients"
+        })
         .into());
     }
     Ok(ExitStatus::Success)

@@ -4,9 +4,11 @@ pub mod authorize;
 pub mod decrypt;
 pub mod encrypt;
 pub mod inspect;
+pub mod keyprovider;
 pub mod node_config;
 pub mod registry;
 pub mod stream_decrypt;
+pub mod transit;
 
 use super::printer::Printer;
 use crate::cmd::error::Failure;
@@ -66,6 +68,8 @@ pub enum ImageCommand {
     NodeConfig(node_config::NodeConfigArgs),
     #[allow(missing_docs)]
     StreamDecrypt(stream_decrypt::StreamDecryptArgs),
+    #[allow(missing_docs)]
+    Keyprovider(keyprovider::KeyProviderArgs),
 }
 
 /// Runs an image verb.
@@ -77,6 +81,7 @@ pub fn run(namespace: ImageNamespace, printer: &Printer) -> anyhow::Result<ExitS
         ImageCommand::Inspect(args) => inspect::run(args, printer),
         ImageCommand::NodeConfig(args) => node_config::run(args, printer),
         ImageCommand::StreamDecrypt(args) => stream_decrypt::run(args, printer),
+        ImageCommand::Keyprovider(args) => keyprovider::run(args, printer),
     }
 }
 
@@ -104,11 +109,13 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Keys")]
 pub struct KeyArgs {
-    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), or provider:NAME[:OPTS]
+    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY
     ///
     /// Repeatable; every key is tried on every layer. A password-protected key takes its password from
     /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's
     /// FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv).
+    /// A Transit key unwraps through Vault or OpenBao, with the Vault settings of the environment (VAULT_ADDR,
+    /// VAULT_CACERT, VAULT_TOKEN or a login).
     #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
@@ -119,6 +126,9 @@ pub struct KeyArgs {
     /// Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)
     #[arg(long = "gpg-homedir", value_name = "DIR")]
     pub key_gpg_homedir: Option<PathBuf>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: super::vault_args::VaultArgs,
 }
 
 impl KeyArgs {
@@ -132,7 +142,9 @@ impl KeyArgs {
         let password = self.password.read(&mut stdin)?;
         let sources = self.keys.iter().map(|key| key_source(key)).collect::<anyhow::Result<Vec<_>>>()?;
         let gpg_homedir = self.key_gpg_homedir.as_deref();
-        Ok(DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?)
+        let keys =
+            DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?;
+        Ok(if keys.needs_transit() { keys.with_transit(transit::opener(&self.vault)?) } else { keys })
     }
 }
 
@@ -142,6 +154,11 @@ impl KeyArgs {
 /// `:` and is not itself an existing file.
 fn key_source(key: &str) -> anyhow::Result<KeySource> {
     use anyhow::Context;
+    if key.starts_with("vault-transit:") {
+        let key = crate::ocicrypt::transit::TransitKey::parse(key)
+            .map_err(|e| Failure::new(ExitStatus::Usage, format!("--key: {e}")))?;
+        return Ok(KeySource::Transit(key));
+    }
     if let Some(provider) = key.strip_prefix("provider:") {
         let (name, options) = match provider.split_once(':') {
             Some((name, options)) => (name.to_owned(), Some(options.to_owned())),

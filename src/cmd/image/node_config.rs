@@ -44,6 +44,11 @@ pub struct NodeConfigArgs {
     /// The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd's default)
     #[arg(long, value_name = "FILE", default_value = nodeconfig::CONTAINERD_KEYPROVIDER_CONFIG)]
     keyprovider_config: PathBuf,
+    /// A NAME=VALUE setting for the stream processors' environment (repeatable; containerd only), e.g. the Vault
+    /// server and the node's login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a
+    /// JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused.
+    #[arg(long = "processor-env", value_name = "NAME=VALUE")]
+    processor_env: Vec<String>,
 }
 
 /// The runtimes.
@@ -78,8 +83,9 @@ pub fn run(args: NodeConfigArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         binary: binary.display().to_string(),
         keys_dir: keys_dir.display().to_string(),
         keyprovider_config: Some(args.keyprovider_config.display().to_string()),
+        env: args.processor_env,
     };
-    let rendered = nodeconfig::render(&config).context("--binary and --keys-dir must be absolute paths")?;
+    let rendered = nodeconfig::render(&config).context("rendering the runtime configuration")?;
     for warning in &rendered.warnings {
         printer.warn(warning);
     }

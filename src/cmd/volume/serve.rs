@@ -141,7 +141,7 @@ fn socket_path(endpoint: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// Removes a stale socket file, refusing when a live server answers on it or when it is not a socket.
-fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::FileTypeExt;
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -164,7 +164,7 @@ fn claim_socket_path(path: &Path) -> anyhow::Result<()> {
     std::fs::remove_file(path).with_context(|| format!("removing the stale socket `{}`", path.display()))
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {
