@@ -55,6 +55,19 @@ fn parse(spec: &str, key_bytes: usize) -> Result<Spec> {
 }
 
 impl SectorCipher {
+    /// Keys the cipher of a volume's payload. Only `aes-xts-plain64` is implemented for payloads: CBC-ESSIV is
+    /// implemented for keyslots (so that old volumes rotate), but no reference tool here can write a CBC payload
+    /// that cryptadm's reading of it could be checked against, so `disk decrypt` and `convert` refuse it.
+    pub fn payload(spec: &str, key: &[u8]) -> Result<SectorCipher> {
+        if parse(spec, key.len())? == Spec::CbcEssivSha256 {
+            return Err(Error::unsupported(format!(
+                "payload cipher `{spec}` (payloads are read and written with aes-xts-plain64 only; keyslots of \
+                 this cipher rotate)"
+            )));
+        }
+        Self::new(spec, key)
+    }
+
     /// Keys the cipher named by `spec`.
     pub fn new(spec: &str, key: &[u8]) -> Result<SectorCipher> {
         let mode = match parse(spec, key.len())? {

@@ -47,7 +47,7 @@ pub fn encrypt_into(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<u64> {
-    let cipher = SectorCipher::new(&info.cipher, key.as_bytes())?;
+    let cipher = SectorCipher::payload(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as usize;
     std::thread::scope(|scope| {
         let (filled_tx, filled_rx) = mpsc::sync_channel::<std::io::Result<(Buffer, usize)>>(1);
@@ -108,7 +108,7 @@ pub fn decrypt_to(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<u64> {
-    let cipher = SectorCipher::new(&info.cipher, key.as_bytes())?;
+    let cipher = SectorCipher::payload(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as u64;
     if !info.len.is_multiple_of(unit) {
         return Err(Error::Truncated(format!(

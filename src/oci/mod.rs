@@ -52,6 +52,12 @@ pub trait ImageSource: Sync {
 
 /// A blob being written to a destination; it becomes visible only when committed.
 pub trait BlobWriter: Write {
+    /// Hands every written byte to the store and waits until it holds them all, without making the blob visible,
+    /// so that a caller can still decide not to [`commit`](BlobWriter::commit) (another layer failed meanwhile).
+    /// A store that writes locally has nothing to wait for; calling it again, or not at all, is fine.
+    fn flush_data(&mut self, _digest: &str) -> Result<(), Error> {
+        Ok(())
+    }
     /// Stores the written bytes under `digest` (which the caller computed while writing).
     fn commit(self: Box<Self>, digest: &str) -> Result<(), Error>;
 }
@@ -128,6 +134,11 @@ pub fn copy_layer_blob(
     let mut writer = destination.blob_writer()?;
     crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
         .map_err(|e| io_error(descriptor, e))?;
+    writer.flush_data(&digest)?;
+    // Another layer may have failed while this one finished: then it is not stored (its upload is cancelled).
+    if cancelled() {
+        return Err(Error::Io(CANCELLED.into()));
+    }
     writer.commit(&digest)
 }
 

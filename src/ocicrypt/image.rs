@@ -542,16 +542,22 @@ fn transfer_all(
     let moved: Mutex<Vec<Option<Moved>>> = Mutex::new(planned.iter().map(|_| None).collect());
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let cancelled = || stopped.load(Ordering::Relaxed);
+    // A failing transfer stops the others as soon as it fails, before its own upload is cancelled (a round trip
+    // during which the others could otherwise finish and commit their blobs).
+    let stop = || stopped.store(true, Ordering::Relaxed);
     let worker = || {
         while !cancelled() {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(plan) = planned.get(i) else { break };
-            match transfer(source, destination, plan, ui, &cancelled) {
+            match transfer(source, destination, plan, ui, &cancelled, &stop) {
                 Ok(done) => moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done),
                 Err(error) => {
-                    // Only the failure that stopped the others is reported; theirs say "cancelled".
-                    if !stopped.swap(true, Ordering::Relaxed) {
-                        *failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+                    stop();
+                    // The failure that stopped the others is reported, not theirs ("cancelled"), whichever returns
+                    // first.
+                    let mut failure = failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if failure.as_ref().is_none_or(is_cancellation) {
+                        *failure = Some(error);
                     }
                     break;
                 }
@@ -579,14 +585,42 @@ fn transfer_all(
         .collect())
 }
 
-/// Moves one blob, on a transfer thread.
+/// Whether `error` only says that another transfer's failure stopped this one.
+fn is_cancellation(error: &Error) -> bool {
+    error.to_string().contains(oci::CANCELLED)
+}
+
+/// Commits `writer`'s blob unless another transfer failed: every byte is first handed to the store (a registry
+/// upload's PATCH ends), then the decision is taken, so that a layer finishing while another fails is not stored
+/// (its writer is dropped and its upload cancelled).
+fn commit_if_wanted(
+    mut writer: Box<dyn oci::BlobWriter + '_>,
+    digest: &str,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    stop: &(dyn Fn() + Sync),
+) -> Result<(), Error> {
+    // A refusal surfaces here when the whole blob fitted the upload's window: stop the others before this
+    // writer's own upload is cancelled.
+    writer.flush_data(digest).inspect_err(|_| stop())?;
+    if cancelled() {
+        return Err(oci::Error::Io(oci::CANCELLED.into()).into());
+    }
+    Ok(writer.commit(digest)?)
+}
+
+/// Moves one blob, on a transfer thread; `stop` is called the moment it fails, before its writer is dropped.
 fn transfer(
     source: &dyn ImageSource,
     destination: &dyn ImageDestination,
     plan: &Planned,
     ui: &dyn Interaction,
     cancelled: &(dyn Fn() -> bool + Sync),
+    stop: &(dyn Fn() + Sync),
 ) -> Result<Moved, Error> {
+    let stopping = |error: Error| {
+        stop();
+        error
+    };
     let (layer, index) = (&plan.layer, plan.index);
     match &plan.work {
         Work::Done => Ok(Moved::Copied),
@@ -597,35 +631,36 @@ fn transfer(
             Ok(Moved::Copied)
         }
         Work::Encrypt { key } => {
-            let (writer, pass) = run_pipeline(source, destination, plan, Pipeline::Encrypt(key), ui, cancelled)?;
+            let (writer, pass) = run_pipeline(source, destination, plan, Pipeline::Encrypt(key), ui, cancelled, stop)?;
             let encrypted = super::layer::EncryptedLayer {
                 hmac: pass.mac.finalize().into_bytes().into(),
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            writer.commit(&encrypted.ciphertext_digest)?;
+            commit_if_wanted(writer, &encrypted.ciphertext_digest, cancelled, stop)?;
             Ok(Moved::Encrypted(encrypted))
         }
         Work::Decrypt { private, public } => {
             let (writer, pass) =
-                run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled)?;
+                run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled, stop)?;
             // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-            super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
-            writer.commit(&pass.output_digest)?;
+            super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| stopping(in_layer(e, index, layer)))?;
+            commit_if_wanted(writer, &pass.output_digest, cancelled, stop)?;
             Ok(Moved::Decrypted { digest: pass.output_digest, size: pass.size })
         }
         Work::Reencrypt { old, public, key } => {
             let (writer, pass) =
-                run_pipeline(source, destination, plan, Pipeline::Reencrypt(&old.key, key), ui, cancelled)?;
+                run_pipeline(source, destination, plan, Pipeline::Reencrypt(&old.key, key), ui, cancelled, stop)?;
             // The new ciphertext stays uncommitted until the old HMAC has verified every byte it came from.
             let reencrypted = pass.reencrypted.expect("a re-encryption pass says what it decrypted");
-            super::layer::verify_hmac(reencrypted.old_mac, &public.hmac).map_err(|e| in_layer(e, index, layer))?;
+            super::layer::verify_hmac(reencrypted.old_mac, &public.hmac)
+                .map_err(|e| stopping(in_layer(e, index, layer)))?;
             let encrypted = super::layer::EncryptedLayer {
                 hmac: pass.mac.finalize().into_bytes().into(),
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            writer.commit(&encrypted.ciphertext_digest)?;
+            commit_if_wanted(writer, &encrypted.ciphertext_digest, cancelled, stop)?;
             Ok(Moved::Reencrypted { encrypted, plaintext_digest: reencrypted.plaintext_digest })
         }
     }
@@ -647,6 +682,7 @@ fn run_pipeline<'d>(
     work: Pipeline<'_>,
     ui: &dyn Interaction,
     cancelled: &(dyn Fn() -> bool + Sync),
+    stop: &(dyn Fn() + Sync),
 ) -> Result<(Box<dyn oci::BlobWriter + 'd>, pipeline::Pass), Error> {
     let (layer, index) = (&plan.layer, plan.index);
     let (verb, direction) = match work {
@@ -659,7 +695,10 @@ fn run_pipeline<'d>(
     let mut reader = oci::Cancellable { inner: reader, cancelled };
     let mut writer = destination.blob_writer()?;
     let expected = pipeline::Expected { digest: layer.digest()?, size: layer.size()? };
-    let pass = pipeline::run(direction, &expected, &mut reader, &mut writer).map_err(|e| oci::io_error(layer, e))?;
+    let pass = pipeline::run(direction, &expected, &mut reader, &mut writer).map_err(|e| {
+        stop();
+        oci::io_error(layer, e)
+    })?;
     Ok((writer, pass))
 }
 

@@ -238,6 +238,20 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
         "{yaml}"
     );
     assert!(!yaml.contains("cinder_encryption_key_deletion_policy"), "{yaml}");
+    // The policy is an image property: without --glance or --upload there is no image to set it on.
+    for policy in [&["--delete-key-with-image"][..], &["--key-deletion-policy", "on_image_deletion"]] {
+        cryptadm()
+            .args(["disk", "luks-format"])
+            .args(policy)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(["--size", "1M"])
+            .arg(work.path("g3.img"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("needs --glance or --upload"));
+        assert!(!work.path("g3.img").exists());
+    }
 }
 
 fn decrypt(image: &Path, key: &Path, out: &Path) -> assert_cmd::assert::Assert {

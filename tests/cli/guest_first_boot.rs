@@ -151,7 +151,12 @@ impl Node {
             .arg(self.cached.join("vmlinuz"))
             .arg("-initrd")
             .arg(self.cached.join("initrd.img"))
-            .args(["-append", "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0"])
+            // No getty on the serial console: its vhangup() revokes the report unit's open /dev/ttyS0, and a report
+            // written after the login prompt appeared was lost (seen in CI on a second boot).
+            .args([
+                "-append",
+                "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 systemd.mask=serial-getty@ttyS0.service",
+            ])
             .arg("-drive")
             .arg(format!("file={},format=raw,if=virtio", self.root.display()))
             .arg("-drive")

@@ -214,17 +214,10 @@ pub struct GlanceArgs {
     pub key_id: Option<String>,
     /// Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret
     /// outlives the image)
-    #[arg(long, requires = "glance", help_heading = "OpenStack")]
+    #[arg(long, help_heading = "OpenStack")]
     pub delete_key_with_image: bool,
     /// Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete
-    #[arg(
-        long,
-        value_enum,
-        value_name = "P",
-        hide = true,
-        requires = "glance",
-        conflicts_with = "delete_key_with_image"
-    )]
+    #[arg(long, value_enum, value_name = "P", hide = true, conflicts_with = "delete_key_with_image")]
     pub key_deletion_policy: Option<DeletionPolicy>,
     /// Format of the printed Glance properties
     #[arg(long, value_enum, default_value_t, value_name = "FORMAT", requires = "glance", help_heading = "OpenStack")]
@@ -285,8 +278,16 @@ impl GlanceArgs {
         Ok(Some(KeyManagerSecret { uuid, secret_type, bytes, ours: true }))
     }
 
-    /// Checks --key-id before anything is written.
+    /// Checks --key-id and the deletion policy before anything is written.
     pub fn check(&self) -> anyhow::Result<()> {
+        // The policy is a property of the Glance image: printed with --glance, or set on the uploaded image.
+        if self.delete_key() && !self.glance && self.cloud.upload.is_none() {
+            return Err(Failure::new(
+                ExitStatus::Usage,
+                "--delete-key-with-image sets a Glance image property: it needs --glance or --upload",
+            )
+            .into());
+        }
         if self.key_id.is_some() && self.cloud.key_manager.is_some() {
             return Err(Failure::new(
                 ExitStatus::Usage,

@@ -449,6 +449,7 @@ impl ImageDestination for RegistryDestination {
             destination: self,
             buffer: BytesMut::with_capacity(PIECE),
             upload: None,
+            uploaded: None,
             written: 0,
         }))
     }
@@ -509,6 +510,8 @@ struct RegistryBlobWriter<'a> {
     destination: &'a RegistryDestination,
     buffer: BytesMut,
     upload: Option<Upload>,
+    /// A streamed upload whose bytes the registry holds, not yet closed (see [`BlobWriter::flush_data`]).
+    uploaded: Option<upload::Uploaded>,
     written: u64,
 }
 
@@ -560,11 +563,34 @@ impl Write for RegistryBlobWriter<'_> {
 }
 
 impl BlobWriter for RegistryBlobWriter<'_> {
+    /// Ends a streamed upload's PATCH and waits for the registry to have every byte; the closing PUT is left to
+    /// `commit`. (A blob smaller than a piece is still only in memory: it goes whole, at commit.)
+    fn flush_data(&mut self, digest: &str) -> Result<(), Error> {
+        let Some(upload) = self.upload.take() else { return Ok(()) };
+        let connection = &self.destination.connection;
+        let what = format!("pushing blob {digest}");
+        if !self.buffer.is_empty() {
+            let piece = self.buffer.split().freeze();
+            if upload.sender.blocking_send(piece).is_err() {
+                return Err(self.finish_error(upload).in_blob(digest));
+            }
+        }
+        drop(upload.sender); // the end of the blob: the task sends what is left and returns
+        let uploaded = connection
+            .runtime
+            .block_on(upload.task)
+            .map_err(|e| Error::Io(format!("{what}: {e}")))?
+            .map_err(|failure| failure.into_error(&connection.location, &what))?;
+        self.uploaded = Some(uploaded);
+        Ok(())
+    }
+
     fn commit(mut self: Box<Self>, digest: &str) -> Result<(), Error> {
+        self.flush_data(digest)?;
         let destination = self.destination;
         let connection = &destination.connection;
         let what = format!("pushing blob {digest}");
-        match self.upload.take() {
+        match self.uploaded.take() {
             // Smaller than a piece: sent whole, so that it can be retried.
             None => {
                 let bytes = self.buffer.split().freeze();
@@ -574,19 +600,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
                     .block_on(retry(|| connection.client.push_blob(&reference, bytes.clone(), digest)))
                     .map_err(|e| registry_error(&connection.location, &what, e))?;
             }
-            Some(upload) => {
-                if !self.buffer.is_empty() {
-                    let piece = self.buffer.split().freeze();
-                    if upload.sender.blocking_send(piece).is_err() {
-                        return Err(self.finish_error(upload).in_blob(digest));
-                    }
-                }
-                drop(upload.sender); // the end of the blob: the task sends what is left and returns
-                let uploaded = connection
-                    .runtime
-                    .block_on(upload.task)
-                    .map_err(|e| Error::Io(format!("{what}: {e}")))?
-                    .map_err(|failure| failure.into_error(&connection.location, &what))?;
+            Some(uploaded) => {
                 for note in &uploaded.notes {
                     (destination.log)(&format!("blob {digest}: {note}"));
                 }
@@ -624,6 +638,11 @@ impl Drop for RegistryBlobWriter<'_> {
             if let Some(session) = session {
                 runtime.block_on(destination.uploader.cancel(&session));
             }
+        }
+        // Every byte sent, but not committed (another layer failed meanwhile): cancelled the same way.
+        if let Some(uploaded) = self.uploaded.take() {
+            let destination = self.destination;
+            destination.connection.runtime.block_on(destination.uploader.cancel(&uploaded.into_session()));
         }
     }
 }
