@@ -12,7 +12,7 @@
 use super::{Consumer, Error, NewSecret, SecretStore};
 use crate::crypto::SecretBytes;
 use crate::kms::http::{Http, Request, Response};
-use crate::kms::keystone::{Session, error_message, unexpected};
+use crate::kms::keystone::{Session, expect_status};
 use crate::kms::reference::{KeyRef, is_uuid};
 use base64::Engine as _;
 use std::sync::Arc;
@@ -55,26 +55,13 @@ impl Barbican {
         self.session.send(&self.http, &|token| build(token).header("X-Auth-Token", token))
     }
 
-    fn check(&self, what: &str, response: &Response, ok: &[u16]) -> Result<(), Error> {
-        let status = response.status.as_u16();
-        if ok.contains(&status) {
-            return Ok(());
-        }
-        let service = self.http.service.clone();
-        Err(match status {
-            401 | 403 => Error::Denied { what: what.into(), service, message: error_message(response) },
-            404 => Error::NotFound { what: what.into(), service },
-            _ => unexpected(what, &service, response),
-        })
-    }
-
     /// The secret's metadata (`secret_type`, `payload_content_type`, `algorithm`, …).
     pub fn metadata(&self, id: &str) -> Result<serde_json::Value, Error> {
         let url = self.secret_url(id, "")?;
         let what = format!("reading secret {}", shown(id));
         let response = self
             .send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what).header("Accept", "application/json"))?;
-        self.check(&what, &response, &[200])?;
+        expect_status(&what, &self.http.service, &response, &[200])?;
         response.json(&what, &self.http.service)
     }
 
@@ -83,7 +70,7 @@ impl Barbican {
         let url = self.secret_url(id, "/consumers")?;
         let what = format!("listing the consumers of secret {}", shown(id));
         let response = self.send(&|_| Request::new(reqwest::Method::GET, url.clone(), &what))?;
-        self.check(&what, &response, &[200])?;
+        expect_status(&what, &self.http.service, &response, &[200])?;
         let json = response.json(&what, &self.http.service)?;
         Ok(json["consumers"]
             .as_array()
@@ -121,7 +108,7 @@ impl Barbican {
         if method == reqwest::Method::DELETE && response.status == reqwest::StatusCode::NOT_FOUND {
             return Ok(());
         }
-        self.check(&what, &response, &[200, 201, 204])
+        expect_status(&what, &self.http.service, &response, &[200, 201, 204])
     }
 }
 
@@ -151,7 +138,7 @@ impl SecretStore for Barbican {
             body["mode"] = mode.into();
         }
         let response = self.send(&|_| Request::new(reqwest::Method::POST, url.clone(), &what).json(&body))?;
-        self.check(&what, &response, &[201])?;
+        expect_status(&what, &self.http.service, &response, &[201])?;
         let json = response.json(&what, &self.http.service)?;
         let href = json["secret_ref"].as_str().unwrap_or_default();
         let uuid = href.rsplit('/').next().unwrap_or_default();
@@ -178,7 +165,7 @@ impl SecretStore for Barbican {
         } else {
             response
         };
-        self.check(&what, &response, &[200])?;
+        expect_status(&what, &self.http.service, &response, &[200])?;
         Ok(SecretBytes::from(response.body))
     }
 
@@ -194,7 +181,7 @@ impl SecretStore for Barbican {
         if response.status == reqwest::StatusCode::NOT_FOUND {
             return Ok(());
         }
-        self.check(&what, &response, &[204, 200])
+        expect_status(&what, &self.http.service, &response, &[204, 200])
     }
 
     fn add_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error> {

@@ -307,6 +307,20 @@ pub fn error_message(response: &Response) -> String {
     }
 }
 
+/// Success when `response`'s status is one of `ok`; else the error an OpenStack service means by it: 401/403
+/// denied, 404 not found, anything else unexpected. Barbican and Glance share it.
+pub fn expect_status(what: &str, service: &str, response: &Response, ok: &[u16]) -> Result<(), Error> {
+    let status = response.status.as_u16();
+    if ok.contains(&status) {
+        return Ok(());
+    }
+    Err(match status {
+        401 | 403 => Error::Denied { what: what.into(), service: service.into(), message: error_message(response) },
+        404 => Error::NotFound { what: what.into(), service: service.into() },
+        _ => unexpected(what, service, response),
+    })
+}
+
 /// An answer no branch expected.
 pub fn unexpected(what: &str, service: &str, response: &Response) -> Error {
     Error::Protocol {

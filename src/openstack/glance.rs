@@ -5,8 +5,8 @@
 //! `queued` or `saving` for ever when an upload never finishes: whoever created it deletes it.
 
 use crate::kms::Error;
-use crate::kms::http::{Http, Request, Response};
-use crate::kms::keystone::{Session, error_message, unexpected};
+use crate::kms::http::{Http, Request};
+use crate::kms::keystone::{Session, expect_status};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,19 +51,6 @@ impl Glance {
             .map_err(|e| Error::Config(format!("Glance endpoint: {e}")))
     }
 
-    fn check(&self, what: &str, response: &Response, ok: &[u16]) -> Result<(), Error> {
-        let status = response.status.as_u16();
-        if ok.contains(&status) {
-            return Ok(());
-        }
-        let service = self.http.service.clone();
-        Err(match status {
-            401 | 403 => Error::Denied { what: what.into(), service, message: error_message(response) },
-            404 => Error::NotFound { what: what.into(), service },
-            _ => unexpected(what, &service, response),
-        })
-    }
-
     /// Creates the image record (`queued`); returns its id.
     pub fn create(&self, image: &NewImage<'_>) -> Result<String, Error> {
         let url = self.url("images")?;
@@ -79,7 +66,7 @@ impl Glance {
         let response = self.session.send(&self.http, &|token| {
             Request::new(reqwest::Method::POST, url.clone(), &what).header("X-Auth-Token", token).json(&body)
         })?;
-        self.check(&what, &response, &[201])?;
+        expect_status(&what, &self.http.service, &response, &[201])?;
         let json = response.json(&what, &self.http.service)?;
         json["id"].as_str().map(str::to_owned).ok_or_else(|| Error::Protocol {
             what,
@@ -97,7 +84,7 @@ impl Glance {
             .header("X-Auth-Token", token)
             .header("Content-Type", "application/octet-stream");
         let response = self.http.send_reader(&request, data, UPLOAD_TIMEOUT)?;
-        self.check(&what, &response, &[204, 200, 201])
+        expect_status(&what, &self.http.service, &response, &[204, 200, 201])
     }
 
     /// The image's record; [`Error::NotFound`] when it does not exist.
@@ -107,7 +94,7 @@ impl Glance {
         let response = self.session.send(&self.http, &|token| {
             Request::new(reqwest::Method::GET, url.clone(), &what).header("X-Auth-Token", token)
         })?;
-        self.check(&what, &response, &[200])?;
+        expect_status(&what, &self.http.service, &response, &[200])?;
         response.json(&what, &self.http.service)
     }
 
@@ -121,6 +108,6 @@ impl Glance {
         if response.status == reqwest::StatusCode::NOT_FOUND {
             return Ok(());
         }
-        self.check(&what, &response, &[204, 200])
+        expect_status(&what, &self.http.service, &response, &[204, 200])
     }
 }
