@@ -348,13 +348,7 @@ impl GlanceArgs {
                 .with_hint("give --key-manager barbican (or --glance --key-id UUID)")
                 .into());
         }
-        let facts = secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
-            secret_type,
-            secret_file,
-            secret_len,
-            key_id,
-            delete_key: self.delete_key(),
-        });
+        let facts = self.encryption_facts(secret, key_id);
         let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
         let properties: std::collections::BTreeMap<String, String> =
             doc.properties.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
@@ -378,6 +372,21 @@ impl GlanceArgs {
         }
     }
 
+    /// What the Glance document says about the image's encryption, for an encrypted image.
+    fn encryption_facts<'a>(
+        &self,
+        secret: Option<(SecretType, Option<&'a std::path::Path>, usize)>,
+        key_id: Option<&'a str>,
+    ) -> Option<crate::render::openstack::EncryptionFacts<'a>> {
+        secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
+            secret_type,
+            secret_file,
+            secret_len,
+            key_id,
+            delete_key: self.delete_key(),
+        })
+    }
+
     fn print_with(
         &self,
         file: &std::path::Path,
@@ -387,13 +396,7 @@ impl GlanceArgs {
         key_id: Option<&str>,
         printer: &Printer,
     ) -> anyhow::Result<()> {
-        let facts = secret.map(|(secret_type, secret_file, secret_len)| crate::render::openstack::EncryptionFacts {
-            secret_type,
-            secret_file,
-            secret_len,
-            key_id,
-            delete_key: self.delete_key(),
-        });
+        let facts = self.encryption_facts(secret, key_id);
         if secret.is_some() && key_id.is_none() {
             printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
         }
