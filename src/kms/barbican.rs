@@ -137,7 +137,8 @@ impl SecretStore for Barbican {
             body["bit_length"] = bit_length.into();
             body["mode"] = mode.into();
         }
-        let response = self.send(&|_| Request::new(reqwest::Method::POST, url.clone(), &what).json(&body))?;
+        // Once: a retried POST whose first try was stored would leave a second secret no one deletes.
+        let response = self.send(&|_| Request::new(reqwest::Method::POST, url.clone(), &what).json(&body).once())?;
         expect_status(&what, &self.http.service, &response, &[201])?;
         let json = response.json(&what, &self.http.service)?;
         let href = json["secret_ref"].as_str().unwrap_or_default();

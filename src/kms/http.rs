@@ -62,6 +62,10 @@ pub struct Request {
     pub body: Option<Vec<u8>>,
     /// What the request does, for errors ("reading KV secret `kv/cryptadm/pvc-1`").
     pub what: String,
+    /// Whether a transient failure may be answered by sending it again: false for a request whose effect is not
+    /// idempotent (creating a secret or an image, rotating a key, a check-and-set write), where the first try may
+    /// have taken effect although its answer was lost.
+    pub retry: bool,
 }
 
 impl std::fmt::Debug for Request {
@@ -80,7 +84,13 @@ impl std::fmt::Debug for Request {
 impl Request {
     /// A request without headers or body.
     pub fn new(method: reqwest::Method, url: reqwest::Url, what: impl Into<String>) -> Self {
-        Self { method, url, headers: Vec::new(), body: None, what: what.into() }
+        Self { method, url, headers: Vec::new(), body: None, what: what.into(), retry: true }
+    }
+
+    /// Sent once, never again after a transient failure (see [`Request::retry`]).
+    pub fn once(mut self) -> Self {
+        self.retry = false;
+        self
     }
 
     /// Adds a header.
@@ -96,8 +106,8 @@ impl Request {
     }
 }
 
-/// An answer: status, headers and a body of at most [`MAX_BODY`] bytes.
-#[derive(Debug)]
+/// An answer: status, headers and a body of at most [`MAX_BODY`] bytes. Its `Debug` shows neither header values
+/// nor the body: they may be a token (`X-Subject-Token`, a login's `client_token`) or a secret's payload.
 pub struct Response {
     /// The status code.
     pub status: reqwest::StatusCode,
@@ -105,6 +115,17 @@ pub struct Response {
     pub headers: reqwest::header::HeaderMap,
     /// The body.
     pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.keys().map(|name| name.as_str()).collect();
+        f.debug_struct("Response")
+            .field("status", &self.status)
+            .field("headers", &headers)
+            .field("body", &format!("[REDACTED; {} bytes]", self.body.len()))
+            .finish()
+    }
 }
 
 impl Response {
@@ -172,9 +193,9 @@ impl Http {
 
     /// Sends `request`, retrying connection failures, 5xx and 429 answers with backoff. The answer is returned
     /// whatever its status (the backend maps 4xx), except a 5xx or 429 left after the retries, which is
-    /// [`Error::Unavailable`]; `is_transient` may widen what is retried (a sealed Vault answers 503 anyway).
+    /// [`Error::Unavailable`]. A request that is not to be retried ([`Request::once`]) gets one attempt.
     pub fn send(&self, request: &Request) -> Result<Response, Error> {
-        let attempts = self.settings.retries.saturating_add(1);
+        let attempts = if request.retry { self.settings.retries.saturating_add(1) } else { 1 };
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
         for attempt in 1..=attempts {

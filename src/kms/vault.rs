@@ -227,15 +227,34 @@ impl Vault {
 
     /// Sends one authenticated request; maps every non-2xx status to an error. `None` for 204.
     fn call(&self, method: Method, path: &str, body: Option<&Value>, what: &str) -> Result<Option<Value>, Error> {
+        self.call_retrying(method, path, body, what, true)
+    }
+
+    /// [`Vault::call`] for a request that must not be sent twice after a transient failure (a key rotation, a
+    /// check-and-set write: the first may have taken effect although its answer was lost).
+    fn call_once(&self, method: Method, path: &str, body: Option<&Value>, what: &str) -> Result<Option<Value>, Error> {
+        self.call_retrying(method, path, body, what, false)
+    }
+
+    fn call_retrying(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        what: &str,
+        retry: bool,
+    ) -> Result<Option<Value>, Error> {
         let body = body.map_or(Body::None, Body::Json);
         let (token, fresh) = self.token()?;
-        let request = self.request(method.clone(), path, &body, what, Some(&token))?;
+        let mut request = self.request(method.clone(), path, &body, what, Some(&token))?;
+        request.retry = retry;
         let response = self.send(&request)?;
         if response.status == StatusCode::FORBIDDEN && self.auth.is_login() && !fresh {
             // The token may have expired since it was last checked: log in once more and try again.
             self.forget_session();
             let (token, _) = self.token()?;
-            let request = self.request(method, path, &body, what, Some(&token))?;
+            let mut request = self.request(method, path, &body, what, Some(&token))?;
+            request.retry = retry;
             let response = self.send(&request)?;
             return self.answer(response, what);
         }
@@ -486,7 +505,7 @@ impl Wrapping for Vault {
     fn rotate_key(&self, key: &str) -> Result<(), Error> {
         let (mount, name) = split_name(key)?;
         let what = format!("rotating Transit key `{mount}/{name}`");
-        self.call(Method::POST, &format!("{mount}/keys/{name}/rotate"), Some(&json!({})), &what)?;
+        self.call_once(Method::POST, &format!("{mount}/keys/{name}/rotate"), Some(&json!({})), &what)?;
         Ok(())
     }
 }
@@ -529,7 +548,7 @@ impl VersionedStore for Vault {
             data.insert(name.clone(), Value::String(text.to_owned()));
         }
         let mut body = json!({"options": {"cas": expected_version}, "data": Value::Object(data)});
-        let answer = self.call(Method::POST, &format!("{mount}/data/{secret}"), Some(&body), &what);
+        let answer = self.call_once(Method::POST, &format!("{mount}/data/{secret}"), Some(&body), &what);
         wipe_json(&mut body);
         let answer = match answer {
             Err(Error::Conflict { what, .. }) => return Err(Error::Conflict { what, expected: expected_version }),

@@ -64,7 +64,8 @@ impl Glance {
             body[key] = value.as_str().into();
         }
         let response = self.session.send(&self.http, &|token| {
-            Request::new(reqwest::Method::POST, url.clone(), &what).header("X-Auth-Token", token).json(&body)
+            // Once: a retried POST whose first try was stored would leave a second, queued image behind.
+            Request::new(reqwest::Method::POST, url.clone(), &what).header("X-Auth-Token", token).json(&body).once()
         })?;
         expect_status(&what, &self.http.service, &response, &[201])?;
         let json = response.json(&what, &self.http.service)?;
