@@ -38,7 +38,20 @@ impl Barbican {
     /// The secret's URL: its href when one was given, else the endpoint's `/v1/secrets/UUID`.
     fn secret_url(&self, id: &str, tail: &str) -> Result<reqwest::Url, Error> {
         let base = match KeyRef::parse_secret(id)? {
-            KeyRef::Barbican { href: Some(href), .. } => href.trim_end_matches('/').to_owned(),
+            KeyRef::Barbican { href: Some(href), .. } => {
+                // The request carries the Keystone token: an href may name the catalog's Barbican only, never
+                // another host (nor the same one over another scheme or port).
+                if !same_origin(&href, &self.endpoint) {
+                    return Err(Error::BadReference {
+                        reference: crate::redact::url(&href),
+                        problem: format!(
+                            "the href is not on this cloud's Barbican ({}); give the secret's UUID",
+                            crate::redact::url(&self.endpoint)
+                        ),
+                    });
+                }
+                href.trim_end_matches('/').to_owned()
+            }
             KeyRef::Barbican { uuid, .. } => format!("{}/v1/secrets/{uuid}", self.versionless()),
             _ => unreachable!("parse_secret gives Barbican references only"),
         };
@@ -191,5 +204,13 @@ impl SecretStore for Barbican {
 
     fn remove_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error> {
         self.consumer_request(reqwest::Method::DELETE, id, consumer, "removing")
+    }
+}
+
+/// Whether two URLs have the same scheme, host and port.
+fn same_origin(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
     }
 }

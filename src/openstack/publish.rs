@@ -145,9 +145,9 @@ pub fn publish(
     if let (Some(barbican), Some(secret)) = (&barbican, publication.secret) {
         let consumer = Consumer { service: "glance".into(), resource_type: "image".into(), resource_id: id.clone() };
         barbican.add_consumer(secret, &consumer)?;
-        if !publication.secret_is_ours {
-            ledger.consumer_added(secret, &consumer);
-        }
+        // Recorded for our own secret too: Barbican releases after Zed refuse to delete a secret that still has
+        // consumers, so undo removes it before deleting the secret.
+        ledger.consumer_added(secret, &consumer);
     }
     let shown = glance.show(&id)?;
     if shown["status"].as_str() != Some("active") {

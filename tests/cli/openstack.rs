@@ -209,6 +209,22 @@ fn luks_format_existing_passphrase_secret_by_href() {
     let pass = work.write("pass", passphrase);
     assert_eq!(qemu_read_qcow2(&image, &pass, &work.path("guest")), vec![0u8; 1 << 20]);
     assert_eq!(os.secrets_named(&format!("{name}-key")).len(), 0, "no secret of our own was made");
+
+    // The same secret's href on another host (or port) would receive the Keystone token: refused, nothing sent.
+    let elsewhere = href.replacen("://", "://elsewhere.invalid.", 1);
+    let other = work.path("other.qcow2");
+    let refused = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(["--secret", &elsewhere])
+        .args(CHEAP)
+        .arg(&other)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("not on this cloud's Barbican"), "{stderr}");
+    assert!(!other.exists());
 }
 
 /// `existing` in convert with a symmetric secret stored from a key file: the passphrase is the key's hex
