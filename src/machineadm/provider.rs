@@ -288,7 +288,7 @@ pub(super) fn parse_transit_uri(uri: &str) -> Result<(crate::kms::KeyRef, String
 
 /// Checks a passphraseURI for the built-in `file` provider and returns its path.
 pub fn file_uri_path(uri: &str) -> Result<PathBuf, Error> {
-    parse_file_uri(uri).map_err(|problem| Error::BadTransitUri { uri: uri.into(), problem })
+    parse_file_uri(uri).map_err(|problem| Error::BadPassphraseUri { uri: uri.into(), problem })
 }
 
 /// `file:///absolute/path` → the path; the problem otherwise.

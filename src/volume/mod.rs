@@ -153,8 +153,9 @@ impl Classify for Error {
 }
 
 /// Longest escaped id used as a file name as it is; longer ones are shortened (see [`file_name_for_id`]). NAME_MAX
-/// is 255 bytes, and stores and locks add suffixes (`.lock`, `.tmp`).
-const MAX_PLAIN_NAME: usize = 200;
+/// is 255 bytes and the lock file adds `.lock` (the file store's entries live inside the id's directory): every id
+/// that worked before shortening existed keeps its name.
+const MAX_PLAIN_NAME: usize = 255 - ".lock".len();
 /// Bytes of the escaped id kept before the hash in a shortened name.
 const SHORTENED_PREFIX: usize = 120;
 

@@ -175,7 +175,7 @@ impl Volume {
 }
 
 /// The file store's name for a volume id, written out from its documentation (README, "Volume key rotation"):
-/// bytes outside `[A-Za-z0-9._-]` and a leading `.` as `%XX`; past 200 bytes, the first 120 (never cutting an
+/// bytes outside `[A-Za-z0-9._-]` and a leading `.` as `%XX`; past 250 bytes, the first 120 (never cutting an
 /// escape), `~` and the SHA-256 of the id in hex.
 fn store_name(id: &str) -> String {
     use sha2::Digest;
@@ -187,7 +187,7 @@ fn store_name(id: &str) -> String {
             name.push_str(&format!("%{byte:02X}"));
         }
     }
-    if name.len() <= 200 {
+    if name.len() <= 250 {
         return name;
     }
     let mut cut = 120;
