@@ -242,11 +242,21 @@ pub fn check_trusted(path: &std::path::Path) -> Result<(), Untrusted> {
     use std::os::unix::fs::MetadataExt;
     let refuse = |problem: String| Untrusted { path: path.to_owned(), problem };
     let real = std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
+    // The directories that hold the name as given count too: whoever may write there could point a symbolic
+    // link at a trusted program for this check and at their own before it runs.
+    let named_in = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => std::fs::canonicalize(parent).map_err(|e| refuse(format!("cannot resolve it: {e}")))?,
+        None => real.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+    };
     let me = rustix::process::geteuid().as_raw();
-    for (depth, component) in real.ancestors().enumerate() {
+    let chain = real.ancestors().map(|c| (c, c == real.as_path())).chain(named_in.ancestors().map(|c| (c, false)));
+    for (component, is_target) in chain {
+        if component.as_os_str().is_empty() {
+            continue;
+        }
         let meta =
             std::fs::metadata(component).map_err(|e| refuse(format!("cannot read `{}`: {e}", component.display())))?;
-        let what = if depth == 0 { "it".to_owned() } else { format!("its directory `{}`", component.display()) };
+        let what = if is_target { "it".to_owned() } else { format!("its directory `{}`", component.display()) };
         let (mode, uid, gid) = (meta.mode(), meta.uid(), meta.gid());
         if uid != 0 && uid != me {
             return Err(refuse(format!("{what} is owned by user {uid}, neither root nor the current user")));
@@ -366,6 +376,16 @@ mod tests {
         mode(dir.path(), 0o700);
         let relative = find_plugin("plugin", &[std::path::PathBuf::from("no-such-dir"), dir.path().to_owned()]);
         assert!(relative.is_ok());
+        // A link to the trusted plugin, in a directory anyone may write to: whoever can repoint the link decides
+        // what runs, so the link's directory is checked as well as the target's.
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::os::unix::fs::symlink(&plugin, open.join("plugin")).unwrap();
+        check_trusted(&open.join("plugin")).unwrap();
+        mode(&open, 0o777);
+        let refused = check_trusted(&open.join("plugin")).unwrap_err().problem;
+        assert!(refused.contains("its directory") && refused.contains("writable by every user"), "{refused}");
+        assert!(find_plugin("plugin", std::slice::from_ref(&open)).is_err());
     }
 
     fn limits(timeout_ms: u64, max: usize) -> Limits {
