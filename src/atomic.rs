@@ -115,11 +115,15 @@ pub fn remove_stale_partials(dir: &Path) -> io::Result<Vec<PathBuf>> {
             continue;
         }
         let path = entry.path();
+        // Only what a writer leaves (a file, or a directory): opening a FIFO of that name would block forever.
+        let file_type = entry.file_type()?;
+        if !file_type.is_file() && !file_type.is_dir() {
+            continue;
+        }
         let Ok(handle) = fs::File::open(&path) else { continue };
         if rustix::fs::flock(&handle, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
             continue; // a live writer's
         }
-        let file_type = entry.file_type()?;
         let gone = if file_type.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
         match gone {
             Ok(()) => removed.push(path),
@@ -401,6 +405,24 @@ pub fn file_len(file: &fs::File) -> io::Result<u64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_fifo_named_like_a_partial_is_left_alone_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join(format!(".x{}", super::PARTIAL_SUFFIX));
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let stale = dir.path().join(format!(".y{}", super::PARTIAL_SUFFIX));
+        std::fs::write(&stale, b"left by a killed run").unwrap();
+        assert_eq!(super::remove_stale_partials(dir.path()).unwrap(), vec![stale]);
+        assert!(fifo.exists());
+    }
+
     use super::*;
 
     #[test]

@@ -119,7 +119,7 @@ fn read_secret_file(path: &Path) -> anyhow::Result<Zeroizing<Vec<u8>>> {
             Failure::new(ExitStatus::InvalidInput, format!("the key file `{}` is empty", path.display())).into()
         );
     }
-    Ok(Zeroizing::new(bytes.to_vec()))
+    Ok(Zeroizing::new(bytes))
 }
 
 /// Runs `cryptadm disk convert`.
