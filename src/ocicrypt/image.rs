@@ -544,12 +544,19 @@ fn transfer_all(
     let cancelled = || stopped.load(Ordering::Relaxed);
     // A failing transfer stops the others as soon as it fails, before its own upload is cancelled (a round trip
     // during which the others could otherwise finish and commit their blobs).
-    let stop = || stopped.store(true, Ordering::Relaxed);
+    // Commits hold the gate shared, and stopping takes it alone: once `stop` returns no commit is under way, and
+    // every later one sees the flag.
+    let gate = std::sync::RwLock::new(());
+    let stop = || {
+        let _alone = gate.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        stopped.store(true, Ordering::Relaxed);
+    };
     let worker = || {
         while !cancelled() {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(plan) = planned.get(i) else { break };
-            match transfer(source, destination, plan, ui, &cancelled, &stop) {
+            match transfer(source, destination, plan, ui, &Stopping { cancelled: &cancelled, stop: &stop, gate: &gate })
+            {
                 Ok(done) => moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done),
                 Err(error) => {
                     stop();
@@ -596,16 +603,26 @@ fn is_cancellation(error: &Error) -> bool {
 fn commit_if_wanted(
     mut writer: Box<dyn oci::BlobWriter + '_>,
     digest: &str,
-    cancelled: &(dyn Fn() -> bool + Sync),
-    stop: &(dyn Fn() + Sync),
+    stopping: &Stopping<'_>,
 ) -> Result<(), Error> {
     // A refusal surfaces here when the whole blob fitted the upload's window: stop the others before this
     // writer's own upload is cancelled.
-    writer.flush_data(digest).inspect_err(|_| stop())?;
-    if cancelled() {
+    writer.flush_data(digest).inspect_err(|_| (stopping.stop)())?;
+    let _shared = stopping.gate.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if (stopping.cancelled)() {
         return Err(oci::Error::Io(oci::CANCELLED.into()).into());
     }
     Ok(writer.commit(digest)?)
+}
+
+/// How a transfer learns that another failed, and tells the others that it did.
+struct Stopping<'a> {
+    /// Whether another transfer failed (asked before every read).
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// Called the moment this transfer fails, before its writer is dropped.
+    stop: &'a (dyn Fn() + Sync),
+    /// Held shared by a commit, alone by `stop`.
+    gate: &'a std::sync::RwLock<()>,
 }
 
 /// Moves one blob, on a transfer thread; `stop` is called the moment it fails, before its writer is dropped.
@@ -614,10 +631,10 @@ fn transfer(
     destination: &dyn ImageDestination,
     plan: &Planned,
     ui: &dyn Interaction,
-    cancelled: &(dyn Fn() -> bool + Sync),
-    stop: &(dyn Fn() + Sync),
+    stopping: &Stopping<'_>,
 ) -> Result<Moved, Error> {
-    let stopping = |error: Error| {
+    let (cancelled, stop) = (stopping.cancelled, stopping.stop);
+    let failing = |error: Error| {
         stop();
         error
     };
@@ -637,15 +654,15 @@ fn transfer(
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            commit_if_wanted(writer, &encrypted.ciphertext_digest, cancelled, stop)?;
+            commit_if_wanted(writer, &encrypted.ciphertext_digest, stopping)?;
             Ok(Moved::Encrypted(encrypted))
         }
         Work::Decrypt { private, public } => {
             let (writer, pass) =
                 run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled, stop)?;
             // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
-            super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| stopping(in_layer(e, index, layer)))?;
-            commit_if_wanted(writer, &pass.output_digest, cancelled, stop)?;
+            super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| failing(in_layer(e, index, layer)))?;
+            commit_if_wanted(writer, &pass.output_digest, stopping)?;
             Ok(Moved::Decrypted { digest: pass.output_digest, size: pass.size })
         }
         Work::Reencrypt { old, public, key } => {
@@ -654,13 +671,13 @@ fn transfer(
             // The new ciphertext stays uncommitted until the old HMAC has verified every byte it came from.
             let reencrypted = pass.reencrypted.expect("a re-encryption pass says what it decrypted");
             super::layer::verify_hmac(reencrypted.old_mac, &public.hmac)
-                .map_err(|e| stopping(in_layer(e, index, layer)))?;
+                .map_err(|e| failing(in_layer(e, index, layer)))?;
             let encrypted = super::layer::EncryptedLayer {
                 hmac: pass.mac.finalize().into_bytes().into(),
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            commit_if_wanted(writer, &encrypted.ciphertext_digest, cancelled, stop)?;
+            commit_if_wanted(writer, &encrypted.ciphertext_digest, stopping)?;
             Ok(Moved::Reencrypted { encrypted, plaintext_digest: reencrypted.plaintext_digest })
         }
     }

@@ -317,8 +317,12 @@ impl Uploader {
         let challenge =
             response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).and_then(bearer_challenge);
         let Some((realm, service)) = challenge else { return self.authorization().await };
-        let mut url = Url::parse(&realm)
-            .map_err(|e| Failure::Stopped(format!("the registry names token realm `{realm}`: {e}")))?;
+        let mut url = Url::parse(&realm).map_err(|e| {
+            Failure::Stopped(format!(
+                "the registry names token realm `{}`: {e}",
+                crate::redact::server_message(realm.as_bytes())
+            ))
+        })?;
         {
             let mut query = url.query_pairs_mut();
             if let Some(service) = &service {
@@ -332,7 +336,13 @@ impl Uploader {
             request = request.basic_auth(user, Some(password));
         }
         let response = expect(request.send().await?, StatusCode::OK).await?;
-        let body = response.bytes().await?;
+        // Bounded as every token answer is (super::fetch), and wiped: it holds the token.
+        let body = Zeroizing::new(
+            super::fetch::read_bounded(response, super::fetch::MAX_TOKEN_BYTES)
+                .await
+                .map_err(|_| Failure::Stopped("the token service's answer is unreadable or over 64 KiB".into()))?
+                .to_vec(),
+        );
         let answer: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|_| Failure::Stopped("the token service's answer is not JSON".into()))?;
         let token = ["token", "access_token"]
