@@ -4,8 +4,9 @@
 //! `disk decrypt` is the pipeline into a plain raw output.
 //!
 //! Seams for other key managers and destinations: the output's secret goes through a [`SecretSink`] (staged
-//! before the image is written, committed after it, discarded on failure), and the pipeline returns the facts
-//! ([`Converted`]) from which [`crate::render::openstack`] renders the Glance properties.
+//! before the image is written, committed before the image is renamed into place, discarded on failure), and the
+//! pipeline returns the facts ([`Converted`]) from which [`crate::render::openstack`] renders the Glance
+//! properties.
 
 use super::output::{self, Output};
 use super::{Error, device};
@@ -176,12 +177,16 @@ pub struct Plan<'a> {
 }
 
 /// Where a new secret for the output goes: staged before the image is written (so a failure to store it costs
-/// no image), committed after the image is in place, discarded when dropped uncommitted.
+/// no image), committed once the image is complete but before it is renamed into place (so no image is ever in
+/// place without its secret: a run that fails or is killed between the two leaves a secret without an image,
+/// never the reverse), discarded when dropped uncommitted.
 pub trait SecretSink {
     /// Keeps `secret` where [`SecretSink::commit`] can make it final.
     fn stage(&mut self, secret: &[u8]) -> Result<(), Error>;
-    /// Makes the staged secret final (after the image was written).
+    /// Makes the staged secret final (after the image was written, before it is renamed into place).
     fn commit(&mut self) -> Result<(), Error>;
+    /// Takes a committed secret back: the image it belongs to did not reach its place. Best effort.
+    fn withdraw(&mut self);
 }
 
 /// A new secret file: written 0600 under a partial name (`.NAME.XXXXXX.cryptadm-partial`, removed on SIGTERM,
@@ -189,6 +194,8 @@ pub trait SecretSink {
 pub struct KeyFile {
     path: PathBuf,
     staged: Option<tempfile::NamedTempFile>,
+    /// The committed file's device and inode (what [`SecretSink::withdraw`] may remove).
+    committed: Option<(u64, u64)>,
 }
 
 impl KeyFile {
@@ -197,16 +204,21 @@ impl KeyFile {
         if std::fs::symlink_metadata(path).is_ok() {
             return Err(Error::KeyFileExists(path.display().to_string()));
         }
-        Ok(KeyFile { path: path.to_path_buf(), staged: None })
+        Ok(KeyFile { path: path.to_path_buf(), staged: None, committed: None })
+    }
+
+    /// The directory the key file goes into.
+    fn dir(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
     }
 }
 
 impl SecretSink for KeyFile {
     fn stage(&mut self, secret: &[u8]) -> Result<(), Error> {
-        let dir = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = self.dir();
         let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("key");
         let context = format!("writing `{}`", self.path.display());
         // A run killed with SIGKILL left its partial key file: no lock holds it any more.
@@ -219,16 +231,29 @@ impl SecretSink for KeyFile {
     }
 
     fn commit(&mut self) -> Result<(), Error> {
+        use std::os::unix::fs::MetadataExt;
         let Some(temp) = self.staged.take() else { return Ok(()) };
-        temp.persist_noclobber(&self.path).map_err(|e| {
+        let file = temp.persist_noclobber(&self.path).map_err(|e| {
             if e.error.kind() == std::io::ErrorKind::AlreadyExists {
                 Error::KeyFileExists(self.path.display().to_string())
             } else {
                 Error::io(format!("writing `{}`", self.path.display()))(e.error)
             }
         })?;
-        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        crate::atomic::sync_dir(dir).map_err(Error::io(format!("writing `{}`", self.path.display())))
+        if let Ok(meta) = file.metadata() {
+            self.committed = Some((meta.dev(), meta.ino()));
+        }
+        crate::atomic::sync_dir(&self.dir()).map_err(Error::io(format!("writing `{}`", self.path.display())))
+    }
+
+    fn withdraw(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        let Some(identity) = self.committed.take() else { return };
+        // Only the file this run created: whatever has taken its name since stays.
+        let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == identity);
+        if ours && std::fs::remove_file(&self.path).is_ok() {
+            let _ = crate::atomic::sync_dir(&self.dir());
+        }
     }
 }
 
@@ -261,7 +286,7 @@ impl qcow2::Source for Watched<'_> {
 }
 
 /// Streams `source` into `output` as `plan` says; a new secret, if any, goes through `secret` (staged first,
-/// committed after the image is in place). The output must be an image file.
+/// committed once the image is complete, before it is renamed into place). The output must be an image file.
 pub fn convert(
     source: Unlocked,
     plan: &Plan<'_>,
@@ -288,7 +313,7 @@ pub fn convert(
         Key::Fresh(passphrase) => Some(OutputLuks::fresh(passphrase, plan.kdf.cost(ui))?),
     };
     let spec = OutputSpec { container: plan.container, cluster_bits: plan.cluster_bits, encryption };
-    let sink = match secret {
+    let mut sink = match secret {
         Some((sink, bytes)) => {
             sink.stage(bytes)?;
             Some(sink)
@@ -299,20 +324,53 @@ pub fn convert(
     let mut from = inner.source;
     let progress = ui.transfer("converting", from.len());
     let failed = AtomicBool::new(false);
-    let converted = crate::atomic::write_with(dst, crate::atomic::MODE_PRIVATE, |file| {
+    let committed = AtomicBool::new(false);
+    let written = crate::atomic::write_with(dst, crate::atomic::MODE_PRIVATE, |file| {
         let mut watched = Watched { inner: from.as_mut(), failed: &failed };
-        qcow2::convert(&mut watched, file, &spec, cipher_threads(), progress.as_ref())
+        let converted = qcow2::convert(&mut watched, file, &spec, cipher_threads(), progress.as_ref())
             .map_err(|e| if failed.load(Ordering::Relaxed) { reading(&path, e) } else { writing(dst, e) })
-    })
-    .map_err(|e| blame_output(e, dst))?;
-    if let Some(sink) = sink
-        && let Err(e) = sink.commit()
-    {
-        // Without its secret the image opens for nobody: take it back (it is the regular file just renamed in).
-        let _ = std::fs::remove_file(dst);
-        return Err(e);
+            .map_err(|e| blame_output(e, dst))?;
+        // The secret is final before the image takes its place: an image in place without its secret opens for
+        // nobody (and with --force it replaced the one that did), a secret without its image costs nothing.
+        if let Some(sink) = sink.as_deref_mut() {
+            sink.commit()?;
+            committed.store(true, Ordering::Relaxed);
+        }
+        Ok::<_, Stop>(converted)
+    });
+    match written {
+        Ok(converted) => Ok(converted),
+        Err(e) => {
+            if committed.load(Ordering::Relaxed)
+                && let Some(sink) = sink
+            {
+                sink.withdraw();
+            }
+            Err(match e {
+                Stop::Said(e) => e,
+                Stop::Io(e) => blame_output(e.into(), dst),
+            })
+        }
     }
-    Ok(converted)
+}
+
+/// What stops the image's atomic write: an error already said (the conversion's, the secret's commit), or an I/O
+/// error of the partial file or the rename (said of the output).
+enum Stop {
+    Said(Error),
+    Io(std::io::Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Said(e)
+    }
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Self {
+        Stop::Io(e)
+    }
 }
 
 /// What `disk decrypt` wrote.

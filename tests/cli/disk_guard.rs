@@ -361,6 +361,83 @@ fn an_interrupted_convert_new_leaves_no_key_file_and_runs_again() {
         .arg(format!("driver=qcow2,encrypt.key-secret=s0,file.filename={}", out.display())));
 }
 
+/// An append-only directory (`chattr +a`, honoured even for root): files can be created in it, none renamed.
+struct AppendOnly(PathBuf);
+
+impl AppendOnly {
+    fn new(dir: PathBuf) -> AppendOnly {
+        std::fs::create_dir(&dir).unwrap();
+        run(Command::new("chattr").arg("+a").arg(&dir));
+        AppendOnly(dir)
+    }
+}
+
+impl Drop for AppendOnly {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-a").arg(&self.0).status();
+    }
+}
+
+/// Mends item 1: the new key file is given its name before the image is renamed into place. When naming the key
+/// fails (its directory lets the partial key be created but nothing be renamed, as root too), no image reaches
+/// DST: an existing DST replaced with --force keeps its bytes, an absent DST stays absent, the key file does not
+/// exist, and the error names the key file (exit 1). A key path that is a directory is refused before any work
+/// (exit 3). Before the fix the image was renamed in first and then deleted: --force lost the old image.
+#[test]
+fn a_key_file_that_cannot_be_named_leaves_dst_as_it_was() {
+    tools();
+    require_tool("chattr", "apt-get install -y e2fsprogs");
+    let work = Scratch::new();
+    let pass = work.write("pass.txt", "key commit pass");
+    let raw = work.write("raw.img", pattern(2 * MIB, 9));
+    let src = luks1_image(&work, "src.luks", &raw, &pass);
+    let convert = |dst: &Path, key: &Path, force: bool| {
+        let mut cmd = cryptadm();
+        cmd.args(["disk", "convert", "--format", "qcow2", "--encryption-key", "new", "--new-key-file"])
+            .arg(key)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(CHEAP);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.arg(&src).arg(dst);
+        cmd
+    };
+    let old = work.write("old.qcow2", b"an image somebody still needs");
+    for (dst, force) in [(old.clone(), true), (work.path("fresh.qcow2"), false)] {
+        // A directory of its own each time: the partial key cannot be removed from an append-only directory.
+        let keys = AppendOnly::new(work.path(&format!("keys-{force}")));
+        let key = keys.0.join("new.txt");
+        convert(&dst, &key, force)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!("error: writing `{}`", key.display())))
+            .stderr(predicate::str::contains("Operation not permitted"));
+        assert!(!key.exists(), "the key file was named");
+        if force {
+            assert_eq!(std::fs::read(&dst).unwrap(), b"an image somebody still needs", "--force lost DST");
+        } else {
+            assert!(!dst.exists(), "an image without its key reached DST");
+        }
+        let left = entries(&work);
+        assert!(!left.iter().any(|n| n.contains("cryptadm-partial")), "partial image left: {left:?}");
+    }
+    // A directory where the key should go: refused before anything is written.
+    let dir_key = work.path("key-dir");
+    std::fs::create_dir(&dir_key).unwrap();
+    convert(&old, &dir_key, true).assert().code(3).stderr(predicate::str::contains("--new-key-file"));
+    assert_eq!(std::fs::read(&old).unwrap(), b"an image somebody still needs");
+    // The same conversion with a writable key directory succeeds, and the key opens the image.
+    let good = work.path("good.txt");
+    convert(&old, &good, true).assert().success();
+    run(Command::new("qemu-img")
+        .args(["check", "--object"])
+        .arg(format!("secret,id=s0,file={}", good.display()))
+        .arg("--image-opts")
+        .arg(format!("driver=qcow2,encrypt.key-secret=s0,file.filename={}", old.display())));
+}
+
 fn glance_doc(cmd: &mut assert_cmd::Command) -> Value {
     let output = cmd.args(["--output-format", "json"]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
