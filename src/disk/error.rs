@@ -39,6 +39,15 @@ pub enum Error {
         /// What to do instead.
         hint: &'static str,
     },
+    /// The block device is mounted or claimed by someone else: the kernel refused to open it exclusively.
+    #[error(
+        "`{path}` is in use (mounted, or claimed by device-mapper, md, swap or another program): the kernel \
+             refused to open it exclusively"
+    )]
+    InUse {
+        /// The device.
+        path: String,
+    },
     /// The data does not fit the block device.
     #[error("`{path}` is too small: {needed} bytes needed, the device has {len}")]
     TooSmall {
@@ -114,6 +123,7 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::SameStorage { .. } | Error::Usage(_) => ExitStatus::Usage,
+            Error::InUse { .. } => ExitStatus::Aborted,
             Error::Occupied { .. }
             | Error::Unwritable { .. }
             | Error::TooSmall { .. }
@@ -134,6 +144,9 @@ impl Classify for Error {
             Error::Occupied { .. } => Some(Cow::Borrowed("check the destination; give --force to replace it")),
             Error::Unwritable { hint, .. } => Some(Cow::Borrowed(hint)),
             Error::TooSmall { .. } => Some(Cow::Borrowed("use a larger device, or write an image file instead")),
+            Error::InUse { .. } => Some(Cow::Borrowed(
+                "unmount it or release it (umount, dmsetup remove, swapoff, ...) first; --force does not override this",
+            )),
             Error::KeyFileExists(_) => Some(Cow::Borrowed("give --new-key-file a path that does not exist yet")),
             Error::Unlocking { source, .. } | Error::Reading { source, .. } | Error::Writing { source, .. } => {
                 source.hint()

@@ -90,7 +90,10 @@ pub fn check(dst: &Path, dst_flag: &str, inputs: &[(&Path, &str)], force: bool) 
             hint: "give a path for a new image file, or a block device",
         });
     }
-    let file = File::open(dst).map_err(Error::io(format!("opening `{}`", dst.display())))?;
+    // A device is opened exclusively (O_EXCL): the kernel refuses it while it is mounted or claimed (device-mapper,
+    // md, swap, another exclusive opener), whatever `force` says.
+    let file = if is_device { open_device(dst, false) } else { File::open(dst) }
+        .map_err(|e| in_use(dst, e).unwrap_or_else(|e| Error::io(format!("opening `{}`", dst.display()))(e)))?;
     let len = device::len(&file).map_err(Error::io(format!("reading the size of `{}`", dst.display())))?;
     if !force {
         let occupant =
@@ -118,10 +121,29 @@ where
     match output {
         Output::File(path) => crate::atomic::write_with(path, crate::atomic::MODE_PRIVATE, |file| fill(file, false)),
         Output::Device { path, .. } => {
-            let file = OpenOptions::new().read(true).write(true).open(path)?;
+            // Exclusively again: a device mounted since the check is refused, and nothing claims it while it is
+            // written.
+            let file = open_device(path, true)?;
             let value = fill(&file, true)?;
             file.sync_all()?;
             Ok(value)
         }
+    }
+}
+
+/// Opens the block device `path` with `O_EXCL`, which for a block device means an exclusive claim: refused
+/// (`EBUSY`) while it, a partition of it or the disk it is a partition of is mounted or otherwise claimed, and
+/// keeping others from claiming it while open.
+fn open_device(path: &Path, write: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new().read(true).write(write).custom_flags(rustix::fs::OFlags::EXCL.bits() as i32).open(path)
+}
+
+/// The error for a device the kernel would not let us claim (`EBUSY`), or back the error it is not.
+fn in_use(path: &Path, error: std::io::Error) -> Result<Error, std::io::Error> {
+    if error.raw_os_error() == Some(rustix::io::Errno::BUSY.raw_os_error()) {
+        Ok(Error::InUse { path: path.display().to_string() })
+    } else {
+        Err(error)
     }
 }

@@ -242,6 +242,68 @@ fn outputs_reaching_the_input_through_loop_devices_or_partitions_are_refused() {
     drop(mounted);
 }
 
+/// Mends item 2: a block device output is opened with O_EXCL, so the kernel refuses one that is mounted (or
+/// whose partition is) even with --force: exit 10, a message that says so, and the device's bytes unchanged.
+#[test]
+fn a_mounted_block_device_is_refused_even_with_force() {
+    tools();
+    let work = Scratch::new();
+    let pass = work.write("pass.txt", "mounted pass");
+    let raw = work.write("raw.img", pattern(MIB, 8));
+    let enc = luks1_image(&work, "enc.luks", &raw, &pass);
+    let refused = |cmd: &mut assert_cmd::Command, device: &Path| {
+        cmd.arg("--force")
+            .assert()
+            .code(10)
+            .stderr(predicate::str::contains(format!("error: `{}` is in use (mounted", device.display())))
+            .stderr(predicate::str::contains("hint: unmount it"));
+    };
+    let luks_format = |target: &Path| {
+        let mut cmd = cryptadm();
+        cmd.args(["disk", "luks-format", "--type", "luks1", "--key-file"])
+            .arg(&pass)
+            .args(CHEAP)
+            .arg("--from")
+            .arg(&raw)
+            .arg(target);
+        cmd
+    };
+
+    // The device itself is mounted.
+    let len = 16 * MIB;
+    let fs_dev = LoopDevice::attach(&zero_file(&work.path("fs.img"), len as u64));
+    let mounted = Mounted::ext4(&fs_dev);
+    std::fs::write(mounted.dir.path().join("data.txt"), "still here").unwrap();
+    run(&mut Command::new("sync"));
+    let before = fs_dev.read(len);
+    refused(&mut decrypt(&enc, &pass, &fs_dev.dev), &fs_dev.dev);
+    refused(&mut luks_format(&fs_dev.dev), &fs_dev.dev);
+    assert!(fs_dev.read(len) == before, "the mounted device was written");
+    assert_eq!(std::fs::read(mounted.dir.path().join("data.txt")).unwrap(), b"still here");
+    drop(mounted);
+    // Unmounted, the same --force writes it.
+    decrypt(&enc, &pass, &fs_dev.dev).arg("--force").assert().success();
+    assert!(fs_dev.read(MIB) == std::fs::read(&raw).unwrap());
+    drop(fs_dev);
+
+    // A partition of the disk is mounted: the whole disk is claimed through it.
+    let disk = zero_file(&work.path("disk.img"), len as u64);
+    let mut sfdisk = Command::new("sfdisk").arg("-q").arg(&disk).stdin(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(sfdisk.stdin.as_mut().unwrap(), b"label: dos\n,12MiB\n").unwrap();
+    assert!(sfdisk.wait().unwrap().success());
+    let dev = LoopDevice::attach_partitioned(&disk);
+    let part = LoopDevice { dev: dev.partition(1) };
+    let mounted = Mounted::ext4(&part);
+    run(&mut Command::new("sync"));
+    let before = dev.read(len);
+    refused(&mut decrypt(&enc, &pass, &dev.dev), &dev.dev);
+    refused(&mut luks_format(&dev.dev), &dev.dev);
+    assert!(dev.read(len) == before, "the disk of a mounted partition was written");
+    drop(mounted);
+    std::mem::forget(part); // a partition node is not a loop device of its own: nothing to detach
+    drop(dev);
+}
+
 /// Item 4: a block device source is read at its real size (not the 0 of its metadata), and a qcow2 image
 /// stored on a block device is read like the file.
 #[test]
