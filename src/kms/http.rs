@@ -9,6 +9,7 @@ use super::Error;
 use crate::redact;
 use std::path::PathBuf;
 use std::time::Duration;
+use zeroize::Zeroizing;
 
 /// Most bytes of a response body that are read; a longer body is an error, and reading stops at this bound + 1.
 pub const MAX_BODY: usize = 1 << 20;
@@ -58,8 +59,8 @@ pub struct Request {
     pub url: reqwest::Url,
     /// Extra headers.
     pub headers: Vec<(String, String)>,
-    /// The body, sent as is.
-    pub body: Option<Vec<u8>>,
+    /// The body, sent as is; wiped on drop (it may be a KV plaintext or a login secret).
+    pub body: Option<Zeroizing<Vec<u8>>>,
     /// What the request does, for errors ("reading KV secret `kv/cryptadm/pvc-1`").
     pub what: String,
     /// Whether a transient failure may be answered by sending it again: false for a request whose effect is not
@@ -101,7 +102,10 @@ impl Request {
 
     /// Sets a JSON body (and its content type).
     pub fn json(mut self, body: &serde_json::Value) -> Self {
-        self.body = Some(body.to_string().into_bytes());
+        // Written straight into a buffer that is wiped: no intermediate String keeps a copy.
+        let mut bytes = Zeroizing::new(Vec::with_capacity(256));
+        serde_json::to_writer(&mut *bytes, body).expect("a JSON value always serializes into memory");
+        self.body = Some(bytes);
         self.header("Content-Type", "application/json")
     }
 }
@@ -224,7 +228,8 @@ impl Http {
 
     /// Sends `request` once with a body streamed from `body` (a streamed body cannot be replayed, so nothing is
     /// retried), bounded by `timeout` instead of the client's bound of one request. The reader runs on its own
-    /// thread; its read error fails the request and is what the error says.
+    /// thread; its read error fails the request and is what the error says ([`Error::Input`], classed by its
+    /// kind). An answer over [`MAX_BODY`] bytes is an error, as for [`Http::send`].
     pub fn send_reader(
         &self,
         request: &Request,
@@ -232,7 +237,7 @@ impl Http {
         timeout: Duration,
     ) -> Result<Response, Error> {
         let (sender, receiver) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
-        let reader = std::thread::spawn(move || -> Result<(), String> {
+        let reader = std::thread::spawn(move || -> Result<(), std::io::Error> {
             let mut buffer = vec![0u8; 1 << 20];
             loop {
                 match body.read(&mut buffer) {
@@ -244,9 +249,9 @@ impl Http {
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
-                        let problem = format!("reading what is sent: {e}");
-                        let _ = sender.blocking_send(Err(e));
-                        return Err(problem);
+                        // The request stream fails with a copy; the original, with its kind, is what is reported.
+                        let _ = sender.blocking_send(Err(std::io::Error::new(e.kind(), e.to_string())));
+                        return Err(e);
                     }
                 }
             }
@@ -259,20 +264,12 @@ impl Http {
             for (name, value) in &request.headers {
                 builder = builder.header(name, value);
             }
-            let mut response = builder.send().await.map_err(|e| self.failure(&e))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e))? {
-                if body.len() + chunk.len() <= MAX_BODY {
-                    body.extend_from_slice(&chunk);
-                }
-            }
-            Ok::<_, Attempt>(Response { status, headers, body })
+            let response = builder.send().await.map_err(|e| self.failure(&e))?;
+            self.bounded(request, response).await
         });
-        let read = reader.join().unwrap_or_else(|_| Err("the reading thread panicked".into()));
+        let read = reader.join().unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")));
         match (result, read) {
-            (_, Err(problem)) => Err(Error::Config(format!("{}: {problem}", request.what))),
+            (_, Err(source)) => Err(Error::Input { what: request.what.clone(), source }),
             (Ok(response), Ok(())) if response.status.is_server_error() => Err(self.unavailable(
                 request,
                 format!("HTTP {}: {}", response.status, redact::server_message(&response.body)),
@@ -295,9 +292,16 @@ impl Http {
             builder = builder.header(name, value);
         }
         if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
+            // The copy handed to the client is wiped when the client lets go of it.
+            builder = builder.body(bytes::Bytes::from_owner(Wiped(body.clone())));
         }
-        let mut response = builder.send().await.map_err(|e| self.failure(&e))?;
+        let response = builder.send().await.map_err(|e| self.failure(&e))?;
+        self.bounded(request, response).await
+    }
+
+    /// Reads `response` whole, refusing (finally) a body over [`MAX_BODY`] bytes: by its Content-Length before
+    /// any of it is read, else as soon as the bound is passed.
+    async fn bounded(&self, request: &Request, mut response: reqwest::Response) -> Result<Response, Attempt> {
         let status = response.status();
         let headers = response.headers().clone();
         if response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
@@ -337,6 +341,15 @@ impl Drop for Http {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+/// A request body that is wiped when the last reference to it is dropped.
+struct Wiped(Zeroizing<Vec<u8>>);
+
+impl AsRef<[u8]> for Wiped {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -404,6 +417,108 @@ fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::{Error, Http, HttpSettings, MAX_BODY, Request};
+    use crate::exit::{Classify, ExitStatus};
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    /// A one-connection HTTP/1.1 server on loopback: it reads the request (up to its chunked body's last chunk, or
+    /// until the client gives up), then writes `answer` and closes. Returns its base URL.
+    fn answer_once(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut seen = Vec::new();
+            let mut buffer = [0u8; 1 << 16];
+            while !seen.ends_with(b"0\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let _ = stream.write_all(&answer);
+        });
+        (base, server)
+    }
+
+    fn upload(base: &str, data: Box<dyn Read + Send>) -> Result<super::Response, Error> {
+        let settings = HttpSettings { retries: 0, ..HttpSettings::default() };
+        let http = Http::new("Test", base, settings).unwrap();
+        let request = Request::new(reqwest::Method::PUT, format!("{base}/upload").parse().unwrap(), "uploading x");
+        http.send_reader(&request, data, Duration::from_secs(20))
+    }
+
+    /// An answer to a streamed upload over the bound is an error (it used to be cut at 1 MiB and returned as if
+    /// whole), whether its length is announced or not; one within the bound arrives whole.
+    #[test]
+    fn a_streamed_upload_refuses_an_answer_over_the_bound() {
+        let big = vec![b'x'; 2 * MAX_BODY];
+        let announced = [format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", big.len()).as_bytes(), &big].concat();
+        let unannounced = [b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".as_slice(), &big].concat();
+        for answer in [announced, unannounced] {
+            let (base, server) = answer_once(answer);
+            let error = upload(&base, Box::new(std::io::Cursor::new(vec![1u8; 1000]))).unwrap_err();
+            assert!(matches!(error, Error::Protocol { .. }), "{error:?}");
+            assert!(error.to_string().contains(&format!("the answer is over {MAX_BODY} bytes")), "{error}");
+            assert_eq!(error.status(), ExitStatus::Failure);
+            server.join().unwrap();
+        }
+        let fits = vec![b'y'; MAX_BODY];
+        let answer = [format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", fits.len()).as_bytes(), &fits].concat();
+        let (base, server) = answer_once(answer);
+        let response = upload(&base, Box::new(std::io::Cursor::new(vec![1u8; 1000]))).unwrap();
+        assert!(response.body == fits);
+        server.join().unwrap();
+    }
+
+    /// A local read error of what is uploaded is said as such and classed by its kind (it was a configuration
+    /// error, exit 3).
+    #[test]
+    fn a_streamed_uploads_read_error_is_a_local_input_error() {
+        struct Failing(usize);
+        impl Read for Failing {
+            fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::other("the disk went away"));
+                }
+                self.0 -= 1;
+                buffer[..512].fill(7);
+                Ok(512)
+            }
+        }
+        for (kind, status) in [(None, ExitStatus::Failure), (Some(std::io::ErrorKind::NotFound), ExitStatus::NotFound)]
+        {
+            let (base, server) = answer_once(b"HTTP/1.1 204 No Content\r\n\r\n".to_vec());
+            let data: Box<dyn Read + Send> = match kind {
+                None => Box::new(Failing(3)),
+                Some(kind) => Box::new(std::io::Cursor::new(vec![0u8; 10]).chain(KindError(kind))),
+            };
+            let error = upload(&base, data).unwrap_err();
+            assert!(matches!(error, Error::Input { .. }), "{error:?}");
+            assert!(error.to_string().starts_with("uploading x: reading what is sent: "), "{error}");
+            assert_eq!(error.status(), status);
+            server.join().unwrap();
+        }
+    }
+
+    struct KindError(std::io::ErrorKind);
+    impl Read for KindError {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(self.0.into())
+        }
+    }
+
+    /// A JSON body is held in a wiped buffer, byte for byte what the value serializes to.
+    #[test]
+    fn a_json_body_is_the_values_serialization() {
+        let value = serde_json::json!({"plaintext": "c2VjcmV0", "n": 1});
+        let request = Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x").json(&value);
+        let body: &zeroize::Zeroizing<Vec<u8>> = request.body.as_ref().unwrap();
+        assert_eq!(body.as_slice(), value.to_string().as_bytes());
+    }
+
     #[test]
     fn a_request_never_shows_its_headers_or_body() {
         let request = super::Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x")

@@ -173,6 +173,15 @@ pub enum Error {
     /// A local setting is wrong: an unreadable token file, a CA file that is not PEM, a missing address.
     #[error("{0}")]
     Config(String),
+    /// What was being sent could not be read locally (a streamed upload's source failed).
+    #[error("{what}: reading what is sent: {source}")]
+    Input {
+        /// What was asked.
+        what: String,
+        /// The local read error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Something the key manager said is not what the protocol promises (a malformed answer, an unexpected
     /// status).
     #[error("{what}: unexpected answer from {service}: {problem}")]
@@ -194,6 +203,7 @@ impl Classify for Error {
             Self::NotFound { .. } => ExitStatus::NotFound,
             Self::Conflict { .. } => ExitStatus::Aborted,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
+            Self::Input { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
 
