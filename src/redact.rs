@@ -72,6 +72,26 @@ pub fn urls_in(text: &str) -> String {
     out
 }
 
+/// Most characters of an error chain that [`error_chain`] keeps.
+pub const ERROR_CHAIN_MAX: usize = 600;
+
+/// An error and its causes on one line, `error: cause: cause`, each message once (HTTP and TLS libraries repeat
+/// their causes in their own messages), with every URL in it shown as [`url`] shows it and the rest escaped as
+/// [`server_text`] escapes it, at most [`ERROR_CHAIN_MAX`] characters: library messages quote request URLs (with
+/// their credentials) and what a peer said. What every error of an HTTP client goes through before it is shown.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = cause.source();
+    }
+    server_text(urls_in(&parts.join(": ")).as_bytes(), ERROR_CHAIN_MAX)
+}
+
 /// A user name rather than a token: short, and made of the characters account names use.
 fn looks_like_user_name(userinfo: &str) -> bool {
     userinfo.len() <= 32 && userinfo.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
@@ -133,6 +153,39 @@ mod tests {
         assert_eq!(url("https://host/plain"), "https://host/plain");
         assert!(!url("https://u:pw@h/?token=tok").contains("pw"));
         assert!(!url("https://u:pw@h/?token=tok").contains("=tok"));
+    }
+
+    /// A library error quoting a URL with credentials, a peer's line breaks and a bidi override, and repeating
+    /// its cause: one line, redacted, escaped, each message once, bounded.
+    #[test]
+    fn an_error_chain_is_one_redacted_escaped_bounded_line() {
+        #[derive(Debug)]
+        struct Layer(String, Option<Box<Layer>>);
+        impl std::fmt::Display for Layer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|l| l as &(dyn std::error::Error + 'static))
+            }
+        }
+        let inner = Layer("peer said: ok\r\nerror: forged \u{202e}txt".into(), None);
+        let middle = Layer("connection closed".into(), Some(Box::new(inner)));
+        let top = Layer(
+            "error sending request for url (https://u:pw@host/v1/x?token=tok): connection closed".into(),
+            Some(Box::new(middle)),
+        );
+        let line = error_chain(&top);
+        assert_eq!(
+            line,
+            "error sending request for url (https://u:REDACTED@host/v1/x?token=REDACTED): connection closed: \
+             peer said: ok\\r\\nerror: forged \\u{202e}txt"
+        );
+        let long = Layer("x".repeat(5000), None);
+        let line = error_chain(&long);
+        assert!(line.starts_with(&"x".repeat(ERROR_CHAIN_MAX)) && line.ends_with("… (4400 more bytes)"), "{line}");
     }
 
     #[test]

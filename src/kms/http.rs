@@ -326,7 +326,7 @@ impl Http {
     }
 
     fn failure(&self, error: &reqwest::Error) -> Attempt {
-        let chain = describe_chain(error);
+        let chain = redact::error_chain(error);
         if let Some(tls) = tls_problem(error) {
             return Attempt::Final(Error::Tls { service: self.service.clone(), problem: tls });
         }
@@ -376,25 +376,6 @@ fn read_pem_certs(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, E
     Ok(certs)
 }
 
-/// The error and its causes on one line, with any URL in them redacted (reqwest puts the request URL in its
-/// messages).
-fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = cause {
-        let text = current.to_string();
-        if !parts.iter().any(|p: &String| p.contains(&text)) {
-            parts.push(text);
-        }
-        cause = current.source();
-    }
-    let line = parts.join(": ");
-    line.split(' ')
-        .map(|word| if word.contains("://") { redact::url(word) } else { word.to_owned() })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = cause {
@@ -410,7 +391,7 @@ fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     }
     // reqwest may carry rustls's error boxed in a type of its own (hyper-util's connect error), where the
     // downcasts above do not reach it; rustls's words are stable enough to recognise.
-    let chain = describe_chain(error);
+    let chain = redact::error_chain(error);
     let at = chain.find("invalid peer certificate")?;
     Some(chain[at..].to_owned())
 }

@@ -227,7 +227,7 @@ impl RemoteSettings {
         }
         builder.build().map_err(|e| Error::RemoteFailed {
             uri: uri.into(),
-            problem: format!("cannot set up the HTTPS client: {}", describe_chain(&e)),
+            problem: format!("cannot set up the HTTPS client: {}", crate::redact::error_chain(&e)),
         })
     }
 }
@@ -288,9 +288,9 @@ fn request_failure(error: &reqwest::Error, uri: &str) -> Attempt {
         return Attempt::Final(Error::RemoteUntrusted { uri: uri.into(), problem: tls.to_string() });
     }
     if error.is_redirect() || error.is_builder() {
-        return Attempt::Final(Error::RemoteFailed { uri: uri.into(), problem: describe_chain(error) });
+        return Attempt::Final(Error::RemoteFailed { uri: uri.into(), problem: crate::redact::error_chain(error) });
     }
-    Attempt::Retryable(describe_chain(error))
+    Attempt::Retryable(crate::redact::error_chain(error))
 }
 
 /// An error of type `T` somewhere in the chain, looking inside `io::Error`s too.
@@ -409,20 +409,6 @@ fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a 
         next = cause.source();
     }
     None
-}
-
-/// `error: cause: cause`, each message once (reqwest's own says only "error sending request").
-fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(cause) = next {
-        let text = cause.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        next = cause.source();
-    }
-    crate::redact::urls_in(&parts.join(": "))
 }
 
 /// The built-in `file` provider: `file:///absolute/path`, at most [`MAX_REMOTE_BYTES`].
