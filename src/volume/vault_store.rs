@@ -217,11 +217,29 @@ pub struct Rewrapped {
     pub values: usize,
     /// Volume secrets skipped because another writer changed them in the meantime twice in a row.
     pub conflicts: Vec<String>,
+    /// Values (`` `kv/path` field `name` ``) found not to be Transit ciphertexts after the key was rotated (a
+    /// writer stored them while the run went on): their secrets were left as they were.
+    pub not_wrapped: Vec<String>,
 }
 
-/// `volume rewrap`: optionally rotates the Transit key, then rewraps every value of every volume secret under
-/// `prefix` with its newest version (`transit/rewrap`, the plaintext never leaving Vault), each secret written
-/// with check-and-set (a secret changed meanwhile is read again once, then reported as a conflict).
+/// Most values named in the error of a store that holds values other than Transit ciphertexts.
+const NAMED_VALUES: usize = 10;
+
+/// The names (`` `kv/path` field `name` ``) of the values in `fields` that are not Transit ciphertexts.
+fn not_wrapped(name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|(_, value)| !std::str::from_utf8(value).is_ok_and(|t| t.starts_with("vault:v")))
+        .map(|(field, _)| format!("`{name}` field `{field}`"))
+        .collect()
+}
+
+/// `volume rewrap`: checks that every value of every volume secret under `prefix` is a Transit ciphertext (a
+/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written), then
+/// optionally rotates the Transit key, then rewraps every value with its newest version (`transit/rewrap`, the
+/// plaintext never leaving Vault), each secret written with check-and-set (a secret changed meanwhile is read
+/// again once, then reported as a conflict; one that a writer filled with a non-ciphertext meanwhile is left as
+/// it is and reported).
 pub fn rewrap_all(
     client: &Vault,
     kv_mount: &str,
@@ -230,29 +248,53 @@ pub fn rewrap_all(
     rotate: bool,
 ) -> Result<Rewrapped, Error> {
     let transit = transit_name(transit.0, transit.1);
-    if rotate {
-        client.rotate_key(&transit).map_err(store_error)?;
-    }
-    let mut done = Rewrapped::default();
+    let mut names = Vec::new();
     for id in client.kv_list(kv_mount, prefix).map_err(store_error)? {
         if id.ends_with('/') || !valid_volume_id(&id) {
             continue;
         }
         let path = if prefix.is_empty() { id.clone() } else { format!("{prefix}/{id}") };
-        let name = kv_name(kv_mount, &path);
+        names.push((id, kv_name(kv_mount, &path)));
+    }
+    // Every value first: rotating the key and then stopping at a plain value would leave a store half rewrapped.
+    let mut invalid = Vec::new();
+    for (_, name) in &names {
+        if let Some(versioned) = client.read(name).map_err(store_error)? {
+            invalid.extend(not_wrapped(name, &versioned.fields));
+        }
+    }
+    if !invalid.is_empty() {
+        let more = invalid.len().saturating_sub(NAMED_VALUES);
+        let mut listed = invalid.iter().take(NAMED_VALUES).cloned().collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            listed.push_str(&format!(" and {more} more"));
+        }
+        return Err(Error::Store {
+            status: ExitStatus::InvalidInput,
+            message: format!(
+                "{} stored value(s) are not Transit ciphertexts ({listed}); nothing was rotated or rewrapped",
+                invalid.len()
+            ),
+        });
+    }
+    if rotate {
+        client.rotate_key(&transit).map_err(store_error)?;
+    }
+    let mut done = Rewrapped::default();
+    for (id, name) in &names {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let Some(versioned) = client.read(&name).map_err(store_error)? else { break };
+            let Some(versioned) = client.read(name).map_err(store_error)? else { break };
+            let plain = not_wrapped(name, &versioned.fields);
+            if !plain.is_empty() {
+                done.not_wrapped.extend(plain);
+                break;
+            }
             let mut fields = BTreeMap::new();
             let mut changed = 0;
             for (field, value) in &versioned.fields {
-                let text = std::str::from_utf8(value).ok().filter(|t| t.starts_with("vault:v")).ok_or_else(|| {
-                    Error::Store {
-                        status: ExitStatus::InvalidInput,
-                        message: format!("KV secret `{name}` field `{field}` is not a Transit ciphertext"),
-                    }
-                })?;
+                let text = std::str::from_utf8(value).expect("checked above");
                 let rewrapped = client.rewrap(&transit, text).map_err(store_error)?;
                 if rewrapped != text {
                     changed += 1;
@@ -262,7 +304,7 @@ pub fn rewrap_all(
             if changed == 0 {
                 break;
             }
-            match client.write(&name, &fields, versioned.version) {
+            match client.write(name, &fields, versioned.version) {
                 Ok(_) => {
                     done.secrets += 1;
                     done.values += changed;

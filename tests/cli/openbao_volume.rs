@@ -325,6 +325,63 @@ fn the_transit_envelope_stores_only_wrapped_keys_and_rewrap_keeps_every_volume_o
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
 
+/// Mends item 5: `volume rewrap` reads every stored value before it changes anything. A store with one wrapped
+/// secret and one plain value (listed after it) is refused whole: exit 3, the plain value named, the Transit key
+/// not rotated, the wrapped secret not rewritten. (It used to rotate the key, rewrap the first secret, then stop.)
+#[test]
+fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
+    let bao = dev();
+    // A Transit key and a prefix of this test's own: other tests rotate `volumes` concurrently.
+    let key = format!("mends-{}", std::process::id());
+    bao.bao(&["write", "-f", &format!("transit/keys/{key}")]);
+    let prefix = format!("halfway-{}", std::process::id());
+    let plaintext = base64::engine::general_purpose::STANDARD.encode("a volume passphrase");
+    let wrapped = bao
+        .bao(&["write", "-field=ciphertext", &format!("transit/encrypt/{key}"), &format!("plaintext={plaintext}")])
+        .trim()
+        .to_owned();
+    bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/a-wrapped"), &format!("current={wrapped}")]);
+    bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), "current=wrapped", "pending=plain"]);
+    let version = || -> String { bao.bao(&["read", "-field=latest_version", &format!("transit/keys/{key}")]) };
+    let before = version();
+    let output = cryptadm()
+        .env("VAULT_ADDR", &bao.addr)
+        .env("VAULT_TOKEN", &bao.root_token)
+        .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
+        .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "2 stored value(s) are not Transit ciphertexts (`kv/{prefix}/z-plain` field `current`, \
+             `kv/{prefix}/z-plain` field `pending`); nothing was rotated or rewrapped"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+    assert_eq!(version(), before, "the Transit key was rotated");
+    assert_eq!(field(bao, &format!("{prefix}/a-wrapped"), "current").as_deref(), Some(wrapped.as_str()));
+    assert_eq!(field(bao, &format!("{prefix}/z-plain"), "pending").as_deref(), Some("plain"));
+    // Once the plain secret is wrapped, the same command rotates and rewraps both.
+    bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), &format!("current={wrapped}")]);
+    let output = cryptadm()
+        .env("VAULT_ADDR", &bao.addr)
+        .env("VAULT_TOKEN", &bao.root_token)
+        .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
+        .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let after = version();
+    assert_eq!(after.trim().parse::<u64>().unwrap(), before.trim().parse::<u64>().unwrap() + 1);
+    for id in ["a-wrapped", "z-plain"] {
+        let value = field(bao, &format!("{prefix}/{id}"), "current").unwrap();
+        assert!(value.starts_with(&format!("vault:v{}:", after.trim())), "{id}: {value}");
+    }
+}
+
 /// Every crash point of the fault-injection build against `vault-kv://`, plain and Transit-wrapped: after the
 /// crash the stored current key opens the volume; a rerun completes the rotation.
 #[test]

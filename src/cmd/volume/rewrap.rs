@@ -19,8 +19,9 @@ pub const EXAMPLES: &str = "Examples:
 
 /// Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase
 ///
-/// Makes a new version of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the
-/// KV prefix, rewraps each stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`: the
+/// First checks that every value stored under the KV prefix is a Transit ciphertext: a store holding any other
+/// value is refused whole (exit 3), before the key is rotated or anything is written. Then makes a new version
+/// of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the KV prefix, rewraps each stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`: the
 /// plaintext passphrases never leave Vault. Each secret is written with check-and-set; a secret another writer
 /// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
@@ -74,6 +75,18 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         transit_mount.replace('/', "%2F"),
         transit_key
     ));
+    if !done.not_wrapped.is_empty() {
+        return Err(crate::cmd::error::Failure::new(
+            ExitStatus::InvalidInput,
+            format!(
+                "value(s) stored by another writer while rewrapping are not Transit ciphertexts and were left as \
+                 they are: {}",
+                done.not_wrapped.join(", ")
+            ),
+        )
+        .with_hint("store those values wrapped (volume rotate --key-wrap), then run volume rewrap --no-rotate")
+        .into());
+    }
     if !done.conflicts.is_empty() {
         return Err(crate::cmd::error::Failure::new(
             ExitStatus::Aborted,
