@@ -136,6 +136,14 @@ impl KeyRef {
         }
     }
 
+    /// A Transit reference's mount and key name.
+    pub fn transit(&self) -> Option<(&str, &str)> {
+        match self {
+            Self::VaultTransit { mount, key, .. } => Some((mount, key)),
+            _ => None,
+        }
+    }
+
     /// The same reference carrying `wrapped` (Transit references only; others are returned unchanged).
     pub fn with_wrapped(&self, ciphertext: &str) -> Self {
         match self {
@@ -213,6 +221,11 @@ mod tests {
     fn transit_references() {
         let key = KeyRef::parse("vault-transit://transit/capi").unwrap();
         assert_eq!(key, KeyRef::VaultTransit { mount: "transit".into(), key: "capi".into(), wrapped: None });
+        assert_eq!(key.transit(), Some(("transit", "capi")));
+        let nested = KeyRef::parse("vault-transit://team%2Ftransit/volumes").unwrap();
+        assert_eq!(nested.transit(), Some(("team/transit", "volumes")));
+        assert_eq!(nested.to_string(), "vault-transit://team%2Ftransit/volumes");
+        assert_eq!(KeyRef::parse("vault-kv://kv/x").unwrap().transit(), None);
         assert_eq!(key.to_string(), "vault-transit://transit/capi");
         let carried = key.with_wrapped("vault:v1:abc+/=");
         let text = carried.to_string();

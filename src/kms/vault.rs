@@ -297,12 +297,6 @@ impl Vault {
             StatusCode::BAD_REQUEST if lower.contains("not found") || lower.contains("no existing key") => {
                 Error::NotFound { what: what.into(), service: service.into() }
             }
-            StatusCode::SERVICE_UNAVAILABLE => Error::Unavailable {
-                what: what.into(),
-                service: service.into(),
-                problem: message,
-                hint: Some("unseal the server (`bao operator unseal` / `vault operator unseal`), then retry".into()),
-            },
             _ => Error::Protocol {
                 what: what.into(),
                 service: service.into(),

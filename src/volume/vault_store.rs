@@ -32,8 +32,9 @@ pub const FIELDS: [&str; 3] = ["current", "pending", "previous"];
 pub struct VaultStoreSettings {
     /// The client (shared by every rotation of a `volume serve`).
     pub client: Arc<Vault>,
-    /// `(mount, key)` of the Transit key that wraps every stored value (`--key-wrap`).
-    pub key_wrap: Option<(String, String)>,
+    /// The Transit key that wraps every stored value (`--key-wrap`): a [`crate::kms::KeyRef::VaultTransit`]
+    /// without a wrapped key.
+    pub key_wrap: Option<crate::kms::KeyRef>,
 }
 
 /// One volume's entry in a `vault-kv://` store.
@@ -113,7 +114,11 @@ impl VaultKvStore {
     }
 
     fn transit(&self) -> Option<String> {
-        self.settings.key_wrap.as_ref().map(|(mount, key)| transit_name(mount, key))
+        self.settings
+            .key_wrap
+            .as_ref()
+            .and_then(crate::kms::KeyRef::transit)
+            .map(|(mount, key)| transit_name(mount, key))
     }
 
     /// A stored value as a passphrase (unwrapped through Transit with `--key-wrap`).

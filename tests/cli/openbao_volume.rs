@@ -374,6 +374,14 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "rotated the Transit key; rewrapped 2 value(s) in 2 volume secret(s) of `vault-kv://kv/{prefix}` with the \
+             newest version of `vault-transit://transit/{key}`"
+        )),
+        "{}",
+        stderr(&output)
+    );
     let after = version();
     assert_eq!(after.trim().parse::<u64>().unwrap(), before.trim().parse::<u64>().unwrap() + 1);
     for id in ["a-wrapped", "z-plain"] {

@@ -127,10 +127,10 @@ impl VaultStoreArgs {
     }
 }
 
-/// `vault-transit://MOUNT/KEY` → (mount, key); a usage error otherwise.
-pub(crate) fn parse_transit(text: &str) -> anyhow::Result<(String, String)> {
+/// `vault-transit://MOUNT/KEY` (without a wrapped key); a usage error otherwise.
+pub(crate) fn parse_transit(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
     match crate::kms::KeyRef::parse(text) {
-        Ok(crate::kms::KeyRef::VaultTransit { mount, key, wrapped: None }) => Ok((mount, key)),
+        Ok(reference @ crate::kms::KeyRef::VaultTransit { wrapped: None, .. }) => Ok(reference),
         _ => Err(crate::cmd::error::Failure::new(
             ExitStatus::Usage,
             format!("`{}` is not a Transit key", crate::redact::url(text)),

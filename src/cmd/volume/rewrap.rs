@@ -51,7 +51,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .into());
     };
     let Some(store) = args.vault.resolve(&args.key_store)? else { unreachable!("a vault-kv:// store") };
-    let Some((transit_mount, transit_key)) = &store.key_wrap else {
+    let Some((transit_mount, transit_key)) = store.key_wrap.as_ref().and_then(crate::kms::KeyRef::transit) else {
         return Err(usage(
             "volume rewrap needs the Transit key that wraps the store".into(),
             "give --key-wrap vault-transit://MOUNT/KEY",
@@ -67,13 +67,12 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     )
     .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
-        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with the newest version of vault-transit://{}/{}",
+        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with the newest version of `{}`",
         if args.no_rotate { "" } else { "rotated the Transit key; " },
         done.values,
         done.secrets,
         args.key_store,
-        transit_mount.replace('/', "%2F"),
-        transit_key
+        store.key_wrap.as_ref().expect("checked above"),
     ));
     if !done.not_wrapped.is_empty() {
         return Err(crate::cmd::error::Failure::new(
