@@ -18,8 +18,8 @@ enum Mode {
 }
 
 /// The two families of spec.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Spec {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Spec {
     XtsPlain64,
     CbcEssivSha256,
 }
@@ -32,7 +32,8 @@ pub fn check_spec(spec: &str, key_bytes: usize) -> Result<()> {
     parse(spec, key_bytes).map(drop)
 }
 
-fn parse(spec: &str, key_bytes: usize) -> Result<Spec> {
+/// The family of `spec` with a key of `key_bytes`; unsupported specs and key sizes are errors.
+pub(super) fn parse(spec: &str, key_bytes: usize) -> Result<Spec> {
     if spec.eq_ignore_ascii_case("aes-cbc-essiv:sha256") {
         if ![16, 24, 32].contains(&key_bytes) {
             return Err(Error::unsupported(format!("aes-cbc-essiv:sha256 with a {}-bit key", key_bytes * 8)));
@@ -54,20 +55,38 @@ fn parse(spec: &str, key_bytes: usize) -> Result<Spec> {
     Ok(Spec::XtsPlain64)
 }
 
-impl SectorCipher {
-    /// Keys the cipher of a volume's payload. Only `aes-xts-plain64` is implemented for payloads: CBC-ESSIV is
-    /// implemented for keyslots (so that old volumes rotate), but no reference tool here can write a CBC payload
-    /// that cryptadm's reading of it could be checked against, so `disk decrypt` and `convert` refuse it.
-    pub fn payload(spec: &str, key: &[u8]) -> Result<SectorCipher> {
-        if parse(spec, key.len())? == Spec::CbcEssivSha256 {
-            return Err(Error::unsupported(format!(
+/// The keyed cipher of a volume's payload, streamed over threads. Only `aes-xts-plain64` is implemented for
+/// payloads: CBC-ESSIV is implemented for keyslots (so that old volumes rotate), but no reference tool here can
+/// write a CBC payload that cryptadm's reading of it could be checked against, so `disk decrypt` and `convert`
+/// refuse it.
+pub struct PayloadCipher(XtsPlain64);
+
+impl PayloadCipher {
+    /// Keys the payload cipher named by `spec`; CBC-ESSIV is refused (exit 3).
+    pub fn new(spec: &str, key: &[u8]) -> Result<PayloadCipher> {
+        match parse(spec, key.len())? {
+            Spec::XtsPlain64 => {
+                Ok(PayloadCipher(XtsPlain64::new(key).map_err(|e| Error::InvalidParameter(e.to_string()))?))
+            }
+            Spec::CbcEssivSha256 => Err(Error::unsupported(format!(
                 "payload cipher `{spec}` (payloads are read and written with aes-xts-plain64 only; keyslots of \
                  this cipher rotate)"
-            )));
+            ))),
         }
-        Self::new(spec, key)
     }
 
+    /// Encrypts whole `unit`-byte units in place over `threads` threads; the first unit's IV is `first_iv`.
+    pub fn encrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
+        self.0.encrypt_units_parallel(data, unit, first_iv, threads);
+    }
+
+    /// Decrypts whole units in place over `threads` threads.
+    pub fn decrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
+        self.0.decrypt_units_parallel(data, unit, first_iv, threads);
+    }
+}
+
+impl SectorCipher {
     /// Keys the cipher named by `spec`.
     pub fn new(spec: &str, key: &[u8]) -> Result<SectorCipher> {
         let mode = match parse(spec, key.len())? {
@@ -94,20 +113,38 @@ impl SectorCipher {
             Mode::CbcEssiv(cbc) => cbc.decrypt_units(data, unit, first_iv),
         }
     }
+}
 
-    /// [`Self::encrypt`] spread over `threads` threads (payload streaming; CBC-ESSIV runs on the calling thread).
-    pub fn encrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
-        match &self.mode {
-            Mode::Xts(xts) => xts.encrypt_units_parallel(data, unit, first_iv, threads),
-            Mode::CbcEssiv(cbc) => cbc.encrypt_units(data, unit, first_iv),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The family is derived once from the spec: CBC-ESSIV keys keyslots and never a payload (whatever the case
+    /// of its name); XTS keys both.
+    #[test]
+    fn cbc_essiv_keys_keyslots_and_never_payloads() {
+        for spec in ["aes-cbc-essiv:sha256", "AES-CBC-ESSIV:SHA256"] {
+            assert_eq!(parse(spec, 32).unwrap(), Spec::CbcEssivSha256);
+            assert!(SectorCipher::new(spec, &[7; 32]).is_ok());
+            let Err(refused) = PayloadCipher::new(spec, &[7; 32]) else { panic!("{spec} keyed a payload") };
+            assert!(refused.to_string().contains("aes-xts-plain64 only"), "{refused}");
         }
+        assert_eq!(parse("aes-xts-plain64:sha256", 64).unwrap(), Spec::XtsPlain64);
+        let key: Vec<u8> = (0..64).collect();
+        assert!(PayloadCipher::new("aes-xts-plain64", &key).is_ok());
+        assert!(parse("aes-cbc-plain", 32).is_err());
     }
 
-    /// [`Self::decrypt`] spread over `threads` threads.
-    pub fn decrypt_parallel(&self, data: &mut [u8], unit: usize, first_iv: u64, threads: usize) {
-        match &self.mode {
-            Mode::Xts(xts) => xts.decrypt_units_parallel(data, unit, first_iv, threads),
-            Mode::CbcEssiv(cbc) => cbc.decrypt_units(data, unit, first_iv),
-        }
+    /// The payload cipher's parallel path is XTS itself: the same bytes as the keyslot path's.
+    #[test]
+    fn the_payload_cipher_is_the_sector_ciphers_xts() {
+        let key: Vec<u8> = (100..164).collect();
+        let mut parallel = (0..4096u32).map(|i| i as u8).collect::<Vec<_>>();
+        let mut single = parallel.clone();
+        PayloadCipher::new("aes-xts-plain64", &key).unwrap().encrypt_parallel(&mut parallel, 512, 9, 3);
+        SectorCipher::new("aes-xts-plain64", &key).unwrap().encrypt(&mut single, 512, 9);
+        assert_eq!(parallel, single);
+        PayloadCipher::new("aes-xts-plain64", &key).unwrap().decrypt_parallel(&mut parallel, 512, 9, 2);
+        assert_eq!(parallel, (0..4096u32).map(|i| i as u8).collect::<Vec<_>>());
     }
 }

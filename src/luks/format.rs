@@ -54,9 +54,8 @@ impl FormatOptions {
 
     /// Refuses combinations cryptsetup (or QEMU, for LUKS1) would not accept.
     pub fn check(&self) -> Result<()> {
-        super::cipher::check_spec(&self.cipher, self.key_bytes)?;
         // CBC-ESSIV is read and rotated (old volumes), never chosen for a new one.
-        if self.cipher.to_ascii_lowercase().contains("cbc") {
+        if super::cipher::parse(&self.cipher, self.key_bytes)? == super::cipher::Spec::CbcEssivSha256 {
             return Err(Error::unsupported(format!("cipher `{}` for a new volume (use aes-xts-plain64)", self.cipher)));
         }
         self.kdf.check_limits()?;

@@ -1,7 +1,7 @@
 //! Payload streaming: a raw image in, LUKS data units out (and back), a bounded chunk at a time, encrypted with
 //! the sector-parallel XTS on all given threads. Memory stays flat whatever the image size.
 
-use super::cipher::SectorCipher;
+use super::cipher::PayloadCipher;
 use super::{Error, PayloadInfo, Result, VolumeKey};
 use crate::interact::Progress;
 use std::fs::File;
@@ -47,7 +47,7 @@ pub fn encrypt_into(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<u64> {
-    let cipher = SectorCipher::payload(&info.cipher, key.as_bytes())?;
+    let cipher = PayloadCipher::new(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as usize;
     std::thread::scope(|scope| {
         let (filled_tx, filled_rx) = mpsc::sync_channel::<std::io::Result<(Buffer, usize)>>(1);
@@ -108,7 +108,7 @@ pub fn decrypt_to(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<u64> {
-    let cipher = SectorCipher::payload(&info.cipher, key.as_bytes())?;
+    let cipher = PayloadCipher::new(&info.cipher, key.as_bytes())?;
     let unit = info.sector_size as u64;
     if !info.len.is_multiple_of(unit) {
         return Err(Error::Truncated(format!(
