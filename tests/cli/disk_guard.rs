@@ -500,6 +500,62 @@ fn a_key_file_that_cannot_be_named_leaves_dst_as_it_was() {
         .arg(format!("driver=qcow2,encrypt.key-secret=s0,file.filename={}", old.display())));
 }
 
+/// Mends item 8 (issue 23): `--upload` of an encrypted output with no secret id (no --key-manager, no --key-id)
+/// is refused before any work: exit 2, no login (the cloud's Keystone is a closed port, which would be exit 1),
+/// no image and no key file written. It used to log in, write the whole image, then refuse.
+#[test]
+fn upload_of_an_encrypted_image_without_a_secret_id_is_refused_before_any_work() {
+    tools();
+    let work = Scratch::new();
+    let pass = work.write("pass.txt", "upload pass");
+    let raw = work.write("raw.img", pattern(MIB, 11));
+    let src = luks1_image(&work, "src.luks", &raw, &pass);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cloud = |cmd: &mut assert_cmd::Command| {
+        cmd.env("OS_AUTH_URL", format!("http://127.0.0.1:{closed}/v3"))
+            .env("OS_USERNAME", "demo")
+            .env("OS_PASSWORD", "demo-password")
+            .env("OS_PROJECT_NAME", "demo")
+            .env("OS_USER_DOMAIN_NAME", "Default")
+            .env("OS_PROJECT_DOMAIN_NAME", "Default")
+            .env_remove("OS_CLOUD");
+    };
+    let refused = |cmd: &mut assert_cmd::Command| {
+        cloud(cmd);
+        let started = std::time::Instant::now();
+        cmd.assert()
+            .code(2)
+            .stderr(predicate::str::contains("error: --upload of an encrypted image needs its secret's id"))
+            .stderr(predicate::str::contains("hint: give --key-manager barbican"))
+            .stderr(predicate::str::contains("Keystone").not());
+        assert!(started.elapsed().as_secs() < 3, "took {:?}: it tried the server", started.elapsed());
+    };
+    let key = work.path("new.txt");
+    let dst = work.path("out.qcow2");
+    for choice in ["new", "same"] {
+        let mut cmd = cryptadm();
+        cmd.args(["disk", "convert", "--format", "qcow2", "--encryption-key", choice, "--upload", "img"])
+            .arg("--key-file")
+            .arg(&pass)
+            .args(CHEAP);
+        if choice == "new" {
+            cmd.arg("--new-key-file").arg(&key);
+        }
+        refused(cmd.arg(&src).arg(&dst));
+        assert!(!dst.exists() && !key.exists(), "{choice}: something was written");
+    }
+    let target = work.path("formatted.qcow2");
+    let mut cmd = cryptadm();
+    cmd.args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--upload", "img", "--key-file"])
+        .arg(&pass)
+        .args(CHEAP)
+        .arg(&target);
+    refused(&mut cmd);
+    assert!(!target.exists());
+    let left = entries(&work);
+    assert!(!left.iter().any(|n| n.contains("cryptadm-partial")), "partials left: {left:?}");
+}
+
 fn glance_doc(cmd: &mut assert_cmd::Command) -> Value {
     let output = cmd.args(["--output-format", "json"]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

@@ -156,7 +156,7 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     let output = output::check(&args.dst, "DST", &[(&args.src, "SRC")], args.force)?;
     output.require_file("convert writes image files")?;
-    args.glance.check()?;
+    args.glance.check(args.encryption_key != KeyChoice::None)?;
     // A generated secret never replaces a file; checked before any work.
     let mut key_file = match (args.encryption_key, &args.new_key_file) {
         (KeyChoice::New, Some(path)) => Some(KeyFile::new(path)?),

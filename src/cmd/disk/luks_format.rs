@@ -192,7 +192,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
     luks::format::is_uuid(args.uuid.as_deref().unwrap_or("00000000-0000-0000-0000-000000000000"))
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
-    args.glance.check()?;
+    args.glance.check(true)?;
     let cloud = args.glance.cloud.connect()?;
     let key_manager =
         args.glance.key_manager_secret(cloud.as_ref(), SecretType::from(args.secret_type), &args.target, printer)?;
@@ -401,7 +401,7 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
     let inputs: Vec<(&Path, &str)> = args.from.iter().map(|p| (p.as_path(), "--from")).collect();
     let output = output::check(&args.target, "TARGET", &inputs, args.force)?;
     output.require_file("a qcow2 image is a file")?;
-    args.glance.check()?;
+    args.glance.check(true)?;
     let source = match &args.from {
         Some(path) => {
             let source = pipeline::Source::open(path)?;

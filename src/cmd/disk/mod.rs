@@ -278,8 +278,16 @@ impl GlanceArgs {
         Ok(Some(KeyManagerSecret { uuid, secret_type, bytes, ours: true }))
     }
 
-    /// Checks --key-id and the deletion policy before anything is written.
-    pub fn check(&self) -> anyhow::Result<()> {
+    /// Checks --key-id, the deletion policy and, for an `encrypted` output, that an upload can name its secret,
+    /// before anything is written or any server contacted.
+    pub fn check(&self, encrypted: bool) -> anyhow::Result<()> {
+        // Glance's image would name no secret: nothing could open it. Said before a login and before the image
+        // is written (finish() says it again, should a path reach it).
+        if encrypted && self.cloud.upload.is_some() && self.cloud.key_manager.is_none() && self.key_id.is_none() {
+            return Err(Failure::new(ExitStatus::Usage, "--upload of an encrypted image needs its secret's id")
+                .with_hint("give --key-manager barbican (or --glance --key-id UUID)")
+                .into());
+        }
         // The policy is a property of the Glance image: printed with --glance, or set on the uploaded image.
         if self.delete_key() && !self.glance && self.cloud.upload.is_none() {
             return Err(Failure::new(
