@@ -442,13 +442,17 @@ fn unlock_luks1(file: &File, h: &luks1::Header, id: u32, passphrase: &[u8]) -> R
     }
 }
 
+/// A LUKS2 keyslot's material. Its stripes are 4000 whatever `af.stripes` says, as cryptsetup 2.6 reads and
+/// writes them (`lib/luks2/luks2_keyslot_luks2.c` splits and merges with its constant `LUKS_STRIPES` and only
+/// checks that the field is an integer): a header whose field says otherwise opens with cryptsetup, and so it
+/// does here. (LUKS1 differs: cryptsetup refuses a LUKS1 keyslot whose stripes are not 4000, and so do we.)
 fn luks2_material(slot: &json::Keyslot) -> Result<Material<'_>> {
     let af = slot.af.as_ref().ok_or_else(|| Error::corrupt("keyslot without af"))?;
     Ok(Material {
         cipher: slot.area.encryption.as_deref().unwrap_or_default(),
         cipher_key_len: slot.area.key_size.unwrap_or_default() as usize,
         key_len: slot.key_size as usize,
-        stripes: af.stripes,
+        stripes: af::STRIPES,
         af_hash: Hash::from_name(&af.hash)?,
         offset: slot.area.offset.0,
     })

@@ -629,6 +629,64 @@ fn a_luks1_keyslot_with_one_stripe_is_corrupt_metadata() {
     assert!(!work.path("out.raw").exists());
 }
 
+/// Rewrites `af.stripes` of the LUKS2 keyslot in both header copies of `image` (same length, the checksums
+/// recomputed), as a header written by some other tool, or tampered with, would say.
+fn set_luks2_stripes(image: &Path, stripes: &str) {
+    use sha2::Digest;
+    let mut bytes = std::fs::read(image).unwrap();
+    let hdr_size = u64::from_be_bytes(bytes[8..16].try_into().unwrap()) as usize;
+    let from = b"\"stripes\":4000";
+    for at in [0, hdr_size] {
+        let area = &mut bytes[at..at + hdr_size];
+        let i = area.windows(from.len()).position(|w| w == from).expect("af.stripes in the JSON");
+        let mut with = format!("\"stripes\":{stripes}").into_bytes();
+        with.resize(from.len(), b' ');
+        area[i..i + from.len()].copy_from_slice(&with);
+        area[448..512].fill(0);
+        let sum = sha2::Sha256::digest(&*area);
+        area[448..480].copy_from_slice(&sum);
+    }
+    std::fs::write(image, bytes).unwrap();
+}
+
+/// Mends item 9 (issue 27): cryptsetup 2.6 reads every LUKS2 keyslot with 4000 stripes whatever `af.stripes`
+/// says (it only checks that the field is an integer), so a header saying 0, 1, 2000 or 8000 opens with
+/// cryptsetup; it opens here too, to the same bytes (it was "wrong passphrase", exit 16, or corrupt, exit 3).
+#[test]
+fn a_luks2_keyslot_opens_whatever_its_stripes_field_says_as_with_cryptsetup() {
+    tools();
+    let work = Scratch::new();
+    let pass = work.write("pass.txt", "luks2 stripe pass");
+    let raw = work.write("raw.img", pattern(MIB, 12));
+    let image = work.path("v.luks");
+    cryptadm()
+        .args(["disk", "luks-format", "--type", "luks2", "--pbkdf", "pbkdf2", "--key-file"])
+        .arg(&pass)
+        .args(CHEAP)
+        .arg("--from")
+        .arg(&raw)
+        .arg(&image)
+        .assert()
+        .success();
+    for stripes in ["0", "1", "2000", "8000"] {
+        let patched = work.path(&format!("v{stripes}.luks"));
+        std::fs::copy(&image, &patched).unwrap();
+        set_luks2_stripes(&patched, stripes);
+        let oracle = Command::new("cryptsetup")
+            .args(["open", "--test-passphrase", "--key-file"])
+            .arg(&pass)
+            .arg(&patched)
+            .output()
+            .unwrap();
+        assert!(oracle.status.success(), "cryptsetup, stripes {stripes}: {oracle:?}");
+        let dump = run(Command::new("cryptsetup").arg("luksDump").arg(&patched));
+        assert!(dump.contains(&format!("AF stripes: {stripes}")), "{dump}");
+        let out = work.path(&format!("out{stripes}.raw"));
+        decrypt(&patched, &pass, &out).assert().success();
+        assert!(std::fs::read(&out).unwrap() == std::fs::read(&raw).unwrap(), "stripes {stripes}: other bytes");
+    }
+}
+
 /// Item 8: convert reads a LUKS2 volume whose primary header is damaged from its secondary copy, and says so as
 /// decrypt and inspect do.
 #[test]

@@ -470,8 +470,9 @@ impl Metadata {
 fn validate_luks2_keyslot(id: u32, slot: &Keyslot) -> Result<()> {
     let fail = |what: &str| Err(Error::corrupt(format!("keyslot {id}: {what}")));
     let Some(af) = &slot.af else { return fail("no af object") };
-    if af.kind != "luks1" || af.stripes == 0 {
-        return fail("af must be type luks1 with stripes > 0");
+    // `af.stripes` must be a number, and is otherwise not used: see `volume::luks2_material`.
+    if af.kind != "luks1" {
+        return fail("af must be type luks1");
     }
     if slot.kdf.is_none() {
         return fail("no kdf object");
@@ -482,7 +483,7 @@ fn validate_luks2_keyslot(id: u32, slot: &Keyslot) -> Result<()> {
     if slot.key_size == 0 {
         return fail("key_size is 0");
     }
-    let material = u64::from(slot.key_size) * u64::from(af.stripes);
+    let material = u64::from(slot.key_size) * u64::from(crate::luks::af::STRIPES);
     if material.div_ceil(512) * 512 > slot.area.size.0 {
         return fail("area is smaller than the key material");
     }
