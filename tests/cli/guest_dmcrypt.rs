@@ -5,7 +5,8 @@
 //! device found through the real `/sys/block/dm-*` (`luks-rbd-ID`, `ID`, `*-ID`); `kill -9` of rotate at random
 //! points under the same load; discovery refusing zero and two matches; `volume serve` answering the
 //! csi-addons sidecar's request from the Python grpcio client; `disk luks-format` onto a guest block device; a
-//! detached header rotated while mapped. The host checks the rotated images again with its own cryptsetup.
+//! detached header rotated while mapped; a device-mapper device stacked on a loop device sharing its backing
+//! lock. The host checks the rotated images again with its own cryptsetup.
 
 use crate::support::{cryptadm, require_tool};
 use crate::support_guest::{Disk, Guest, blank, boot, workdir};
@@ -18,7 +19,7 @@ const OLD_KEY: &str = "old passphrase";
 /// A ceph-csi volume handle (the PV's spec.csi.volumeHandle), mapped as `luks-rbd-<handle>` as ceph-csi does.
 const CEPH_ID: &str = "0001-0009-rook-ceph-0000000000000002-4a8f0a1e-1b2c-4d5e-8f90-0123456789ab";
 const CASES: &str = "formats rotate_luks1 rotate_luks2 kill_luks1 kill_luks2 discovery_errors serve \
-                     format_device detached_header";
+                     format_device detached_header stacked";
 
 /// The disks' images, on the host.
 static IMAGES: LazyLock<PathBuf> = LazyLock::new(|| workdir("dmcrypt-images"));
@@ -200,4 +201,12 @@ fn guest_dmcrypt_luks_format_onto_a_block_device_opens_with_cryptsetup() {
 fn guest_dmcrypt_detached_header_rotated_while_mapped() {
     let log = GUEST.case("detached_header");
     assert!(log.contains("no write error"), "{log}");
+}
+
+/// Mends item 10: a device-mapper device stacked on a loop device shares the loop device's backing-file lock, so
+/// two volume ids cannot rotate the mapping and the loop device at once (exit 10 while the lock is held).
+#[test]
+fn guest_dmcrypt_a_mapping_stacked_on_a_loop_device_takes_its_backing_file_lock() {
+    let log = GUEST.case("stacked");
+    assert!(log.contains("stacked: refused through the mapping while the backing file was locked (exit 10)"), "{log}");
 }

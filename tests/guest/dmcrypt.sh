@@ -355,6 +355,67 @@ case_detached_header() {
   cryptsetup close pvc-det
 }
 
+# 8. A device-mapper device stacked on a loop device is that loop device's volume: while the lock on the loop
+#    device's backing file is held (as a rotation through the loop device holds it), a rotation through the
+#    mapping under another volume id is refused (exit 10) and changes nothing; released, it rotates.
+case_stacked() {
+  set -e
+  img=/run/stk.img
+  truncate -s 24M "$img"
+  cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --hash sha256 \
+    --key-file "$OLD" "$img"
+  loopdev=$(losetup -f)
+  losetup "$loopdev" "$img"
+  [ "$(cat "/sys/block/${loopdev##*/}/loop/backing_file")" = "$img" ] || fail "$loopdev is not over $img"
+  dmsetup create stk-lin --table "0 $(cat "/sys/block/${loopdev##*/}/size") linear $loopdev 0"
+  dm=
+  for d in /sys/block/dm-*; do
+    [ "$(cat "$d/dm/name")" != stk-lin ] || dm=${d##*/}
+  done
+  [ -n "$dm" ] && [ -e "/sys/block/$dm/slaves/${loopdev##*/}" ] || fail "stk-lin ($dm) is not stacked on $loopdev"
+  # (no udev here: the mapping's node is devtmpfs's /dev/dm-N)
+  [ -b "/dev/$dm" ] || fail "/dev/$dm is not a block device"
+  echo "stacked: /dev/$dm (stk-lin) on $loopdev on $img"
+  store_old_key pvc-stk
+  # The holder: a rotation of the loop device under another id, stopped inside its store read (its `current`
+  # is a FIFO) after it took its locks. The FIFO opens for writing once the holder has opened it for reading;
+  # the write end stays open, so the holder waits there until it is killed.
+  mkdir -p /run/hold/pvc-hold
+  mkfifo /run/hold/pvc-hold/current
+  "$C" volume rotate --volume-id pvc-hold --volume-path "$loopdev" --key-store file:///run/hold --no-progress \
+    >/tmp/hold.out 2>&1 &
+  holder=$!
+  rm -f /run/stk-held
+  (
+    exec 8>/run/hold/pvc-hold/current
+    touch /run/stk-held
+    exec sleep 300
+  ) &
+  opener=$!
+  n=0
+  while [ ! -e /run/stk-held ] && [ $n -lt 600 ] && kill -0 "$holder" 2>/dev/null; do
+    usleep 50000
+    n=$((n + 1))
+  done
+  [ -e /run/stk-held ] || fail "the holder never reached its store read: $(cat /tmp/hold.out)"
+  echo "holder: volume rotate --volume-id pvc-hold --volume-path $loopdev, inside its store read"
+  expect 10 "$C" volume rotate --volume-id pvc-stk --volume-path "/dev/$dm" --key-store "file://$K" \
+    --no-progress
+  grep -q "its backing file \`$img\`" /tmp/err || fail "exit 10 without naming the backing file"
+  cmp -s "$(key pvc-stk)" "$OLD" || fail "the refused rotation changed the key store"
+  opens "$img" "$OLD" || fail "the refused rotation changed the volume"
+  kill -9 "$holder"
+  wait "$holder" || true
+  kill "$opener"
+  wait "$opener" || true
+  "$C" volume rotate --volume-id pvc-stk --volume-path "/dev/$dm" --key-store "file://$K" --no-progress
+  opens "$loopdev" "$(key pvc-stk)" || fail "the new key does not open $loopdev"
+  opens "$img" "$OLD" && fail "the old key still opens $img"
+  dmsetup remove stk-lin
+  losetup -d "$loopdev"
+  echo "stacked: refused through the mapping while the backing file was locked (exit 10); rotated once released"
+}
+
 for c in $CASES; do
   run_case "$c" "case_$c"
 done

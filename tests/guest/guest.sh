@@ -26,8 +26,9 @@ die() { printf 'guest.sh: %s\n' "$*" >&2; exit 2; }
 
 # The version of prepare() below: part of the cache key.
 BUILDER=1
-# The modules the guest loads, in an order modprobe --show-depends resolves with their dependencies.
-MODULES="virtio_pci virtio_blk virtio_console virtio_rng dm_crypt ext4 9p 9pnet_virtio xts algif_skcipher algif_hash isofs"
+# The modules the guest loads, in an order modprobe --show-depends resolves with their dependencies (loop:
+# dmcrypt.sh's device-mapper-on-loop case; Debian builds it as a module).
+MODULES="virtio_pci virtio_blk virtio_console virtio_rng dm_crypt ext4 9p 9pnet_virtio xts algif_skcipher algif_hash isofs loop"
 # Binaries copied from this machine (with their libraries, found by ldd).
 BINARIES="/usr/sbin/cryptsetup /usr/sbin/dmsetup /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck /usr/sbin/blkid"
 
