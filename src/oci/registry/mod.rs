@@ -12,10 +12,12 @@
 
 pub mod credentials;
 mod fetch;
+mod ranged;
 pub mod tls;
 mod upload;
 
 pub use credentials::Credentials;
+pub use ranged::{RANGED_MIN, RANGES_PER_BLOB};
 
 use super::descriptor::{Descriptor, MediaKind, kind_of, sha256_digest};
 use super::layout::VerifyingReader;
@@ -209,6 +211,8 @@ pub struct RegistrySource {
     connection: Connection,
     root: Descriptor,
     bounds: crate::oci::bounds::ManifestBounds,
+    /// Ranges of one large blob fetched at once (1: every blob in one request).
+    ranges: usize,
 }
 
 impl RegistrySource {
@@ -232,13 +236,23 @@ impl RegistrySource {
         if root.kind() == MediaKind::Index {
             bounds.index_read(&digest, &bytes);
         }
-        Ok(Self { connection, root, bounds })
+        Ok(Self { connection, root, bounds, ranges: RANGES_PER_BLOB })
+    }
+
+    /// Fetches blobs of [`RANGED_MIN`] bytes or more as up to `ranges` HTTP ranges at once (1: one request).
+    pub fn with_ranges(mut self, ranges: usize) -> Self {
+        self.ranges = ranges.max(1);
+        self
     }
 
     /// The blob as the registry sends it, not yet checked against `descriptor`.
     fn blob_reader(&self, descriptor: &Descriptor) -> Result<ChannelReader, Error> {
         let digest = descriptor.digest()?.to_owned();
         let reader = Arc::clone(&self.connection.reader);
+        let size = descriptor.size()?;
+        if self.ranges > 1 && size >= RANGED_MIN {
+            return self.ranged_reader(reader, digest, size);
+        }
         // The first response is awaited here, so that a missing blob or refused access is reported as such.
         let first = self
             .connection
@@ -247,6 +261,37 @@ impl RegistrySource {
             .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
         let (sender, receiver) = mpsc::channel(IN_FLIGHT);
         self.connection.runtime.spawn(download(reader, digest, first, sender));
+        Ok(ChannelReader { receiver, current: Bytes::new() })
+    }
+}
+
+impl RegistrySource {
+    /// A large blob in ranges when the registry honours them ([`ranged`]), else as one stream.
+    fn ranged_reader(
+        &self,
+        reader: Arc<fetch::RegistryReader>,
+        digest: String,
+        size: u64,
+    ) -> Result<ChannelReader, Error> {
+        let chunk = ranged::chunk_size(size, self.ranges);
+        let end = chunk.min(size) - 1;
+        let runtime = &self.connection.runtime;
+        // The first answer is awaited here, as for one stream: a missing blob or refused access is reported as such.
+        let first = runtime
+            .block_on(retry(|| reader.blob_range(&digest, 0, end)))
+            .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
+        let in_ranges = ranged::is_range(&first, 0, end, size)
+            .map_err(|e| Error::Io(format!("{}: blob {digest}: {e}", self.connection.location)))?;
+        if in_ranges {
+            // One chunk waits for the reader: the memory a blob holds is the chunks in flight and this one.
+            let (sender, receiver) = mpsc::channel(1);
+            runtime.spawn(ranged::download(reader, digest, size, chunk, self.ranges, first, sender));
+            return Ok(ChannelReader { receiver, current: Bytes::new() });
+        }
+        // `200`: the whole blob, read as one stream (resumed, if it breaks, as one).
+        let stream = first.bytes_stream().map(|chunk| chunk.map_err(|e| io::Error::other(e.without_url()))).boxed();
+        let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+        runtime.spawn(download(reader, digest, stream, sender));
         Ok(ChannelReader { receiver, current: Bytes::new() })
     }
 }
