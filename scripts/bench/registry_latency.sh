@@ -23,6 +23,7 @@
 #   BENCH_RUNS=2           timed runs of each case (the best is reported)
 #   BENCH_BIN=PATH         benchmark this cryptadm binary instead of building the work tree (release)
 #   BENCH_KEEP=1           keep the temporary directory (printed)
+#   BENCH_TIMELINE=FILE    the proxy writes when each request started and was answered there (latency_proxy.py)
 
 set -euo pipefail
 
@@ -89,7 +90,7 @@ done
 # The proxy reads its stdin until the end: a fifo held open here keeps it alive until the script ends.
 mkfifo proxy.in
 exec 3<>proxy.in
-python3 "$SCRIPT_DIR/latency_proxy.py" "$PORT" "$DELAY_MS" <proxy.in >proxy.port &
+python3 "$SCRIPT_DIR/latency_proxy.py" "$PORT" "$DELAY_MS" ${BENCH_TIMELINE:+"$BENCH_TIMELINE"} <proxy.in >proxy.port &
 PIDS+=($!)
 for _ in $(seq 100); do [[ -s proxy.port ]] && break; sleep 0.1; done
 PROXY=$(head -1 proxy.port)

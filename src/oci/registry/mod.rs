@@ -7,7 +7,7 @@
 //!
 //! A blob written to a registry is streamed in one upload whose digest is given only at the end (POST, one
 //! streaming PATCH, PUT `?digest=`), which is what an encrypted layer needs; `upload` has the details and the
-//! fallback to chunks. Blobs smaller than one piece are sent whole, so they can be retried. Manifests are pushed by
+//! fallback to chunks. Blobs smaller than the first piece (256 KiB) are sent whole, so they can be retried. Manifests are pushed by
 //! digest as they are written and the tag last, on commit.
 
 pub mod credentials;
@@ -38,8 +38,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use upload::{Failure, Tracker, Uploaded, Uploader};
 
-/// Size of the pieces handed from the cipher to an upload; a blob smaller than one is sent whole.
+/// Size of the pieces handed from the cipher to an upload.
 const PIECE: usize = 1024 * 1024;
+/// Size of a blob's first piece: a blob smaller than it is sent whole; a larger one starts its upload (POST, then
+/// the streaming PATCH) as soon as this much of it is written, not a whole piece later (on a registry far away
+/// the upload, one connection per blob, is what an image copy waits for).
+const FIRST_PIECE: usize = 256 * 1024;
 /// Pieces in flight per blob, each way (an upload also keeps up to `upload::WINDOW` bytes it has sent).
 const IN_FLIGHT: usize = 4;
 /// Attempts for a request that failed transiently (connection reset, 5xx, 429).
@@ -283,8 +287,8 @@ impl RegistrySource {
         let in_ranges = ranged::is_range(&first, 0, end, size)
             .map_err(|e| Error::Io(format!("{}: blob {digest}: {e}", self.connection.location)))?;
         if in_ranges {
-            // One chunk waits for the reader: the memory a blob holds is the chunks in flight and this one.
-            let (sender, receiver) = mpsc::channel(1);
+            // The memory a blob holds: the ranges in flight, and a few pieces of the first on their way.
+            let (sender, receiver) = mpsc::channel(IN_FLIGHT);
             runtime.spawn(ranged::download(reader, digest, size, chunk, self.ranges, first, sender));
             return Ok(ChannelReader { receiver, current: Bytes::new() });
         }
@@ -593,10 +597,11 @@ impl RegistryBlobWriter<'_> {
 
 impl Write for RegistryBlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = buf.len().min(PIECE - self.buffer.len());
+        let piece = if self.upload.is_none() { FIRST_PIECE } else { PIECE };
+        let n = buf.len().min(piece - self.buffer.len());
         self.buffer.extend_from_slice(&buf[..n]);
         self.written += n as u64;
-        if self.buffer.len() == PIECE {
+        if self.buffer.len() == piece {
             self.send_piece()?;
         }
         Ok(n)
@@ -609,7 +614,7 @@ impl Write for RegistryBlobWriter<'_> {
 
 impl BlobWriter for RegistryBlobWriter<'_> {
     /// Ends a streamed upload's PATCH and waits for the registry to have every byte; the closing PUT is left to
-    /// `commit`. (A blob smaller than a piece is still only in memory: it goes whole, at commit.)
+    /// `commit`. (A blob smaller than the first piece is still only in memory: it goes whole, at commit.)
     fn flush_data(&mut self, digest: &str) -> Result<(), Error> {
         let Some(upload) = self.upload.take() else { return Ok(()) };
         let connection = &self.destination.connection;
@@ -636,7 +641,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
         let connection = &destination.connection;
         let what = format!("pushing blob {digest}");
         match self.uploaded.take() {
-            // Smaller than a piece: sent whole, so that it can be retried.
+            // Smaller than the first piece: sent whole, so that it can be retried.
             None => {
                 let bytes = self.buffer.split().freeze();
                 let reference = connection.by_digest(digest);

@@ -2,16 +2,16 @@
 //! connection to a registry far away moves one window per round trip, so one layer on one connection is as
 //! slow as the latency makes it whatever the bandwidth. A blob of [`RANGED_MIN`] bytes or more is asked for in
 //! chunks of [`chunk_size`] bytes, up to `ranges` of them in flight on as many connections, and handed on in
-//! order: at most `ranges` chunks are in memory per blob (plus the one the reader holds), whatever its size.
+//! order (the first in order as it arrives): at most `ranges` chunks are in memory per blob, whatever its size.
 //!
 //! The first chunk's answer decides: `206` with the `Content-Range` asked for, and the rest is fetched in ranges;
 //! `200` (a registry or storage that ignores `Range`) is the whole blob, read as one stream like a small one. The
 //! digest is checked by the reader over the whole stream as before, so a chunk with the wrong bytes fails the
-//! layer like any corruption. A chunk whose transfer breaks is asked for again (it is at most a few MiB), up to
-//! the same number of attempts as any request. Redirects to storage are followed per request, without the
+//! layer like any corruption. A chunk whose transfer breaks is asked for again from where it stopped, up to the
+//! same number of attempts as any request. Redirects to storage are followed per request, without the
 //! registry's credentials when they leave its origin, as for a whole blob.
 
-use super::fetch::{self, Bounded, RegistryReader};
+use super::fetch::RegistryReader;
 use super::{ATTEMPTS, FIRST_BACKOFF, chain, retry};
 use bytes::Bytes;
 use reqwest::StatusCode;
@@ -74,19 +74,28 @@ fn parse_content_range(text: &str) -> Option<(u64, u64, Option<u64>)> {
     Some((first.trim().parse().ok()?, last.trim().parse().ok()?, total))
 }
 
-/// Aborts the chunk fetches still running when the download ends early (the reader went away, or one failed).
-struct Fetches(VecDeque<JoinHandle<io::Result<Bytes>>>);
+/// One range being fetched: its bytes arrive on `pieces` (at most the range's length: the memory it holds is
+/// bounded by the chunk size), in order, ending with the range or an error.
+struct Fetch {
+    pieces: mpsc::UnboundedReceiver<io::Result<Bytes>>,
+    task: JoinHandle<()>,
+}
+
+/// Aborts the range fetches still running when the download ends early (the reader went away, or one failed).
+struct Fetches(VecDeque<Fetch>);
 
 impl Drop for Fetches {
     fn drop(&mut self) {
         for fetch in &self.0 {
-            fetch.abort();
+            fetch.task.abort();
         }
     }
 }
 
-/// Streams a blob of `size` bytes into `sender` in chunks of `chunk` bytes, `ranges` of them fetched at once.
-/// `first` is the registry's `206` answer for the first chunk (already checked by [`is_range`]).
+/// Streams a blob of `size` bytes into `sender` in ranges of `chunk` bytes, `ranges` of them fetched at once.
+/// The first range in order is passed on as its bytes arrive (the cipher and the upload start at once); the
+/// others are held until it is their turn. `first` is the registry's `206` answer for the first range (already
+/// checked by [`is_range`]).
 pub async fn download(
     reader: Arc<RegistryReader>,
     digest: String,
@@ -96,89 +105,115 @@ pub async fn download(
     first: reqwest::Response,
     sender: mpsc::Sender<io::Result<Bytes>>,
 ) {
+    let spawn = |start: u64, end: u64, first: Option<reqwest::Response>| {
+        let (pieces_in, pieces) = mpsc::unbounded_channel();
+        let (reader, digest) = (Arc::clone(&reader), digest.clone());
+        let task = tokio::spawn(async move {
+            if let Err(error) = fetch_range(&reader, &digest, start, end, size, first, &pieces_in).await {
+                let _ = pieces_in.send(Err(error));
+            }
+        });
+        Fetch { pieces, task }
+    };
     let mut fetches = Fetches(VecDeque::new());
     let first_end = chunk.min(size) - 1;
-    let reader_for_first = Arc::clone(&reader);
-    let digest_for_first = digest.clone();
-    fetches.0.push_back(tokio::spawn(async move {
-        fetch_chunk(&reader_for_first, &digest_for_first, 0, first_end, size, Some(first)).await
-    }));
+    fetches.0.push_back(spawn(0, first_end, Some(first)));
     let mut next = first_end + 1;
     loop {
         while fetches.0.len() < ranges.max(1) && next < size {
-            let (start, end) = (next, (next + chunk).min(size) - 1);
-            let (reader, digest) = (Arc::clone(&reader), digest.clone());
-            fetches
-                .0
-                .push_back(tokio::spawn(async move { fetch_chunk(&reader, &digest, start, end, size, None).await }));
+            let end = (next + chunk).min(size) - 1;
+            fetches.0.push_back(spawn(next, end, None));
             next = end + 1;
         }
-        let Some(fetch) = fetches.0.pop_front() else { return };
-        let bytes = match fetch.await {
-            Ok(result) => result,
-            Err(e) => Err(io::Error::other(format!("downloading: {e}"))),
-        };
-        let failed = bytes.is_err();
-        if sender.send(bytes).await.is_err() || failed {
-            return; // the reader went away, or has the error; `fetches` aborts the rest
+        let Some(fetch) = fetches.0.front_mut() else { return };
+        match fetch.pieces.recv().await {
+            Some(piece) => {
+                let failed = piece.is_err();
+                if sender.send(piece).await.is_err() || failed {
+                    return; // the reader went away, or has the error; `fetches` aborts the rest
+                }
+            }
+            // This range is complete (`fetch_range` sends an error otherwise): on to the next.
+            None => drop(fetches.0.pop_front()),
         }
     }
 }
 
-/// Bytes `start..=end` of the blob, asked for again when the transfer breaks.
-async fn fetch_chunk(
+/// Sends bytes `start..=end` of the blob to `pieces` as they arrive; a transfer that breaks goes on from where
+/// it stopped (a range request for the rest), up to [`ATTEMPTS`] times in a row without progress.
+async fn fetch_range(
     reader: &RegistryReader,
     digest: &str,
     start: u64,
     end: u64,
     size: u64,
     mut first: Option<reqwest::Response>,
-) -> io::Result<Bytes> {
+    pieces: &mpsc::UnboundedSender<io::Result<Bytes>>,
+) -> io::Result<()> {
+    let mut got = 0u64;
     let wanted = end - start + 1;
     let mut failures = 0;
     loop {
+        let from = start + got;
+        let before = got;
         let outcome = async {
-            let response = match first.take() {
+            let mut response = match first.take() {
                 Some(response) => response,
                 None => {
-                    let response = retry(|| reader.blob_range(digest, start, end))
+                    let response = retry(|| reader.blob_range(digest, from, end))
                         .await
-                        .map_err(|e| io::Error::other(format!("downloading bytes {start}-{end}: {}", chain(&e))))?;
-                    if !is_range(&response, start, end, size)? {
-                        // It honoured the first range and not this one: the whole blob again is not what was
-                        // asked for, and reading it would cost the whole blob per chunk.
+                        .map_err(|e| io::Error::other(format!("downloading bytes {from}-{end}: {}", chain(&e))))?;
+                    if !is_range(&response, from, end, size)? {
+                        // It honoured the first range and not this one: the whole blob is not what was asked for,
+                        // and reading it would cost the whole blob per range.
                         return Err(io::Error::new(
                             io::ErrorKind::InvalidData,
-                            format!("asked for bytes {start}-{end}, the registry answered with the whole blob"),
+                            format!("asked for bytes {from}-{end}, the registry answered with the whole blob"),
                         ));
                     }
                     response
                 }
             };
-            match fetch::read_bounded(response, wanted).await {
-                Ok(bytes) if bytes.len() as u64 == wanted => Ok(bytes),
-                Ok(bytes) => Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("bytes {start}-{end}: the answer ended after {} bytes", bytes.len()),
-                )),
-                Err(Bounded::TooLarge) => Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("bytes {start}-{end}: the answer is longer than the {wanted} bytes asked for"),
-                )),
-                Err(Bounded::Failed(e)) => {
-                    Err(io::Error::other(format!("downloading bytes {start}-{end}: {}", chain(&e.without_url()))))
+            if response.content_length().is_some_and(|length| length != end - from + 1) {
+                return Err(longer(from, end));
+            }
+            loop {
+                let piece = response.chunk().await.map_err(|e| {
+                    io::Error::other(format!("downloading bytes {from}-{end}: {}", chain(&e.without_url())))
+                })?;
+                let Some(piece) = piece else { break };
+                if got + piece.len() as u64 > wanted {
+                    return Err(longer(from, end));
+                }
+                got += piece.len() as u64;
+                if pieces.send(Ok(piece)).is_err() {
+                    return Ok(()); // the download ended
                 }
             }
+            if got < wanted {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("bytes {start}-{end}: the answer ended after {} bytes", got - (from - start)),
+                ));
+            }
+            Ok(())
         }
         .await;
         match outcome {
             Err(error) if error.kind() != io::ErrorKind::InvalidData && failures + 1 < ATTEMPTS => {
-                failures += 1;
+                failures = if got > before { 1 } else { failures + 1 };
                 tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures)).await;
             }
             outcome => return outcome,
         }
     }
+}
+
+fn longer(from: u64, end: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("bytes {from}-{end}: the answer is longer than the {} bytes asked for", end - from + 1),
+    )
 }
 
 #[cfg(test)]
