@@ -497,6 +497,24 @@ impl ImageDestination for RegistryDestination {
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
             buffer: BytesMut::with_capacity(PIECE),
+            opening: None,
+            upload: None,
+            uploaded: None,
+            written: 0,
+        }))
+    }
+
+    /// A blob expected to be streamed (at least the first piece) gets its upload session opened now, while its
+    /// first bytes are being downloaded and enciphered, as containers/image does: the upload, which is what a
+    /// copy between registries far away waits for, starts a round trip or two sooner.
+    fn blob_writer_sized(&self, expected: u64) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        let uploader = Arc::clone(&self.uploader);
+        let opening = (expected >= FIRST_PIECE as u64)
+            .then(|| self.connection.runtime.spawn(async move { uploader.start().await }));
+        Ok(Box::new(RegistryBlobWriter {
+            destination: self,
+            buffer: BytesMut::with_capacity(PIECE),
+            opening,
             upload: None,
             uploaded: None,
             written: 0,
@@ -558,6 +576,8 @@ struct Upload {
 struct RegistryBlobWriter<'a> {
     destination: &'a RegistryDestination,
     buffer: BytesMut,
+    /// The upload session opened ahead of the first piece, until the upload takes it.
+    opening: Option<upload::Opening>,
     upload: Option<Upload>,
     /// A streamed upload whose bytes the registry holds, not yet closed (see [`BlobWriter::flush_data`]).
     uploaded: Option<upload::Uploaded>,
@@ -569,12 +589,14 @@ impl RegistryBlobWriter<'_> {
         let piece = self.buffer.split().freeze();
         self.buffer.reserve(PIECE);
         let destination = self.destination;
+        let opening = self.opening.take();
         let upload = self.upload.get_or_insert_with(|| {
             let (sender, receiver) = mpsc::channel(IN_FLIGHT);
             let tracker = Tracker::default();
             let uploader = Arc::clone(&destination.uploader);
             let progress = Arc::clone(&tracker);
-            let task = destination.connection.runtime.spawn(async move { uploader.send(receiver, progress).await });
+            let task =
+                destination.connection.runtime.spawn(async move { uploader.send(receiver, progress, opening).await });
             Upload { sender, task, tracker }
         });
         if upload.sender.blocking_send(piece).is_ok() {
@@ -616,6 +638,14 @@ impl BlobWriter for RegistryBlobWriter<'_> {
     /// Ends a streamed upload's PATCH and waits for the registry to have every byte; the closing PUT is left to
     /// `commit`. (A blob smaller than the first piece is still only in memory: it goes whole, at commit.)
     fn flush_data(&mut self, digest: &str) -> Result<(), Error> {
+        // Shorter than its first piece, but its session is open: it goes up through it.
+        if self.upload.is_none() && self.opening.is_some() && !self.buffer.is_empty() {
+            self.send_piece().map_err(|e| match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+                Some(Ok(error)) => error.in_blob(digest),
+                Some(Err(other)) => Error::Io(format!("pushing blob {digest}: {other}")),
+                None => Error::Io(format!("pushing blob {digest}: the upload failed")),
+            })?;
+        }
         let Some(upload) = self.upload.take() else { return Ok(()) };
         let connection = &self.destination.connection;
         let what = format!("pushing blob {digest}");
@@ -668,6 +698,14 @@ impl BlobWriter for RegistryBlobWriter<'_> {
 
 impl Drop for RegistryBlobWriter<'_> {
     fn drop(&mut self) {
+        // A session opened for a blob that never sent a piece (it failed first, or was empty): cancelled.
+        if let Some(opening) = self.opening.take() {
+            let destination = self.destination;
+            let runtime = &destination.connection.runtime;
+            if let Ok(Ok(session)) = runtime.block_on(opening) {
+                runtime.block_on(destination.uploader.cancel(&session));
+            }
+        }
         // Not committed (the cipher failed, or the HMAC did not verify): the upload is never closed with a PUT, so
         // the registry never stores a blob of it, and it is cancelled (DELETE) so that its bytes go too. The PATCH
         // is ended cleanly rather than cut: docker's registry will not cancel an upload whose last request broke.
