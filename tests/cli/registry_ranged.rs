@@ -177,3 +177,51 @@ fn a_range_whose_answer_breaks_is_asked_for_again() {
     assert_eq!(split_ranges(&proxy).len(), 8 + 1, "{:?}", blob_ranges(&proxy));
     assert_eq!(layer_digests(&out), layer_digests(&src));
 }
+
+/// A layer declared 300 KiB long whose blob is 100 KiB: its upload session is opened as its writer is created
+/// (it should be streamed), and the layer fails at the end of its source before its first piece went up. The
+/// session is cancelled (DELETE): nothing is left open on the registry, and nothing is tagged.
+#[test]
+fn an_upload_opened_ahead_for_a_layer_that_fails_first_is_cancelled() {
+    use sha2::Digest;
+    let work = Scratch::new();
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let src = work.path("src");
+    run(Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench/make_oci_image.py"))
+        .arg(&src)
+        .args(["v1", &(100 << 10).to_string()]));
+    // The manifest says 300 KiB (more than an upload's first piece); index.json names the new manifest.
+    let index_path = src.join("index.json");
+    let mut index: serde_json::Value = serde_json::from_slice(&std::fs::read(&index_path).unwrap()).unwrap();
+    let digest = index["manifests"][0]["digest"].as_str().unwrap().to_owned();
+    let blobs = src.join("blobs/sha256");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blobs.join(&digest[7..])).unwrap()).unwrap();
+    manifest["layers"][0]["size"] = (300 << 10).into();
+    let bytes = serde_json::to_vec(&manifest).unwrap();
+    let new_digest = hex::encode(sha2::Sha256::digest(&bytes));
+    std::fs::write(blobs.join(&new_digest), &bytes).unwrap();
+    index["manifests"][0]["digest"] = format!("sha256:{new_digest}").into();
+    index["manifests"][0]["size"] = bytes.len().into();
+    std::fs::write(&index_path, serde_json::to_vec(&index).unwrap()).unwrap();
+
+    let mut proxy = FaultProxy::start(registry(), &["pass"]);
+    let output = cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--dest-tls-verify=false"])
+        .arg(oci(&src))
+        .arg(proxy.image("early-cancel/app:v1"))
+        .output()
+        .unwrap();
+    proxy.stop();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(15), "{stderr}");
+    let lines = proxy.lines();
+    let posts = lines.iter().filter(|l| l.starts_with("request POST /v2/early-cancel/app/blobs/uploads/")).count();
+    let deletes = lines.iter().filter(|l| l.starts_with("request DELETE /v2/early-cancel/app/blobs/uploads/")).count();
+    assert!(posts >= 1 && deletes >= 1, "the layer's session was opened and cancelled: {lines:?}");
+    assert!(!lines.iter().any(|l| l.starts_with("request PATCH ")), "no byte of the layer went up: {lines:?}");
+    assert_eq!(crate::registry::open_uploads(registry(), "early-cancel/app"), 0, "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("/manifests/")), "nothing tagged: {lines:?}");
+}
