@@ -221,7 +221,9 @@ fn an_upload_opened_ahead_for_a_layer_that_fails_first_is_cancelled() {
     let posts = lines.iter().filter(|l| l.starts_with("request POST /v2/early-cancel/app/blobs/uploads/")).count();
     let deletes = lines.iter().filter(|l| l.starts_with("request DELETE /v2/early-cancel/app/blobs/uploads/")).count();
     assert!(posts >= 1 && deletes >= 1, "the layer's session was opened and cancelled: {lines:?}");
-    assert!(!lines.iter().any(|l| l.starts_with("request PATCH ")), "no byte of the layer went up: {lines:?}");
+    // (The config, smaller than a first piece, goes whole: its PATCH, if any, has a Content-Range.)
+    let streamed = lines.iter().any(|l| l.starts_with("request PATCH ") && l.ends_with(" -"));
+    assert!(!streamed, "no byte of the layer went up: {lines:?}");
     assert_eq!(crate::registry::open_uploads(registry(), "early-cancel/app"), 0, "{lines:?}");
     assert!(!lines.iter().any(|l| l.contains("/manifests/")), "nothing tagged: {lines:?}");
 }
