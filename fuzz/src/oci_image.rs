@@ -119,7 +119,7 @@ pub fn run(data: &[u8]) {
     let source = LayoutSource::open(&layout, None).expect("the harness writes a valid index.json");
     let no_keys: &[Box<dyn KeyUnwrapper>] = &[];
 
-    let authorized = authorize_image(&source, &selection, no_keys);
+    let authorized = authorize_image(&source, &selection, no_keys, 6);
     if let Ok(reports) = &authorized {
         for report in reports {
             assert_eq!(report.outcome, "denied", "layer {} authorized without keys", report.index);

@@ -8,8 +8,9 @@
 #   r2r   encrypt registry → registry                    (skopeo copy --encryption-key docker:// docker://)
 # The registry is Debian's docker-registry on a free loopback port (plain HTTP), storage in a temporary directory.
 # Every run writes a repository of its own (fresh keys: every layer is uploaded). It prints, per case, the wall
-# time of each tool, skopeo/cryptadm (goal >= 1.5 at the delay with many layers) and (--jobs 1)/cryptadm (goal
-# >= 1, "no slower than before", on loopback and for one layer), and the peak RSS of cryptadm at --jobs 1 and 8.
+# time of each tool (cryptadm at the default --jobs, at --jobs 1 and at --jobs 8), skopeo/cryptadm (goal >= 1.5
+# at the delay with many layers) and (--jobs 1)/cryptadm (goal >= 1, "no slower than before", on loopback and for
+# one layer), and the peak RSS of cryptadm at --jobs 1 and 8, pushing and pulling.
 # This is a benchmark, not a test: it fails only when something cannot run or a result does not decrypt.
 #
 # Usage: scripts/bench/registry_latency.sh
@@ -23,6 +24,7 @@
 #   BENCH_RUNS=2           timed runs of each case (the best is reported)
 #   BENCH_BIN=PATH         benchmark this cryptadm binary instead of building the work tree (release)
 #   BENCH_KEEP=1           keep the temporary directory (printed)
+#   BENCH_TIMELINE=FILE    the proxy writes when each request started and was answered there (latency_proxy.py)
 
 set -euo pipefail
 
@@ -89,7 +91,7 @@ done
 # The proxy reads its stdin until the end: a fifo held open here keeps it alive until the script ends.
 mkfifo proxy.in
 exec 3<>proxy.in
-python3 "$SCRIPT_DIR/latency_proxy.py" "$PORT" "$DELAY_MS" <proxy.in >proxy.port &
+python3 "$SCRIPT_DIR/latency_proxy.py" "$PORT" "$DELAY_MS" ${BENCH_TIMELINE:+"$BENCH_TIMELINE"} <proxy.in >proxy.port &
 PIDS+=($!)
 for _ in $(seq 100); do [[ -s proxy.port ]] && break; sleep 0.1; done
 PROXY=$(head -1 proxy.port)
@@ -122,12 +124,13 @@ for run in $(seq "$RUNS"); do
         [[ $net == delayed ]] && host=$DELAYED
         for image in many single; do
             case_name() { echo "$1-$image-$net"; }
-            for tool in cryptadm cryptadm-j1 skopeo; do
+            for tool in cryptadm cryptadm-j1 cryptadm-j8 skopeo; do
                 N=$((N + 1))
                 out="$WORK/out-$N"
                 case $tool in
                     cryptadm) crypt=("$BIN" -q image) jobs=() ;;
                     cryptadm-j1) crypt=("$BIN" -q image) jobs=(--jobs 1) ;;
+                    cryptadm-j8) crypt=("$BIN" -q image) jobs=(--jobs 8) ;;
                 esac
                 if [[ $tool == skopeo ]]; then
                     timed "$(case_name push)" skopeo skopeo --insecure-policy copy -q --dest-tls-verify=false \
@@ -156,11 +159,14 @@ for run in $(seq "$RUNS"); do
     done
 done
 
-say "peak RSS of cryptadm, push of the many-layer image on loopback"
+say "peak RSS of cryptadm, push and pull (ranged at --jobs 8) of the many-layer image on loopback"
 for jobs in 1 8; do
     N=$((N + 1))
-    timed "rss-jobs-$jobs" cryptadm "$BIN" -q image encrypt --jobs "$jobs" --recipient jwe:pub.pem \
+    timed "rss-push-jobs-$jobs" cryptadm "$BIN" -q image encrypt --jobs "$jobs" --recipient jwe:pub.pem \
         --dest-tls-verify=false "oci:$WORK/many:v1" "docker://$LOOPBACK/rss-$N:v1"
+    timed "rss-pull-jobs-$jobs" cryptadm "$BIN" -q image decrypt --jobs "$jobs" --key priv.pem \
+        --src-tls-verify=false "docker://$LOOPBACK/many-enc:v1" "oci:$WORK/rss-out-$N:v1"
+    rm -rf "$WORK/rss-out-$N"
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -176,17 +182,21 @@ for line in open(path):
     rss[case, tool] = max(rss.get((case, tool), 0), int(peak))
 print(f"\n== {layers} x {layer_mib} MiB ('many') and 1 x {single_mib} MiB ('single'); 'delayed': {delay} ms per "
       f"forwarded read; skopeo {skopeo}; best of the runs")
-print(f"  {'case':24} {'cryptadm':>9} {'--jobs 1':>9} {'skopeo':>9} {'skopeo/ours':>12} {'jobs1/ours':>11}")
+print(f"  {'case':24} {'cryptadm':>9} {'--jobs 1':>9} {'--jobs 8':>9} {'skopeo':>9} {'skopeo/ours':>12} "
+      f"{'jobs1/ours':>11}")
 cases = sorted({c for c, _ in best if not c.startswith("rss")}, key=lambda c: (c.split("-")[2], c.split("-")[1], c))
 for case in cases:
-    ours, one, theirs = best[case, "cryptadm"], best[case, "cryptadm-j1"], best[case, "skopeo"]
+    ours, one, eight, theirs = (best[case, "cryptadm"], best[case, "cryptadm-j1"], best[case, "cryptadm-j8"],
+                                best[case, "skopeo"])
     goal = ""
     if case.endswith("many-delayed"):
         goal = "  goal >= 1.5x skopeo: " + ("met" if theirs / ours >= 1.5 else "NOT met")
     else:
         goal = "  goal no slower than --jobs 1: " + ("met" if one / ours >= 0.95 else "NOT met")
-    print(f"  {case:24} {ours:8.2f}s {one:8.2f}s {theirs:8.2f}s {theirs / ours:11.2f}x {one / ours:10.2f}x{goal}")
-for jobs in (1, 8):
-    print(f"  peak RSS, --jobs {jobs}: {rss.get((f'rss-jobs-{jobs}', 'cryptadm'), 0) / 1024:.1f} MiB")
+    print(f"  {case:24} {ours:8.2f}s {one:8.2f}s {eight:8.2f}s {theirs:8.2f}s {theirs / ours:11.2f}x "
+          f"{one / ours:10.2f}x{goal}")
+for way in ("push", "pull"):
+    for jobs in (1, 8):
+        print(f"  peak RSS, {way} --jobs {jobs}: {rss.get((f'rss-{way}-jobs-{jobs}', 'cryptadm'), 0) / 1024:.1f} MiB")
 print(f"  load average before {load_before}, after {load_after}; 2 CPUs shared with the registry and the proxy")
 PY

@@ -72,6 +72,12 @@ pub trait ImageDestination: Sync {
     fn has_blob(&self, digest: &str) -> bool;
     /// Starts writing a blob whose digest is known only at the end.
     fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error>;
+    /// [`ImageDestination::blob_writer`] for a blob expected to be about `expected` bytes long: a store may get
+    /// ready for it while its first bytes are being made (a registry opens the upload session).
+    fn blob_writer_sized(&self, expected: u64) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        let _ = expected;
+        self.blob_writer()
+    }
     /// Stores a small blob (a manifest, an index) and returns its digest.
     fn put_blob_bytes(&mut self, bytes: &[u8]) -> Result<String, Error> {
         let digest = sha256_digest(bytes);
@@ -131,7 +137,7 @@ pub fn copy_layer_blob(
     let progress = ui.transfer(&format!("copying {}", short_digest(&digest)), descriptor.size()?);
     let reader = crate::interact::ProgressReader::new(source.open_blob(descriptor)?, progress);
     let mut reader = Cancellable { inner: reader, cancelled };
-    let mut writer = destination.blob_writer()?;
+    let mut writer = destination.blob_writer_sized(descriptor.size()?)?;
     crate::crypto::parallel_hash::copy_large(&mut reader, &mut writer, descriptor.size()?)
         .map_err(|e| io_error(descriptor, e))?;
     writer.flush_data(&digest)?;

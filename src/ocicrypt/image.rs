@@ -710,7 +710,8 @@ fn run_pipeline<'d>(
     let progress = ui.transfer(&format!("{verb} layer {index}"), layer.size()?);
     let reader = ProgressReader::new(source.open_blob_unverified(layer)?, progress);
     let mut reader = oci::Cancellable { inner: reader, cancelled };
-    let mut writer = destination.blob_writer()?;
+    // About the layer's size (a cipher adds or removes little), so that a registry opens the upload at once.
+    let mut writer = destination.blob_writer_sized(layer.size()?)?;
     let expected = pipeline::Expected { digest: layer.digest()?, size: layer.size()? };
     let pass = pipeline::run(direction, &expected, &mut reader, &mut writer).map_err(|e| {
         stop();
@@ -870,81 +871,151 @@ pub fn unwrap_layer_key(
 }
 
 /// Checks that `unwrappers` open the key of every encrypted layer of every selected platform, reading only
-/// indexes, manifests and configs, never a layer blob.
+/// indexes, manifests and configs, never a layer blob. The manifests an index lists (and their configs) are read
+/// up to `jobs` at once, and looked at in the index's order.
 pub fn authorize_image(
     source: &dyn ImageSource,
     selection: &Selection,
     unwrappers: &[Box<dyn KeyUnwrapper>],
+    jobs: usize,
 ) -> Result<Vec<LayerReport>, Error> {
-    let mut reports = Vec::new();
-    let mut platforms = PlatformTally::default();
-    authorize_descriptor(source, source.root(), None, selection, unwrappers, &mut reports, &mut platforms)?;
-    platforms.check(selection)?;
-    check_something_encrypted(&reports, selection, "authorize")?;
-    Ok(reports)
+    let mut walk = Authorize {
+        source,
+        selection,
+        unwrappers,
+        jobs: jobs.max(1),
+        reports: Vec::new(),
+        platforms: PlatformTally::default(),
+    };
+    walk.descriptor(source.root(), None)?;
+    walk.platforms.check(selection)?;
+    check_something_encrypted(&walk.reports, selection, "authorize")?;
+    Ok(walk.reports)
 }
 
-fn authorize_descriptor(
+/// The walk of `authorize`.
+struct Authorize<'a> {
+    source: &'a dyn ImageSource,
+    selection: &'a Selection,
+    unwrappers: &'a [Box<dyn KeyUnwrapper>],
+    jobs: usize,
+    reports: Vec<LayerReport>,
+    platforms: PlatformTally,
+}
+
+/// A manifest read, with its platform (from the index, else from its config).
+struct ReadManifest {
+    manifest: Value,
+    platform: Option<Platform>,
+}
+
+/// Reads a manifest, and its config when the index did not name the platform.
+fn read_manifest(
     source: &dyn ImageSource,
     descriptor: &Descriptor,
     platform: Option<Platform>,
-    selection: &Selection,
-    unwrappers: &[Box<dyn KeyUnwrapper>],
-    reports: &mut Vec<LayerReport>,
-    platforms: &mut PlatformTally,
-) -> Result<(), Error> {
-    match descriptor.kind() {
-        MediaKind::Index => {
-            let index = parse_json(&source.read_blob(descriptor)?, "image index")?;
-            for entry in index.get("manifests").and_then(Value::as_array).cloned().unwrap_or_default() {
-                let child = Descriptor::from_value(entry)?;
+) -> Result<ReadManifest, Error> {
+    let manifest = parse_json(&source.read_blob(descriptor)?, "image manifest")?;
+    let platform = match platform {
+        Some(p) => Some(p),
+        None => match manifest.get("config").cloned().map(Descriptor::from_value).transpose()? {
+            Some(config) => Platform::from_config(&source.read_blob(&config)?),
+            None => None,
+        },
+    };
+    Ok(ReadManifest { manifest, platform })
+}
+
+impl Authorize<'_> {
+    fn descriptor(&mut self, descriptor: &Descriptor, platform: Option<Platform>) -> Result<(), Error> {
+        match descriptor.kind() {
+            MediaKind::Index => self.index(descriptor),
+            MediaKind::Manifest => {
+                let read = read_manifest(self.source, descriptor, platform)?;
+                self.manifest(descriptor, read)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The children of an index, in its order; the selected manifests of each `jobs` of them read at once (at
+    /// most `jobs` manifests in memory besides the indexes above them; nested indexes are walked one by one).
+    fn index(&mut self, descriptor: &Descriptor) -> Result<(), Error> {
+        let index = parse_json(&self.source.read_blob(descriptor)?, "image index")?;
+        let entries = index.get("manifests").and_then(Value::as_array).cloned().unwrap_or_default();
+        for batch in entries.chunks(self.jobs) {
+            let mut children = Vec::new();
+            for entry in batch {
+                let child = Descriptor::from_value(entry.clone())?;
                 let platform = child.platform();
-                if selection.selects_platform(platform.as_ref()) {
-                    authorize_descriptor(source, &child, platform, selection, unwrappers, reports, platforms)?;
-                } else {
-                    platforms.count(platform.as_ref(), false);
+                let selected = self.selection.selects_platform(platform.as_ref());
+                children.push((child, platform, selected));
+            }
+            let wanted: Vec<usize> =
+                (0..children.len()).filter(|&i| children[i].2 && children[i].0.kind() == MediaKind::Manifest).collect();
+            let source = self.source;
+            let mut read: Vec<Option<Result<ReadManifest, Error>>> = children.iter().map(|_| None).collect();
+            if wanted.len() > 1 {
+                let results: Vec<Result<ReadManifest, Error>> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = wanted
+                        .iter()
+                        .map(|&i| {
+                            let (child, platform, _) = &children[i];
+                            scope.spawn(move || read_manifest(source, child, platform.clone()))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                        .collect()
+                });
+                for (i, result) in wanted.iter().zip(results) {
+                    read[*i] = Some(result);
                 }
             }
-            Ok(())
-        }
-        MediaKind::Manifest => {
-            let manifest = parse_json(&source.read_blob(descriptor)?, "image manifest")?;
-            let platform = match platform {
-                Some(p) => Some(p),
-                None => match manifest.get("config").cloned().map(Descriptor::from_value).transpose()? {
-                    Some(config) => Platform::from_config(&source.read_blob(&config)?),
-                    None => None,
-                },
-            };
-            let selected = selection.selects_platform(platform.as_ref());
-            platforms.count(platform.as_ref(), selected);
-            if !selected {
-                return Ok(());
-            }
-            let layers = manifest.get("layers").and_then(Value::as_array).cloned().unwrap_or_default();
-            let chosen = selection.layer_positions(layers.len(), descriptor.digest()?)?;
-            for (index, (entry, selected)) in layers.into_iter().zip(chosen).enumerate() {
-                let layer = Descriptor::from_value(entry)?;
-                if !selected || layer.kind() != MediaKind::EncryptedLayer || layer.is_foreign() {
+            for ((child, platform, selected), read) in children.into_iter().zip(read) {
+                if !selected {
+                    self.platforms.count(platform.as_ref(), false);
                     continue;
                 }
-                let (outcome, problem) = match unwrap_private_options(&layer, index, unwrappers) {
-                    Ok(_) => ("authorized", None),
-                    Err(Error::Unauthenticated(problem)) => ("denied", Some(problem)),
-                    Err(other) => return Err(other),
-                };
-                reports.push(LayerReport {
-                    platform: platform.as_ref().map(Platform::to_string),
-                    index,
-                    digest: layer.digest()?.to_owned(),
-                    outcome,
-                    schemes: wrapped_schemes(&layer),
-                    problem,
-                });
+                match read {
+                    Some(read) => self.manifest(&child, read?)?,
+                    None => self.descriptor(&child, platform)?,
+                }
             }
-            Ok(())
         }
-        _ => Ok(()),
+        Ok(())
+    }
+
+    fn manifest(&mut self, descriptor: &Descriptor, read: ReadManifest) -> Result<(), Error> {
+        let ReadManifest { manifest, platform } = read;
+        let selected = self.selection.selects_platform(platform.as_ref());
+        self.platforms.count(platform.as_ref(), selected);
+        if !selected {
+            return Ok(());
+        }
+        let layers = manifest.get("layers").and_then(Value::as_array).cloned().unwrap_or_default();
+        let chosen = self.selection.layer_positions(layers.len(), descriptor.digest()?)?;
+        for (index, (entry, selected)) in layers.into_iter().zip(chosen).enumerate() {
+            let layer = Descriptor::from_value(entry)?;
+            if !selected || layer.kind() != MediaKind::EncryptedLayer || layer.is_foreign() {
+                continue;
+            }
+            let (outcome, problem) = match unwrap_private_options(&layer, index, self.unwrappers) {
+                Ok(_) => ("authorized", None),
+                Err(Error::Unauthenticated(problem)) => ("denied", Some(problem)),
+                Err(other) => return Err(other),
+            };
+            self.reports.push(LayerReport {
+                platform: platform.as_ref().map(Platform::to_string),
+                index,
+                digest: layer.digest()?.to_owned(),
+                outcome,
+                schemes: wrapped_schemes(&layer),
+                problem,
+            });
+        }
+        Ok(())
     }
 }
 

@@ -14,11 +14,14 @@ Repositories (any tag):
   tokenecho   401 with a Bearer challenge whose token service refuses, echoing the Authorization header
   tokenjunk   401 with a Bearer challenge whose token service answers 200 with something that is not a token
   presigned   a one-layer image whose blobs redirect to localhost storage with an X-Amz-Signature that answers 403
+  redirected  a one-layer image (5 MiB layer) whose blobs redirect (307) to localhost storage with an
+              X-Amz-Signature, which serves them and honours Range (206), as S3 does
 Every request is appended to PORT_FILE.log as `METHOD PATH`.
 """
 import hashlib
 import http.server
 import json
+import random
 import socketserver
 import sys
 
@@ -62,6 +65,16 @@ roots["presigned"] = put(MANIFEST, json.dumps({
     "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": 10}],
 }).encode())
 
+stored_layer = random.Random(26).randbytes(5 << 20)
+stored_digest = put("application/vnd.oci.image.layer.v1.tar", stored_layer)
+roots["redirected"] = put(MANIFEST, json.dumps({
+    "schemaVersion": 2,
+    "mediaType": MANIFEST,
+    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": len(config)},
+    "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": stored_digest,
+                "size": len(stored_layer)}],
+}).encode())
+
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -96,6 +109,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
+    def ranged(self, data):
+        """`data`, or the part a `Range: bytes=A-B` asks for (206), as storage answers."""
+        wanted = self.headers.get("Range", "")
+        with open(sys.argv[1] + ".log", "a") as log:
+            log.write(f"RANGE {wanted or '-'}\n")
+        if not wanted.startswith("bytes="):
+            return self.send(200, data, [("Accept-Ranges", "bytes")])
+        first, _, last = wanted[len("bytes="):].partition("-")
+        first, last = int(first), min(int(last) if last else len(data) - 1, len(data) - 1)
+        return self.send(206, data[first:last + 1], [("Content-Range", f"bytes {first}-{last}/{len(data)}")])
+
     def challenge(self, service):
         realm = f"http://127.0.0.1:{self.server.server_address[1]}/token/{service}"
         self.send(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}',
@@ -118,6 +142,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, b"<html>not a token</html>")
         if parts[0] == "storage":
             return self.send(403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
+        if parts[0] == "files" and len(parts) == 2 and parts[1] in blobs:
+            return self.ranged(blobs[parts[1]][1])
         if len(parts) < 4 or parts[0] != "v2":
             return self.send(404)
         repo, kind, ref = parts[1], parts[2], parts[3]
@@ -140,6 +166,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             media_type, data = blobs[digest]
             return self.send(200, data, [("Content-Type", media_type), ("Docker-Content-Digest", digest)])
         if kind == "blobs":
+            if repo == "redirected":
+                port = self.server.server_address[1]
+                location = f"http://localhost:{port}/files/{ref}?X-Amz-Signature=s3cretsignature"
+                return self.send(307, b"", [("Location", location)])
             if repo == "presigned":
                 port = self.server.server_address[1]
                 location = (f"http://localhost:{port}/storage/{ref}?X-Amz-Credential=AKIASECRETCRED"

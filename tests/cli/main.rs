@@ -58,6 +58,7 @@ mod qcow2;
 mod registry;
 mod registry_hostile;
 mod registry_parallel;
+mod registry_ranged;
 mod registry_token;
 mod remote_config;
 mod sandbox;

@@ -5,7 +5,8 @@
 Listens on a free loopback port (printed on the first line of stdout) and forwards each request to
 127.0.0.1:TARGET_PORT, one request per connection (it tells both sides to close after it), the Host header
 untouched so that the registry's Locations name the proxy. It prints "request METHOD PATH RANGE" for every
-request (RANGE is the Content-Range header, or "-"), and one line for each fault it makes. MODE:
+request (RANGE is the Content-Range header, else the Range header, or "-"), and one line for each fault it
+makes. MODE:
   pass            no faults;
   refuse-stream   answers every PATCH without Content-Range with 411 Length Required, never forwarding it
                   ("refused");
@@ -22,7 +23,11 @@ request (RANGE is the Content-Range header, or "-"), and one line for each fault
   stall SECONDS   holds the first streaming PATCH for SECONDS ("stalled") before forwarding any of it;
   deny BYTES      reads the first streaming PATCH's body up to BYTES, forwards none of it and, 2 s later, answers
                   403 with a DENIED error ("denied"); every other streaming PATCH is forwarded at 1 MiB a second,
-                  so that the uploads started meanwhile are still in flight then.
+                  so that the uploads started meanwhile are still in flight then;
+  no-ranges       drops the Range header of every GET (the registry answers 200 with the whole blob, as a
+                  server without range support does) ("range-ignored" for each);
+  corrupt-range   the first GET asking for a range that does not start at byte 0 gets the registry's answer
+                  with its last byte flipped, headers unchanged ("corrupted").
 """
 import socket
 import sys
@@ -167,6 +172,25 @@ def resumable_break(client, request_line, headers, body):
     close(client)
 
 
+def corrupt(client, request_line, headers, body):
+    kept = [f"{n}: {v}" for n, v in headers if n.lower() not in ("connection", "keep-alive")]
+    upstream = socket.create_connection(("127.0.0.1", target))
+    upstream.sendall("\r\n".join([request_line, *kept, "Connection: close", "", ""]).encode("latin-1") + body)
+    response = b""
+    while True:
+        data = upstream.recv(65536)
+        if not data:
+            break
+        response += data
+    upstream.close()
+    head, payload = response.split(b"\r\n\r\n", 1)
+    if payload:
+        payload = payload[:-1] + bytes([payload[-1] ^ 0xFF])
+    say("corrupted")
+    client.sendall(head + b"\r\n\r\n" + payload)
+    close(client)
+
+
 def handle(client):
     request_line, headers, body = read_head(client)
     if request_line is None:
@@ -178,7 +202,14 @@ def handle(client):
         request_line = request_line.replace(path, state["fresh"], 1)
     names = {name.lower(): value for name, value in headers}
     content_range = names.get("content-range")
-    say(f"request {method} {path.split('?')[0]} {content_range or '-'}")
+    say(f"request {method} {path.split('?')[0]} {content_range or names.get('range') or '-'}")
+    if method == "GET" and mode == "no-ranges" and "range" in names:
+        headers = [(n, v) for n, v in headers if n.lower() != "range"]
+        say("range-ignored")
+    wanted = names.get("range", "")
+    if method == "GET" and mode == "corrupt-range" and wanted and not wanted.startswith("bytes=0-") \
+            and first_fault():
+        return corrupt(client, request_line, headers, body)
 
     if method == "PATCH" and content_range is None and mode == "refuse-stream":
         say("refused")

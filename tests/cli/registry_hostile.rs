@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 struct Hostile {
     _child: Child,
     port: u16,
+    /// Where the server writes what it was asked.
+    log: std::path::PathBuf,
     _scratch: Scratch,
 }
 
@@ -36,7 +38,8 @@ static HOSTILE: LazyLock<Hostile> = LazyLock::new(|| {
         assert!(Instant::now() < deadline, "hostile_registry.py did not start");
         std::thread::sleep(Duration::from_millis(50));
     };
-    Hostile { _child: child, port, _scratch: scratch }
+    let log = scratch.path("port.log");
+    Hostile { _child: child, port, log, _scratch: scratch }
 });
 
 fn image(repository: &str) -> String {
@@ -145,6 +148,25 @@ fn registry_hostile_a_refused_presigned_url_is_redacted_and_not_a_credentials_pr
     assert!(!err.contains("deadbeefsignature") && !err.contains("AKIASECRETCRED"), "{err}");
     assert!(err.contains("X-Amz-Signature=REDACTED"), "{err}");
     assert!(err.contains("not the registry credentials"), "{err}");
+}
+
+#[test]
+fn registry_hostile_a_layer_redirected_to_storage_is_fetched_in_ranges_there() {
+    // A 5 MiB layer: four ranges, each redirected (307) by the registry to storage, which honours them (206).
+    let scratch = Scratch::new();
+    let out = scratch.path("out");
+    let layout = format!("oci:{}:v1", out.display());
+    let (output, _) =
+        run(&["image", "decrypt", "--allow-plaintext", "--src-tls-verify=false", &image("redirected"), &layout]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let log = std::fs::read_to_string(&HOSTILE.log).unwrap();
+    let ranges: Vec<&str> = log.lines().filter_map(|l| l.strip_prefix("RANGE ")).collect();
+    assert!(ranges.len() >= 4 && ranges.iter().all(|r| r.starts_with("bytes=")), "{log}");
+    // The layer is in the layout, checked against its digest.
+    let sizes: Vec<u64> =
+        std::fs::read_dir(out.join("blobs/sha256")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).collect();
+    assert!(sizes.contains(&(5 << 20)), "{sizes:?}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ pub fn run(args: AuthorizeArgs, printer: &Printer) -> anyhow::Result<ExitStatus>
     let source = super::open_source(&args.image, &args.registry.flags(), printer)
         .with_context(|| format!("opening `{}`", args.image))?;
     let selection = super::selection(&args.selection, &[]);
-    let reports = image::authorize_image(source.as_ref(), &selection, &keys.unwrappers())?;
+    let reports = image::authorize_image(source.as_ref(), &selection, &keys.unwrappers(), super::DEFAULT_JOBS)?;
     let output = match args.output_format {
         Some(format) => {
             let document = serde_json::json!({ "image": args.image.to_string(), "layers": reports });

@@ -52,7 +52,7 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
     let keys = args.keys.resolve(super::provider_config()?, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);
-    let source = super::open_source(&args.source, &source_access, printer)
+    let source = super::open_source_jobs(&args.source, &source_access, printer, args.jobs.jobs)
         .with_context(|| format!("opening `{}`", args.source))?;
     let destination =
         super::open_plaintext_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)

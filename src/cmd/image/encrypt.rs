@@ -87,7 +87,7 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     };
     let keys = args.keys.resolve(provider_config, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);
-    let source = super::open_source(&args.source, &source_access, printer)
+    let source = super::open_source_jobs(&args.source, &source_access, printer, args.jobs.jobs)
         .with_context(|| format!("opening `{}`", args.source))?;
     let destination = super::open_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
         .with_context(|| format!("opening `{}`", args.destination))?;

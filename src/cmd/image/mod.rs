@@ -220,12 +220,24 @@ pub fn open_source(
     registry: &registry::RegistryFlags<'_>,
     printer: &Printer,
 ) -> anyhow::Result<Box<dyn ImageSource>> {
+    open_source_jobs(reference, registry, printer, DEFAULT_JOBS)
+}
+
+/// [`open_source`] for a run that moves up to `jobs` layers at once: a large blob in a registry is fetched as
+/// several ranges at once, unless `jobs` is 1 (one connection at a time).
+pub fn open_source_jobs(
+    reference: &ImageReference,
+    registry: &registry::RegistryFlags<'_>,
+    printer: &Printer,
+    jobs: usize,
+) -> anyhow::Result<Box<dyn ImageSource>> {
+    let ranges = if jobs == 1 { 1 } else { oci::registry::RANGES_PER_BLOB };
     Ok(match reference {
         ImageReference::Layout { path, tag } => Box::new(oci::LayoutSource::open(path, tag.as_deref())?),
         ImageReference::Archive { path, tag } => Box::new(oci::open_archive_source(path, tag.as_deref())?),
         ImageReference::Registry(location) => {
             let options = registry.options(&location.registry, printer)?;
-            Box::new(oci::registry::RegistrySource::open(location, &options)?)
+            Box::new(oci::registry::RegistrySource::open(location, &options)?.with_ranges(ranges))
         }
     })
 }
@@ -298,7 +310,8 @@ pub const DEFAULT_JOBS: usize = 6;
 #[command(next_help_heading = "Registries")]
 pub struct JobsArgs {
     /// Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with
-    /// N, not with layer sizes); 1 moves them one after the other
+    /// N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N
+    /// connections; 1 moves the layers one after the other, each over one connection
     #[arg(long, value_name = "N", default_value_t = DEFAULT_JOBS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub jobs: usize,

@@ -107,6 +107,18 @@ impl RegistryReader {
         Ok((response, partial))
     }
 
+    /// Bytes `start..=end` of a blob: the response as the registry (or the storage it redirects to) gave it,
+    /// `206 Partial Content` when the range was honoured, `200` with the whole blob when it was not.
+    pub async fn blob_range(
+        &self,
+        digest: &str,
+        start: u64,
+        end: u64,
+    ) -> Result<reqwest::Response, OciDistributionError> {
+        let range = format!("bytes={start}-{end}");
+        self.get(&format!("blobs/{digest}"), &[(reqwest::header::RANGE, range.as_str())]).await
+    }
+
     /// A GET of `v2/REPOSITORY/PATH`, answering one authentication challenge; a successful response, or the
     /// error answer read with bounds. Redirects are followed, without the credentials when they leave the
     /// registry's origin (reqwest drops `Authorization` then).

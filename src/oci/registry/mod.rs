@@ -7,15 +7,17 @@
 //!
 //! A blob written to a registry is streamed in one upload whose digest is given only at the end (POST, one
 //! streaming PATCH, PUT `?digest=`), which is what an encrypted layer needs; `upload` has the details and the
-//! fallback to chunks. Blobs smaller than one piece are sent whole, so they can be retried. Manifests are pushed by
+//! fallback to chunks. Blobs smaller than the first piece (256 KiB) are sent whole, so they can be retried. Manifests are pushed by
 //! digest as they are written and the tag last, on commit.
 
 pub mod credentials;
 mod fetch;
+mod ranged;
 pub mod tls;
 mod upload;
 
 pub use credentials::Credentials;
+pub use ranged::{RANGED_MIN, RANGES_PER_BLOB};
 
 use super::descriptor::{Descriptor, MediaKind, kind_of, sha256_digest};
 use super::layout::VerifyingReader;
@@ -36,8 +38,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use upload::{Failure, Tracker, Uploaded, Uploader};
 
-/// Size of the pieces handed from the cipher to an upload; a blob smaller than one is sent whole.
+/// Size of the pieces handed from the cipher to an upload.
 const PIECE: usize = 1024 * 1024;
+/// Size of a blob's first piece: a blob smaller than it is sent whole; a larger one starts its upload (POST, then
+/// the streaming PATCH) as soon as this much of it is written, not a whole piece later (on a registry far away
+/// the upload, one connection per blob, is what an image copy waits for).
+const FIRST_PIECE: usize = 256 * 1024;
 /// Pieces in flight per blob, each way (an upload also keeps up to `upload::WINDOW` bytes it has sent).
 const IN_FLIGHT: usize = 4;
 /// Attempts for a request that failed transiently (connection reset, 5xx, 429).
@@ -209,6 +215,8 @@ pub struct RegistrySource {
     connection: Connection,
     root: Descriptor,
     bounds: crate::oci::bounds::ManifestBounds,
+    /// Ranges of one large blob fetched at once (1: every blob in one request).
+    ranges: usize,
 }
 
 impl RegistrySource {
@@ -232,13 +240,23 @@ impl RegistrySource {
         if root.kind() == MediaKind::Index {
             bounds.index_read(&digest, &bytes);
         }
-        Ok(Self { connection, root, bounds })
+        Ok(Self { connection, root, bounds, ranges: RANGES_PER_BLOB })
+    }
+
+    /// Fetches blobs of [`RANGED_MIN`] bytes or more as up to `ranges` HTTP ranges at once (1: one request).
+    pub fn with_ranges(mut self, ranges: usize) -> Self {
+        self.ranges = ranges.max(1);
+        self
     }
 
     /// The blob as the registry sends it, not yet checked against `descriptor`.
     fn blob_reader(&self, descriptor: &Descriptor) -> Result<ChannelReader, Error> {
         let digest = descriptor.digest()?.to_owned();
         let reader = Arc::clone(&self.connection.reader);
+        let size = descriptor.size()?;
+        if self.ranges > 1 && size >= RANGED_MIN {
+            return self.ranged_reader(reader, digest, size);
+        }
         // The first response is awaited here, so that a missing blob or refused access is reported as such.
         let first = self
             .connection
@@ -247,6 +265,37 @@ impl RegistrySource {
             .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
         let (sender, receiver) = mpsc::channel(IN_FLIGHT);
         self.connection.runtime.spawn(download(reader, digest, first, sender));
+        Ok(ChannelReader { receiver, current: Bytes::new() })
+    }
+}
+
+impl RegistrySource {
+    /// A large blob in ranges when the registry honours them ([`ranged`]), else as one stream.
+    fn ranged_reader(
+        &self,
+        reader: Arc<fetch::RegistryReader>,
+        digest: String,
+        size: u64,
+    ) -> Result<ChannelReader, Error> {
+        let chunk = ranged::chunk_size(size, self.ranges);
+        let end = chunk.min(size) - 1;
+        let runtime = &self.connection.runtime;
+        // The first answer is awaited here, as for one stream: a missing blob or refused access is reported as such.
+        let first = runtime
+            .block_on(retry(|| reader.blob_range(&digest, 0, end)))
+            .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
+        let in_ranges = ranged::is_range(&first, 0, end, size)
+            .map_err(|e| Error::Io(format!("{}: blob {digest}: {e}", self.connection.location)))?;
+        if in_ranges {
+            // The memory a blob holds: the ranges in flight, and a few pieces of the first on their way.
+            let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+            runtime.spawn(ranged::download(reader, digest, size, chunk, self.ranges, first, sender));
+            return Ok(ChannelReader { receiver, current: Bytes::new() });
+        }
+        // `200`: the whole blob, read as one stream (resumed, if it breaks, as one).
+        let stream = first.bytes_stream().map(|chunk| chunk.map_err(|e| io::Error::other(e.without_url()))).boxed();
+        let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+        runtime.spawn(download(reader, digest, stream, sender));
         Ok(ChannelReader { receiver, current: Bytes::new() })
     }
 }
@@ -448,6 +497,24 @@ impl ImageDestination for RegistryDestination {
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
             buffer: BytesMut::with_capacity(PIECE),
+            opening: None,
+            upload: None,
+            uploaded: None,
+            written: 0,
+        }))
+    }
+
+    /// A blob expected to be streamed (at least the first piece) gets its upload session opened now, while its
+    /// first bytes are being downloaded and enciphered, as containers/image does: the upload, which is what a
+    /// copy between registries far away waits for, starts a round trip or two sooner.
+    fn blob_writer_sized(&self, expected: u64) -> Result<Box<dyn BlobWriter + '_>, Error> {
+        let uploader = Arc::clone(&self.uploader);
+        let opening = (expected >= FIRST_PIECE as u64)
+            .then(|| self.connection.runtime.spawn(async move { uploader.start().await }));
+        Ok(Box::new(RegistryBlobWriter {
+            destination: self,
+            buffer: BytesMut::with_capacity(PIECE),
+            opening,
             upload: None,
             uploaded: None,
             written: 0,
@@ -509,6 +576,8 @@ struct Upload {
 struct RegistryBlobWriter<'a> {
     destination: &'a RegistryDestination,
     buffer: BytesMut,
+    /// The upload session opened ahead of the first piece, until the upload takes it.
+    opening: Option<upload::Opening>,
     upload: Option<Upload>,
     /// A streamed upload whose bytes the registry holds, not yet closed (see [`BlobWriter::flush_data`]).
     uploaded: Option<upload::Uploaded>,
@@ -520,12 +589,14 @@ impl RegistryBlobWriter<'_> {
         let piece = self.buffer.split().freeze();
         self.buffer.reserve(PIECE);
         let destination = self.destination;
+        let opening = self.opening.take();
         let upload = self.upload.get_or_insert_with(|| {
             let (sender, receiver) = mpsc::channel(IN_FLIGHT);
             let tracker = Tracker::default();
             let uploader = Arc::clone(&destination.uploader);
             let progress = Arc::clone(&tracker);
-            let task = destination.connection.runtime.spawn(async move { uploader.send(receiver, progress).await });
+            let task =
+                destination.connection.runtime.spawn(async move { uploader.send(receiver, progress, opening).await });
             Upload { sender, task, tracker }
         });
         if upload.sender.blocking_send(piece).is_ok() {
@@ -548,10 +619,11 @@ impl RegistryBlobWriter<'_> {
 
 impl Write for RegistryBlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = buf.len().min(PIECE - self.buffer.len());
+        let piece = if self.upload.is_none() { FIRST_PIECE } else { PIECE };
+        let n = buf.len().min(piece - self.buffer.len());
         self.buffer.extend_from_slice(&buf[..n]);
         self.written += n as u64;
-        if self.buffer.len() == PIECE {
+        if self.buffer.len() == piece {
             self.send_piece()?;
         }
         Ok(n)
@@ -564,8 +636,16 @@ impl Write for RegistryBlobWriter<'_> {
 
 impl BlobWriter for RegistryBlobWriter<'_> {
     /// Ends a streamed upload's PATCH and waits for the registry to have every byte; the closing PUT is left to
-    /// `commit`. (A blob smaller than a piece is still only in memory: it goes whole, at commit.)
+    /// `commit`. (A blob smaller than the first piece is still only in memory: it goes whole, at commit.)
     fn flush_data(&mut self, digest: &str) -> Result<(), Error> {
+        // Shorter than its first piece, but its session is open: it goes up through it.
+        if self.upload.is_none() && self.opening.is_some() && !self.buffer.is_empty() {
+            self.send_piece().map_err(|e| match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+                Some(Ok(error)) => error.in_blob(digest),
+                Some(Err(other)) => Error::Io(format!("pushing blob {digest}: {other}")),
+                None => Error::Io(format!("pushing blob {digest}: the upload failed")),
+            })?;
+        }
         let Some(upload) = self.upload.take() else { return Ok(()) };
         let connection = &self.destination.connection;
         let what = format!("pushing blob {digest}");
@@ -591,7 +671,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
         let connection = &destination.connection;
         let what = format!("pushing blob {digest}");
         match self.uploaded.take() {
-            // Smaller than a piece: sent whole, so that it can be retried.
+            // Smaller than the first piece: sent whole, so that it can be retried.
             None => {
                 let bytes = self.buffer.split().freeze();
                 let reference = connection.by_digest(digest);
@@ -618,6 +698,14 @@ impl BlobWriter for RegistryBlobWriter<'_> {
 
 impl Drop for RegistryBlobWriter<'_> {
     fn drop(&mut self) {
+        // A session opened for a blob that never sent a piece (it failed first, or was empty): cancelled.
+        if let Some(opening) = self.opening.take() {
+            let destination = self.destination;
+            let runtime = &destination.connection.runtime;
+            if let Ok(Ok(session)) = runtime.block_on(opening) {
+                runtime.block_on(destination.uploader.cancel(&session));
+            }
+        }
         // Not committed (the cipher failed, or the HMAC did not verify): the upload is never closed with a PUT, so
         // the registry never stores a blob of it, and it is cancelled (DELETE) so that its bytes go too. The PATCH
         // is ended cleanly rather than cut: docker's registry will not cancel an upload whose last request broke.

@@ -105,6 +105,9 @@ impl From<OciDistributionError> for Failure {
     }
 }
 
+/// An upload session being opened ([`Uploader::start`]) before the blob's first piece is ready.
+pub type Opening = tokio::task::JoinHandle<Result<Session, Failure>>;
+
 /// How requests to the registry authenticate.
 #[derive(Clone)]
 enum Authorization {
@@ -181,9 +184,15 @@ impl Uploader {
     }
 
     /// Sends every piece that arrives on `pieces` until the channel closes; returns once the registry has them all.
-    /// An upload that fails is cancelled on the registry.
-    pub async fn send(&self, pieces: mpsc::Receiver<Bytes>, tracker: Tracker) -> Result<Uploaded, Failure> {
-        let outcome = self.send_all(pieces, &tracker).await;
+    /// An upload that fails is cancelled on the registry. `opening`: the session [`Uploader::start`] is opening
+    /// for it already (else it is opened here).
+    pub async fn send(
+        &self,
+        pieces: mpsc::Receiver<Bytes>,
+        tracker: Tracker,
+        opening: Option<Opening>,
+    ) -> Result<Uploaded, Failure> {
+        let outcome = self.send_all(pieces, &tracker, opening).await;
         if outcome.is_err() {
             let session = tracker.lock().ok().and_then(|mut s| s.take());
             if let Some(session) = session {
@@ -193,8 +202,16 @@ impl Uploader {
         outcome
     }
 
-    async fn send_all(&self, mut pieces: mpsc::Receiver<Bytes>, tracker: &Tracker) -> Result<Uploaded, Failure> {
-        let mut session = self.start().await?;
+    async fn send_all(
+        &self,
+        mut pieces: mpsc::Receiver<Bytes>,
+        tracker: &Tracker,
+        opening: Option<Opening>,
+    ) -> Result<Uploaded, Failure> {
+        let mut session = match opening {
+            Some(opening) => opening.await.map_err(|e| Failure::Stopped(format!("opening the upload: {e}")))??,
+            None => self.start().await?,
+        };
         let mut window = Window::default();
         let mut from = 0;
         let mut streaming = !self.chunks_only.load(Ordering::Relaxed);
@@ -359,7 +376,7 @@ impl Uploader {
     }
 
     /// Opens an upload session (POST).
-    async fn start(&self) -> Result<Session, Failure> {
+    pub async fn start(&self) -> Result<Session, Failure> {
         let cached = self.push_authorization.lock().await.clone();
         let mut authorization = match cached {
             Some(authorization) => authorization,
