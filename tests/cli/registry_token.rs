@@ -1,7 +1,7 @@
 //! `cryptadm image encrypt` against a registry that takes bearer tokens from a token service, as Docker Hub, GHCR,
 //! Quay and Harbor do: Debian's `docker-registry` with `auth: token:`, and `token_server.py` issuing the RS256 JWTs
 //! it verifies (certificate chain in the header, issuer, audience, expiry, per-repository actions). The registry
-//! answers /v2/ with a `Bearer realm=...,service=...` challenge; cryptadm's uploads must carry the token oci-client
+//! answers /v2/ with a `Bearer realm=...,service=...` challenge; cryptadm's uploads must carry the token cryptadm
 //! gets from the realm with alice's basic credentials, and get a new one when it expires mid-push.
 
 use crate::image::{Keys, TWO_LAYERS, fixture, layer_digests, run};

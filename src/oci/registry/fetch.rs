@@ -1,7 +1,7 @@
-//! Manifests and tokens read with bounds: oci-client reads every response whole before any limit applies (a
-//! 1.5 GiB manifest or token response is 1.5 GiB of memory), and when its token request fails it goes on
-//! anonymously and the registry's "not authorized" hides why. Here a `Content-Length` over the limit fails at
-//! once, a body is read only up to the limit, and a failed token request is the error.
+//! Manifests and tokens read with bounds (oci-client, used before, read every response whole before any limit
+//! applied, and went on anonymously when its token request failed). Here a `Content-Length` over the limit fails
+//! at once, a body is read only up to the limit, and a failed token request is the error. The token exchange
+//! ([`answer_challenge`]) and the reading of error answers ([`error_answer`]) serve pushes too.
 
 use super::protocol::{OciDistributionError, OciEnvelope};
 use crate::redact;
@@ -42,8 +42,8 @@ pub async fn read_bounded(mut response: reqwest::Response, limit: u64) -> Result
     Ok(body.freeze())
 }
 
-/// A refusal or failure answer as oci-client's error, with the URL redacted and the server's text bounded,
-/// escaped and truncated ([`redact::server_message`]), so that it can be classified like oci-client's own.
+/// A refusal or failure answer as the protocol's error, with the URL redacted and the server's text bounded,
+/// escaped and truncated ([`redact::server_message`]), so that it can be classified.
 pub async fn error_answer(response: reqwest::Response) -> OciDistributionError {
     let code = response.status().as_u16();
     let url = redact::url(response.url().as_str());
@@ -87,7 +87,7 @@ impl RegistryReader {
     }
 
     /// The manifest or index `reference` (a tag or a digest) names. `Ok(None)`: larger than `limit`. The outer
-    /// error is oci-client's, for the caller's retries and classification.
+    /// error is the protocol's, for the caller's retries and classification.
     pub async fn manifest(
         &self,
         reference: &str,

@@ -1,5 +1,5 @@
-//! Images in OCI distribution registries (`docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`), on oci-client's
-//! streaming blob calls (never its whole-image pull/push, which hold layers in memory).
+//! Images in OCI distribution registries (`docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`), every request made here on
+//! reqwest so that every answer is read with a bound: reads in `fetch`, pushes in `upload`.
 //!
 //! The rest of cryptadm is synchronous, so each registry connection owns a small tokio runtime. Blob bytes cross
 //! between the synchronous cipher and the network through bounded channels: downloading, encrypting and uploading

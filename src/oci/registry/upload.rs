@@ -1,10 +1,10 @@
 //! Blob uploads: one streaming PATCH per blob, as docker and containers/image send them, and, when that PATCH is
 //! refused or breaks, the rest in `Content-Range` chunks from the offset the registry reports.
 //!
-//! Why not oci-client's chunked push: it sends one PATCH per 4 MiB (a round trip, and for docker's registry a
-//! reopened upload, per chunk), retries none of them, and hashes every byte once more although the registry
-//! checks the digest on the closing PUT anyway. Its request helpers (the auth headers) are private, so these
-//! requests are made here, on a reqwest client set up like oci-client's, with the token oci-client's `auth` gets.
+//! Every push-side request is made here (uploads, blob HEADs, manifest PUTs, the access probe, push and mount
+//! tokens through [`super::fetch::answer_challenge`]), and every answer's body is either left unread or read with
+//! a bound. (oci-client's chunked push, used before, sent one PATCH per 4 MiB, retried none, and read whole
+//! answers.)
 //!
 //! Resuming needs the bytes again, and they come from a cipher that cannot rewind: so the last [`WINDOW`] bytes
 //! sent are kept (reference-counted pieces, no copies). After a failure, the upload's status (GET) says how much
