@@ -200,22 +200,15 @@ impl Uploader {
         Ok(())
     }
 
-    /// Pushes a small blob whole: an upload opened (POST) and closed with its bytes (PUT `?digest=`); the whole
-    /// of it again after a transient failure.
+    /// Pushes a small blob whole: an upload opened (POST) and closed with its bytes (PUT `?digest=`), each
+    /// request retried as [`Self::retried`] does; an upload that fails is cancelled.
     pub async fn push_whole(&self, bytes: Bytes, digest: &str) -> Result<(), Failure> {
-        let mut failures = 0;
-        loop {
-            let session = self.start().await?;
-            let uploaded = Uploaded { session, notes: Vec::new() };
-            match self.close(&uploaded, digest, Some(bytes.clone())).await {
-                Err(failure) if failures + 1 < ATTEMPTS && failure.is_transient() => {
-                    self.cancel(&uploaded.session).await;
-                    failures += 1;
-                    tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
-                }
-                outcome => return outcome,
-            }
+        let uploaded = Uploaded { session: self.start().await?, notes: Vec::new() };
+        let outcome = self.close(&uploaded, digest, Some(bytes)).await;
+        if outcome.is_err() {
+            self.cancel(&uploaded.session).await;
         }
+        outcome
     }
 
     /// `v2/REPOSITORY/PATH` at the registry.
@@ -374,7 +367,20 @@ impl Uploader {
     /// basic credentials, else none.
     async fn fresh_authorization(&self, scopes: &[String]) -> Result<Authorization, Failure> {
         let ping = self.origin.join("v2/").map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
-        let response = self.http.get(ping).timeout(super::fetch::TOKEN_TIMEOUT).send().await?;
+        let mut failures = 0;
+        let response = loop {
+            match self.http.get(ping.clone()).timeout(super::fetch::TOKEN_TIMEOUT).send().await {
+                Ok(response) => break response,
+                Err(error) => {
+                    let failure = Failure::from(error);
+                    if failures + 1 >= ATTEMPTS || !failure.is_transient() {
+                        return Err(failure);
+                    }
+                    failures += 1;
+                    tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
+                }
+            }
+        };
         let challenge = match response.status() {
             StatusCode::UNAUTHORIZED => {
                 response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned)
