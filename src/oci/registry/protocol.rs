@@ -3,7 +3,7 @@
 //! would not issue a token, a digest the registry computed otherwise. Server text in them is already bounded,
 //! escaped and redacted where it is read ([`super::fetch::error_answer`]).
 
-/// A failed registry request.
+/// A failed registry request. URLs are shown in backquotes, which end them for [`crate::redact::urls_in`].
 #[derive(thiserror::Error, Debug)]
 pub enum OciDistributionError {
     /// The credentials were refused, or no token could be had for them.
@@ -16,13 +16,13 @@ pub enum OciDistributionError {
     #[error("{}", .0.as_deref().unwrap_or("failed"))]
     GenericError(Option<String>),
     /// An answer with the registry's error envelope.
-    #[error("Registry error: url {url}, envelope: {envelope}")]
+    #[error("the registry answered `{url}` with an error envelope: {envelope}")]
     RegistryError { envelope: OciEnvelope, url: String },
     /// The request did not complete, or its answer could not be read.
     #[error(transparent)]
     RequestError(#[from] reqwest::Error),
     /// An error answer without an envelope.
-    #[error("Server error: url {url}, code: {code}, message: {message}")]
+    #[error("the registry answered `{url}` with HTTP {code}: {message}")]
     ServerError { code: u16, url: String, message: String },
 }
 
