@@ -321,7 +321,23 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
+def exit_with_parent():
+    """Ends this server once the test process that started it is gone (its fixture lives in a static, which is
+    never dropped)."""
+    import os
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
+    exit_with_parent()
     handler = PushHandler if sys.argv[2:] == ["push"] else Handler
     server = Server(("127.0.0.1", 0), handler)
     with open(sys.argv[1] + ".tmp", "w") as f:
