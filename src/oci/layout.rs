@@ -5,6 +5,7 @@
 //! that fails are removed again. An archive is assembled in a temporary directory and renamed into place.
 
 use super::descriptor::{Descriptor, digest_hex};
+use super::files::{open_regular, read_regular};
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES};
 use crate::atomic;
 use crate::crypto::parallel_hash::Sha256ForSize;
@@ -28,20 +29,6 @@ fn io_err(what: impl std::fmt::Display, error: io::Error) -> Error {
         }
         _ => Error::Io(format!("{what}: {error}")),
     }
-}
-
-/// Opens a file of the layout for reading only when it is a regular file. A FIFO in place of a blob would block
-/// the open (or the first read) forever, a device would stream without end: the open does not wait
-/// (`O_NONBLOCK`, which regular files ignore) and `fstat` on the opened file decides, so nothing can be swapped
-/// in between the check and the read.
-fn open_regular(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
-    let file = fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
-    }
-    Ok(file)
 }
 
 /// Whether the file at `path` holds exactly the blob `digest` names: a blob already in a destination is reused
@@ -76,7 +63,8 @@ impl LayoutSource {
     /// Opens the image tagged `tag` (or the only image) in the layout at `dir`.
     pub fn open(dir: &Path, tag: Option<&str>) -> Result<Self, Error> {
         let index_path = dir.join("index.json");
-        let index = read_bounded(&index_path).map_err(|e| io_err(format!("`{}`", index_path.display()), e))?;
+        let index = read_regular(&index_path, MAX_MANIFEST_BYTES)
+            .map_err(|e| io_err(format!("`{}`", index_path.display()), e))?;
         let index: Value = serde_json::from_slice(&index)
             .map_err(|e| Error::Malformed(format!("`{}` is not valid JSON: {e}", index_path.display())))?;
         let entries = index
@@ -117,15 +105,6 @@ fn select_entry(entries: &[Value], tag: Option<&str>, dir: &Path) -> Result<Desc
         ))
     })?;
     Descriptor::from_value(chosen.clone())
-}
-
-fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    open_regular(path)?.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "larger than 4 MiB"));
-    }
-    Ok(bytes)
 }
 
 impl ImageSource for LayoutSource {
@@ -301,7 +280,7 @@ impl LayoutDestination {
 
     fn updated_index(&self, root: &Descriptor) -> Result<Value, Error> {
         let path = self.dir.join("index.json");
-        let mut index = match read_bounded(&path) {
+        let mut index = match read_regular(&path, MAX_MANIFEST_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Malformed(format!("`{}` is not valid JSON: {e}", path.display())))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => json!({"schemaVersion": 2, "manifests": []}),

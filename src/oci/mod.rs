@@ -7,6 +7,7 @@
 pub mod bounds;
 mod descriptor;
 mod error;
+mod files;
 mod layout;
 mod reference;
 pub mod registry;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A hostile OCI registry for the hardening tests (plain HTTP on 127.0.0.1, a random port written to PORT_FILE).
 
-usage: hostile_registry.py PORT_FILE
+usage: hostile_registry.py PORT_FILE [push]
 
-Repositories (any tag):
+Repositories (any tag) to pull from:
   deep        an index chain 30,000 levels deep (each index lists the next)
   wide        30 levels of indexes, each listing the next index twice (2^30 paths)
   huge        a manifest whose Content-Length says 1.5 GiB (zeros are sent until the client goes away)
@@ -16,6 +16,21 @@ Repositories (any tag):
   presigned   a one-layer image whose blobs redirect to localhost storage with an X-Amz-Signature that answers 403
   redirected  a one-layer image (5 MiB layer) whose blobs redirect (307) to localhost storage with an
               X-Amz-Signature, which serves them and honours Range (206), as S3 does
+
+With `push`, a destination instead: an in-memory registry behind a token service (`/v2/` answers its challenge with
+a body of 1.5 GiB, which a client must not read), whose repositories misbehave each at one step of a push:
+  tokenhuge       the token service answers 1.5 GiB
+  tokenecho       the token service refuses, echoing the Authorization header
+  tokendrip       the token service drips its answer, a byte every half second
+  headhuge        a blob HEAD answers 404 with Content-Length 1.5 GiB (and, as HEAD, no body): the push goes on
+  posthuge        an upload's POST answers 400 with a chunked body of 1.5 GiB
+  patchhuge       an upload's PATCH answers 403 (before reading the request) with a chunked body of 1.5 GiB
+  puthuge         an upload's closing PUT answers 400 with a chunked body of 1.5 GiB
+  putdrip         an upload's closing PUT answers 400 with a body dripped a byte every half second
+  manifesthuge    a manifest PUT answers 201 with a body of 1.5 GiB: the push succeeds without reading it
+  manifestrefused a manifest PUT answers 400 with a chunked body of 1.5 GiB
+  pushnoisy       a manifest PUT answers 400 with an error envelope whose message has CR/LF, ESC, C1 and U+202E
+Any other repository takes the push.
 Every request is appended to PORT_FILE.log as `METHOD PATH`.
 """
 import hashlib
@@ -24,6 +39,9 @@ import json
 import random
 import socketserver
 import sys
+import time
+import urllib.parse
+import uuid
 
 INDEX = "application/vnd.oci.image.index.v1+json"
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -90,8 +108,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def zeros(self, total, chunked):
-        self.send_response(200)
+    def zeros(self, total, chunked, status=200):
+        self.send_response(status)
         self.send_header("Content-Type", MANIFEST)
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
@@ -182,12 +200,176 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
 
+NOISY = "bad\r\nerror: forged line\x1b[31m\u009b\u202eevil"
+TOKEN = "hostile-push-token"
+stored = {}  # repository -> set of blob digests
+uploads = {}  # upload id -> bytearray
+
+
+class PushHandler(Handler):
+    """A push destination whose repositories misbehave (see the module's doc)."""
+
+    def log_request_line(self):
+        with open(sys.argv[1] + ".log", "a") as log:
+            log.write(f"{self.command} {self.path}\n")
+
+    def body(self):
+        """The request's body, by Content-Length or chunked."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return bytes(data)
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def drip(self, status):
+        self.send_response(status)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for _ in range(240):
+                self.wfile.write(b"1\r\nx\r\n")
+                self.wfile.flush()
+                time.sleep(0.5)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def push_challenge(self, huge=False):
+        realm = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", f'Bearer realm="{realm}",service="hostile"')
+        if not huge:
+            body = b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}'
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_header("Content-Length", str(GIB_1_5))
+        self.end_headers()
+        try:
+            for _ in range(GIB_1_5 // 65536):
+                self.wfile.write(b"0" * 65536)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def token(self):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        scope = (query.get("scope") or [""])[0]
+        repo = scope.split(":")[1] if scope.count(":") >= 2 else ""
+        if repo == "tokenhuge":
+            return self.zeros(GIB_1_5, False)
+        if repo == "tokenecho":
+            return self.send(401, f"denied for {self.headers.get('Authorization', '')}".encode())
+        if repo == "tokendrip":
+            return self.drip(200)
+        return self.send(200, json.dumps({"token": TOKEN}).encode())
+
+    def handle_push(self):
+        self.log_request_line()
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        if url.path == "/v2/":
+            return self.push_challenge(huge=True)
+        if url.path == "/token":
+            return self.token()
+        parts = url.path.strip("/").split("/")
+        if len(parts) < 4 or parts[0] != "v2":
+            return self.send(404)
+        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+            self.body() if self.command in ("PUT", "POST") else None
+            return self.push_challenge()
+        repo, kind = parts[1], parts[2]
+        blobs_here = stored.setdefault(repo, set())
+        if kind == "blobs" and parts[3] != "uploads":
+            if self.command != "HEAD":
+                return self.send(404)
+            if repo == "headhuge":
+                self.send_response(404)
+                self.send_header("Content-Length", str(GIB_1_5))
+                self.end_headers()
+                return
+            return self.send(200 if parts[3] in blobs_here else 404)
+        if kind == "blobs":
+            upload = parts[4] if len(parts) > 4 else None
+            if self.command == "POST":
+                self.body()
+                if repo == "posthuge":
+                    return self.zeros(GIB_1_5, True, 400)
+                upload = uuid.uuid4().hex
+                uploads[upload] = bytearray()
+                return self.send(202, b"", [("Location", f"/v2/{repo}/blobs/uploads/{upload}"), ("Range", "0-0")])
+            if upload not in uploads:
+                self.body() if self.command in ("PUT", "PATCH") else None
+                return self.send(404, b'{"errors":[{"code":"BLOB_UPLOAD_UNKNOWN","message":"unknown upload"}]}')
+            if self.command == "PATCH":
+                if repo == "patchhuge":
+                    return self.zeros(GIB_1_5, True, 403)
+                uploads[upload] += self.body()
+                end = max(len(uploads[upload]) - 1, 0)
+                return self.send(202, b"", [("Location", f"/v2/{repo}/blobs/uploads/{upload}"), ("Range", f"0-{end}")])
+            if self.command == "PUT":
+                data = uploads[upload] + self.body()
+                if repo == "puthuge":
+                    return self.zeros(GIB_1_5, True, 400)
+                if repo == "putdrip":
+                    return self.drip(400)
+                digest = "sha256:" + hashlib.sha256(data).hexdigest()
+                if digest != query.get("digest", [""])[0]:
+                    return self.send(400, b'{"errors":[{"code":"DIGEST_INVALID","message":"digest mismatch"}]}')
+                del uploads[upload]
+                blobs_here.add(digest)
+                return self.send(201, b"", [("Location", f"/v2/{repo}/blobs/{digest}"), ("Docker-Content-Digest", digest)])
+            if self.command == "DELETE":
+                uploads.pop(upload, None)
+                return self.send(204)
+            if self.command == "GET":
+                end = max(len(uploads[upload]) - 1, 0)
+                return self.send(204, b"", [("Location", f"/v2/{repo}/blobs/uploads/{upload}"), ("Range", f"0-{end}")])
+        if kind == "manifests" and self.command == "PUT":
+            data = self.body()
+            if repo == "manifesthuge":
+                return self.zeros(GIB_1_5, False, 201)
+            if repo == "manifestrefused":
+                return self.zeros(GIB_1_5, True, 400)
+            if repo == "pushnoisy":
+                body = json.dumps({"errors": [{"code": "MANIFEST_INVALID", "message": NOISY}]}).encode()
+                return self.send(400, body, [("Content-Type", "application/json")])
+            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            return self.send(201, b"", [("Docker-Content-Digest", digest)])
+        return self.send(404)
+
+    do_GET = do_HEAD = do_POST = do_PATCH = do_PUT = do_DELETE = handle_push
+
+
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
+def exit_with_parent():
+    """Ends this server once the test process that started it is gone (its fixture lives in a static, which is
+    never dropped)."""
+    import os
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
-    server = Server(("127.0.0.1", 0), Handler)
+    exit_with_parent()
+    handler = PushHandler if sys.argv[2:] == ["push"] else Handler
+    server = Server(("127.0.0.1", 0), handler)
     with open(sys.argv[1] + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     import os

@@ -2,6 +2,11 @@
 //! 127.0.0.1) serves indexes 30,000 deep and 2^30 paths wide, 1.5 GiB manifests and token answers, error messages
 //! with control characters and a 64 MiB error body, and presigned blob URLs that answer 403. Every one ends with
 //! its exit code and a short, one-line, redacted message, quickly and within bounded memory.
+//!
+//! The same script with `push` is a hostile push destination (a token service, uploads, manifests): huge token
+//! answers, huge bodies on the `/v2/` challenge, a blob HEAD, an upload's POST, PATCH and PUT, a manifest PUT's
+//! answer, bodies dripped a byte at a time, and error text with CR/LF and bidi controls. Those runs measure the
+//! peak memory of cryptadm (`ru_maxrss` of its process, through a small Python parent).
 
 use crate::image::Keys;
 use crate::support::{Scratch, require_tool};
@@ -18,29 +23,36 @@ struct Hostile {
     _scratch: Scratch,
 }
 
-static HOSTILE: LazyLock<Hostile> = LazyLock::new(|| {
-    require_tool("python3", "apt-get install python3");
-    let scratch = Scratch::new();
-    let port_file = scratch.path("port");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/hostile_registry.py");
-    let child = Command::new("python3")
-        .arg(script)
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start hostile_registry.py");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let port = loop {
-        if let Ok(text) = std::fs::read_to_string(&port_file) {
-            break text.trim().parse().expect("a port");
-        }
-        assert!(Instant::now() < deadline, "hostile_registry.py did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = scratch.path("port.log");
-    Hostile { _child: child, port, log, _scratch: scratch }
-});
+impl Hostile {
+    /// Starts hostile_registry.py with `mode` (`[]` or `["push"]`).
+    fn start(mode: &[&str]) -> Self {
+        require_tool("python3", "apt-get install python3");
+        let scratch = Scratch::new();
+        let port_file = scratch.path("port");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/hostile_registry.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .arg(&port_file)
+            .args(mode)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start hostile_registry.py");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(Instant::now() < deadline, "hostile_registry.py did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let log = scratch.path("port.log");
+        Hostile { _child: child, port, log, _scratch: scratch }
+    }
+}
+
+static HOSTILE: LazyLock<Hostile> = LazyLock::new(|| Hostile::start(&[]));
+static HOSTILE_PUSH: LazyLock<Hostile> = LazyLock::new(|| Hostile::start(&["push"]));
 
 fn image(repository: &str) -> String {
     format!("docker://127.0.0.1:{}/{repository}:v1", HOSTILE.port)
@@ -195,4 +207,125 @@ fn registry_hostile_credentials_in_a_reference_are_never_echoed() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
     assert!(err.contains("credentials do not belong"), "{err}");
+}
+
+/// Runs cryptadm under a Python parent that bounds its address space (2 GiB, as [`run`]) and reports its peak
+/// resident memory: the output, the time taken and the peak in MiB.
+fn run_measured(args: &[&str]) -> (Output, Duration, u64) {
+    const PARENT: &str = r#"
+import resource, subprocess, sys
+def bound():
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+code = subprocess.call(sys.argv[2:], preexec_fn=bound)
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code if code >= 0 else 128 - code)
+"#;
+    let scratch = Scratch::new();
+    let peak_file = scratch.path("peak");
+    let started = Instant::now();
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(PARENT)
+        .arg(&peak_file)
+        .arg(assert_cmd::cargo::cargo_bin("cryptadm"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("run cryptadm");
+    let elapsed = started.elapsed();
+    let peak_kib: u64 = std::fs::read_to_string(&peak_file).expect("the peak").trim().parse().expect("a number");
+    (output, elapsed, peak_kib / 1024)
+}
+
+/// Most memory a push to the hostile destination may take (a 1.5 GiB body read whole would take more than
+/// ten times as much).
+const PUSH_PEAK_MIB: u64 = 160;
+
+/// Encrypts a small two-layer image (and, with `large`, one whose layer is over a piece, so that it goes in a
+/// streaming PATCH) into `repository` of the hostile push destination.
+fn push(repository: &str, large: bool) -> (Output, Duration, u64) {
+    let scratch = Scratch::new();
+    let src = scratch.path("src");
+    if large {
+        crate::registry::large_image(&src, 3 << 20);
+    } else {
+        crate::image::fixture(&src, crate::image::TWO_LAYERS);
+    }
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let recipient = format!("jwe:{public}");
+    let source = format!("oci:{}:v1", src.display());
+    let destination = format!("docker://127.0.0.1:{}/{repository}:v1", HOSTILE_PUSH.port);
+    run_measured(&["image", "encrypt", "--recipient", &recipient, "--dest-tls-verify=false", &source, &destination])
+}
+
+/// The one `error:` line of a failed run, checked to be short, escaped and free of the server's raw text.
+fn one_error_line(repository: &str, output: &Output) -> String {
+    let err = stderr(output);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{repository}: {err}");
+    assert!(err.len() < 4096, "{repository}: {} bytes of stderr", err.len());
+    assert!(!err.contains('\r') && !err.contains('\u{1b}') && !err.contains('\u{202e}') && !err.contains('\u{9b}'));
+    assert!(!err.contains("000000000000"), "{repository}: the server's body was shown: {err}");
+    err
+}
+
+#[test]
+fn registry_hostile_push_token_answers_are_bounded_and_refusals_reported() {
+    for (repository, code, message) in [
+        ("tokenhuge", 16, "answered with more than 65536 bytes"),
+        ("tokenecho", 16, "refused the request: HTTP 401"),
+        ("tokendrip", 1, "did not answer within 30 s"),
+    ] {
+        let (output, elapsed, peak) = push(repository, false);
+        let err = one_error_line(repository, &output);
+        assert_eq!(output.status.code(), Some(code), "{repository}: {err}");
+        assert!(err.contains("checking access") && err.contains(message), "{repository}: `{message}` not in {err}");
+        assert!(!err.contains("denied for"), "{repository}: the token service's answer was printed: {err}");
+        assert!(elapsed < Duration::from_secs(60), "{repository}: took {elapsed:?}");
+        assert!(peak < PUSH_PEAK_MIB, "{repository}: {peak} MiB");
+    }
+}
+
+#[test]
+fn registry_hostile_push_bodies_are_never_read_whole() {
+    // Bodies that need not be read at all: the `/v2/` challenge's (every push here), a HEAD's announced length, a
+    // created manifest's answer. The push succeeds.
+    for repository in ["headhuge", "manifesthuge"] {
+        let (output, elapsed, peak) = push(repository, false);
+        assert!(output.status.success(), "{repository}: {}", stderr(&output));
+        assert!(elapsed < Duration::from_secs(60), "{repository}: took {elapsed:?}");
+        assert!(peak < PUSH_PEAK_MIB, "{repository}: {peak} MiB");
+    }
+    // Error answers of 1.5 GiB, chunked (no length to refuse them by): read up to the bound only.
+    for (repository, large, code) in
+        [("posthuge", false, 1), ("patchhuge", true, 16), ("puthuge", false, 1), ("manifestrefused", false, 1)]
+    {
+        let (output, elapsed, peak) = push(repository, large);
+        let err = one_error_line(repository, &output);
+        assert_eq!(output.status.code(), Some(code), "{repository}: {err}");
+        assert!(err.contains("an error answer over 64 KiB, not read"), "{repository}: {err}");
+        assert!(elapsed < Duration::from_secs(60), "{repository}: took {elapsed:?}");
+        assert!(peak < PUSH_PEAK_MIB, "{repository}: {peak} MiB");
+    }
+}
+
+#[test]
+fn registry_hostile_push_a_dripped_error_answer_is_not_waited_for() {
+    let (output, elapsed, _) = push("putdrip", false);
+    let err = one_error_line("putdrip", &output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("did not arrive within 5 s"), "{err}");
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
+}
+
+#[test]
+fn registry_hostile_push_error_text_is_one_escaped_line() {
+    let (output, _, _) = push("pushnoisy", false);
+    let err = one_error_line("pushnoisy", &output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("pushing manifest") && err.contains("\\u{202e}evil"), "{err}");
+    assert!(err.contains("bad\\r\\nerror: forged line"), "{err}");
 }

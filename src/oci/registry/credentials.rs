@@ -67,34 +67,15 @@ struct AuthEntry {
 }
 
 /// Most bytes an auth file may hold (docker's hold a few entries of a few hundred bytes each).
-pub const MAX_AUTH_FILE_BYTES: usize = 1024 * 1024;
-
-/// Reads an auth file: a regular file (a FIFO would block, `/dev/zero` never ends), at most
-/// [`MAX_AUTH_FILE_BYTES`], opened without waiting for a writer.
-fn read_auth_file(file: &Path) -> std::io::Result<Zeroizing<Vec<u8>>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened =
-        std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(file)?;
-    if !opened.metadata()?.is_file() {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not a regular file"));
-    }
-    let mut bytes = Zeroizing::new(Vec::new());
-    std::io::Read::read_to_end(&mut std::io::Read::take(opened, MAX_AUTH_FILE_BYTES as u64 + 1), &mut bytes)?;
-    if bytes.len() > MAX_AUTH_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_AUTH_FILE_BYTES} bytes; not an auth file"),
-        ));
-    }
-    Ok(bytes)
-}
+pub const MAX_AUTH_FILE_BYTES: u64 = 1024 * 1024;
 
 fn from_auth_file(file: &Path, registry: &str) -> Result<Option<Credentials>, Error> {
-    let text = match read_auth_file(file) {
+    // A regular file (a FIFO would block, `/dev/zero` never ends), read no further than the bound.
+    let text = match crate::oci::files::read_regular(file, MAX_AUTH_FILE_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(Error::Malformed(format!("`{}`: {e}", file.display())));
+            return Err(Error::Malformed(format!("`{}`: {e}; not an auth file", file.display())));
         }
         Err(e) => return Err(Error::Io(format!("reading `{}`: {e}", file.display()))),
     };

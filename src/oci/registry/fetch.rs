@@ -1,11 +1,11 @@
-//! Manifests and tokens read with bounds: oci-client reads every response whole before any limit applies (a
-//! 1.5 GiB manifest or token response is 1.5 GiB of memory), and when its token request fails it goes on
-//! anonymously and the registry's "not authorized" hides why. Here a `Content-Length` over the limit fails at
-//! once, a body is read only up to the limit, and a failed token request is the error.
+//! Manifests and tokens read with bounds (oci-client, used before, read every response whole before any limit
+//! applied, and went on anonymously when its token request failed). Here a `Content-Length` over the limit fails
+//! at once, a body is read only up to the limit, and a failed token request is the error. The token exchange
+//! ([`answer_challenge`]) and the reading of error answers ([`error_answer`]) serve pushes too.
 
+use super::protocol::{OciDistributionError, OciEnvelope};
 use crate::redact;
 use bytes::{Bytes, BytesMut};
-use oci_client::errors::{OciDistributionError, OciEnvelope};
 use reqwest::{StatusCode, Url};
 use zeroize::Zeroizing;
 
@@ -13,6 +13,10 @@ use zeroize::Zeroizing;
 pub const MAX_TOKEN_BYTES: u64 = 64 * 1024;
 /// Most bytes of an error answer read (to find the registry's error code and message).
 pub const MAX_ERROR_BYTES: u64 = 64 * 1024;
+/// How long a token service may take to answer, body included.
+pub const TOKEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long an error answer's body may take to arrive (a registry that drips it is not waited for).
+pub const ERROR_BODY_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A body that was too large, or a read that failed.
 #[derive(Debug)]
@@ -38,14 +42,15 @@ pub async fn read_bounded(mut response: reqwest::Response, limit: u64) -> Result
     Ok(body.freeze())
 }
 
-/// A refusal or failure answer as oci-client's error, with the URL redacted and the server's text bounded,
-/// escaped and truncated ([`redact::server_message`]), so that it can be classified like oci-client's own.
+/// A refusal or failure answer as the protocol's error, with the URL redacted and the server's text bounded,
+/// escaped and truncated ([`redact::server_message`]), so that it can be classified.
 pub async fn error_answer(response: reqwest::Response) -> OciDistributionError {
     let code = response.status().as_u16();
     let url = redact::url(response.url().as_str());
-    let text = match read_bounded(response, MAX_ERROR_BYTES).await {
-        Ok(body) => body,
-        Err(_) => Bytes::from_static(b"(an error answer over 64 KiB, not read)"),
+    let text = match tokio::time::timeout(ERROR_BODY_TIME, read_bounded(response, MAX_ERROR_BYTES)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => Bytes::from_static(b"(an error answer over 64 KiB, not read)"),
+        Err(_) => Bytes::from_static(b"(an error answer that did not arrive within 5 s, not read)"),
     };
     match serde_json::from_slice::<OciEnvelope>(&text) {
         Ok(mut envelope) if !envelope.errors.is_empty() => {
@@ -82,7 +87,7 @@ impl RegistryReader {
     }
 
     /// The manifest or index `reference` (a tag or a digest) names. `Ok(None)`: larger than `limit`. The outer
-    /// error is oci-client's, for the caller's retries and classification.
+    /// error is the protocol's, for the caller's retries and classification.
     pub async fn manifest(
         &self,
         reference: &str,
@@ -163,47 +168,65 @@ impl RegistryReader {
         }
     }
 
-    /// The `Authorization` value that answers a challenge: a bearer token from the token service, or the basic
-    /// credentials; `None` when there is nothing to answer with.
+    /// The `Authorization` value that answers a challenge for pulling from this repository.
     async fn answer(&self, challenge: Option<&str>) -> Result<Option<Zeroizing<String>>, OciDistributionError> {
-        use base64::Engine;
-        let Some(challenge) = challenge else { return Ok(None) };
-        let (scheme, parameters) = challenge.split_once(' ').unwrap_or((challenge, ""));
-        if scheme.eq_ignore_ascii_case("basic") {
-            return Ok(self.credentials.as_ref().map(|(user, password)| {
-                let pair = Zeroizing::new(format!("{user}:{}", password.as_str()));
-                Zeroizing::new(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair.as_bytes())))
-            }));
+        let scopes = [format!("repository:{}:pull", self.repository)];
+        answer_challenge(&self.http, challenge, self.credentials.as_ref(), &scopes).await
+    }
+}
+
+/// The `Authorization` value that answers a registry's `WWW-Authenticate` challenge: a bearer token from the
+/// token service it names, for `scopes` (`repository:NAME:ACTIONS`, all in one token), or the basic
+/// credentials; `None` when there is nothing to answer with. The one token exchange of pulls, pushes and mounts:
+/// the answer is bounded ([`MAX_TOKEN_BYTES`]) and wiped, must arrive within [`TOKEN_TIMEOUT`], and a refusal is
+/// the error (never the request going on anonymously) without the service's text, which may echo credentials.
+pub async fn answer_challenge(
+    http: &reqwest::Client,
+    challenge: Option<&str>,
+    credentials: Option<&(String, Zeroizing<String>)>,
+    scopes: &[String],
+) -> Result<Option<Zeroizing<String>>, OciDistributionError> {
+    use base64::Engine;
+    let Some(challenge) = challenge else { return Ok(None) };
+    let (scheme, parameters) = challenge.split_once(' ').unwrap_or((challenge, ""));
+    if scheme.eq_ignore_ascii_case("basic") {
+        return Ok(credentials.map(|(user, password)| {
+            let pair = Zeroizing::new(format!("{user}:{}", password.as_str()));
+            Zeroizing::new(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair.as_bytes())))
+        }));
+    }
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(None);
+    }
+    let parameters = challenge_parameters(parameters);
+    let realm = parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case("realm")).map(|(_, v)| v.as_str());
+    let Some(realm) = realm else {
+        return Err(OciDistributionError::AuthenticationFailure(
+            "the registry asked for a bearer token without naming a token service (no realm)".into(),
+        ));
+    };
+    let mut url = Url::parse(realm).map_err(|e| {
+        OciDistributionError::AuthenticationFailure(format!(
+            "the registry named a token service that is not a URL (`{}`): {e}",
+            redact::server_message(realm.as_bytes())
+        ))
+    })?;
+    {
+        let mut query = url.query_pairs_mut();
+        for scope in scopes {
+            query.append_pair("scope", scope);
         }
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return Ok(None);
+        if let Some((_, service)) = parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case("service")) {
+            query.append_pair("service", service);
         }
-        let parameters = challenge_parameters(parameters);
-        let realm = parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case("realm")).map(|(_, v)| v.as_str());
-        let Some(realm) = realm else {
-            return Err(OciDistributionError::AuthenticationFailure(
-                "the registry asked for a bearer token without naming a token service (no realm)".into(),
-            ));
-        };
-        let mut url = Url::parse(realm).map_err(|e| {
-            OciDistributionError::AuthenticationFailure(format!(
-                "the registry named a token service that is not a URL (`{}`): {e}",
-                redact::server_message(realm.as_bytes())
-            ))
-        })?;
-        {
-            let mut query = url.query_pairs_mut();
-            query.append_pair("scope", &format!("repository:{}:pull", self.repository));
-            if let Some((_, service)) = parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case("service")) {
-                query.append_pair("service", service);
-            }
-        }
-        let mut request = self.http.get(url.clone());
-        if let Some((user, password)) = &self.credentials {
-            request = request.basic_auth(user, Some(password.as_str()));
-        }
+    }
+    let shown = redact::url(url.as_str());
+    let mut request = http.get(url);
+    if let Some((user, password)) = credentials {
+        request = request.basic_auth(user, Some(password.as_str()));
+    }
+    let exchange = async {
         let response = request.send().await.map_err(without_url)?;
-        let shown = redact::url(url.as_str());
         if !response.status().is_success() {
             // Not the body: a token service's refusal may echo the credentials it was sent.
             return Err(OciDistributionError::AuthenticationFailure(format!(
@@ -211,32 +234,37 @@ impl RegistryReader {
                 response.status()
             )));
         }
-        let body = match read_bounded(response, MAX_TOKEN_BYTES).await {
-            Ok(body) => Zeroizing::new(body.to_vec()),
-            Err(Bounded::TooLarge) => {
-                return Err(OciDistributionError::AuthenticationFailure(format!(
-                    "the token service `{shown}` answered with more than {MAX_TOKEN_BYTES} bytes"
-                )));
-            }
-            Err(Bounded::Failed(e)) => return Err(without_url(e)),
-        };
-        #[derive(serde::Deserialize)]
-        struct Token {
-            token: Option<String>,
-            access_token: Option<String>,
-        }
-        let parsed: Token = serde_json::from_slice(&body).map_err(|_| {
-            OciDistributionError::AuthenticationFailure(format!(
-                "the token service `{shown}` answered with something that is not a token (JSON with `token`)"
-            ))
-        })?;
-        let token = Zeroizing::new(parsed.token.or(parsed.access_token).unwrap_or_default());
-        match Some(token).filter(|t| !t.is_empty()) {
-            Some(token) => Ok(Some(Zeroizing::new(format!("Bearer {}", token.as_str())))),
-            None => Err(OciDistributionError::AuthenticationFailure(format!(
-                "the token service `{shown}` answered without a token"
+        match read_bounded(response, MAX_TOKEN_BYTES).await {
+            Ok(body) => Ok(Zeroizing::new(body.to_vec())),
+            Err(Bounded::TooLarge) => Err(OciDistributionError::AuthenticationFailure(format!(
+                "the token service `{shown}` answered with more than {MAX_TOKEN_BYTES} bytes"
             ))),
+            Err(Bounded::Failed(e)) => Err(without_url(e)),
         }
+    };
+    // Not retried: a token service that drips its answer would hold every attempt as long.
+    let body = tokio::time::timeout(TOKEN_TIMEOUT, exchange).await.map_err(|_| {
+        OciDistributionError::GenericError(Some(format!(
+            "the token service `{shown}` did not answer within {} s",
+            TOKEN_TIMEOUT.as_secs()
+        )))
+    })??;
+    #[derive(serde::Deserialize)]
+    struct Token {
+        token: Option<String>,
+        access_token: Option<String>,
+    }
+    let parsed: Token = serde_json::from_slice(&body).map_err(|_| {
+        OciDistributionError::AuthenticationFailure(format!(
+            "the token service `{shown}` answered with something that is not a token (JSON with `token`)"
+        ))
+    })?;
+    let token = Zeroizing::new(parsed.token.or(parsed.access_token).unwrap_or_default());
+    match Some(token).filter(|t| !t.is_empty()) {
+        Some(token) => Ok(Some(Zeroizing::new(format!("Bearer {}", token.as_str())))),
+        None => Err(OciDistributionError::AuthenticationFailure(format!(
+            "the token service `{shown}` answered without a token"
+        ))),
     }
 }
 

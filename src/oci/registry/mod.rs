@@ -1,5 +1,5 @@
-//! Images in OCI distribution registries (`docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`), on oci-client's
-//! streaming blob calls (never its whole-image pull/push, which hold layers in memory).
+//! Images in OCI distribution registries (`docker://HOST[:PORT]/REPO[:TAG|@DIGEST]`), every request made here on
+//! reqwest so that every answer is read with a bound: reads in `fetch`, pushes in `upload`.
 //!
 //! The rest of cryptadm is synchronous, so each registry connection owns a small tokio runtime. Blob bytes cross
 //! between the synchronous cipher and the network through bounded channels: downloading, encrypting and uploading
@@ -12,6 +12,7 @@
 
 pub mod credentials;
 mod fetch;
+mod protocol;
 mod ranged;
 pub mod tls;
 mod upload;
@@ -26,10 +27,7 @@ use crate::oci::Error;
 use crate::redact;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference, RegistryOperation};
+use protocol::{OciDistributionError, OciErrorCode};
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -79,15 +77,12 @@ pub type Log = Box<dyn Fn(&str) + Send + Sync>;
 /// A client for one repository, with the runtime that drives it.
 struct Connection {
     runtime: tokio::runtime::Runtime,
-    client: Client,
     location: RegistryLocation,
-    /// What the client authenticates with (oci-client keeps the first one it is given per registry).
-    auth: RegistryAuth,
     /// `https` or `http` (when TLS is not required and the registry does not speak it).
     scheme: &'static str,
     /// The CA certificates of the cert dirs, read once for both HTTP clients.
-    roots: Vec<oci_client::client::Certificate>,
-    /// Reads manifests and blobs with bounds (oci-client reads whole bodies).
+    roots: Vec<reqwest::Certificate>,
+    /// Reads manifests and blobs with bounds.
     reader: Arc<fetch::RegistryReader>,
 }
 
@@ -102,75 +97,34 @@ impl Connection {
             .build()
             .map_err(|e| Error::Io(format!("starting the registry client: {e}")))?;
         let roots = tls::ca_certificates(&options.cert_dirs)?;
-        let config = |protocol: ClientProtocol| ClientConfig {
-            protocol,
-            accept_invalid_certificates: !options.tls_verify,
-            extra_root_certificates: roots.clone(),
-            connect_timeout: Some(CONNECT_TIMEOUT),
-            read_timeout: Some(Duration::from_secs(300)),
-            platform_resolver: None,
-            ..ClientConfig::default()
-        };
-        let build = |protocol| {
-            Client::try_from(config(protocol))
-                .map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
-        };
-        let auth = match &options.credentials {
-            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.to_string()),
-            None => RegistryAuth::Anonymous,
-        };
-        let mut client = build(ClientProtocol::Https)?;
         let mut scheme = "https";
         if !options.tls_verify {
-            // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak it.
-            let probe = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
-            let https_works = runtime.block_on(async {
-                !matches!(
-                    client.auth(&probe, &auth, RegistryOperation::Pull).await,
-                    Err(OciDistributionError::RequestError(_))
-                )
-            });
+            // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak
+            // it. The answer's body is never read.
+            let http = http_client(location, options, &roots, Some(PROBE_TIMEOUT))?;
+            let ping = format!("https://{}/v2/", registry_host(&location.registry));
+            let https_works = runtime.block_on(async { http.get(ping).timeout(PROBE_TIMEOUT).send().await.is_ok() });
             if !https_works {
-                client = build(ClientProtocol::Http)?;
                 scheme = "http";
             }
         }
-        runtime.block_on(client.store_auth_if_needed(&location.registry, &auth));
         let reader = Arc::new(registry_reader(location, options, &roots, scheme)?);
-        Ok(Self { runtime, client, location: location.clone(), auth, scheme, roots, reader })
+        Ok(Self { runtime, location: location.clone(), scheme, roots, reader })
     }
 
-    /// An uploader for this repository, on an HTTP client with the same TLS settings as oci-client's.
+    /// An uploader for this repository, on an HTTP client with the same TLS settings as the reader's.
     fn uploader(&self, options: &RegistryOptions) -> Result<Uploader, Error> {
-        let failed = |what: &str| Error::Io(format!("{}: cannot set up the client: {what}", self.location.registry));
-        let mut roots = Vec::new();
-        for certificate in &self.roots {
-            roots.push(reqwest::Certificate::try_from(certificate).map_err(|e| failed(&chain(&e)))?);
-        }
-        let http = reqwest::Client::builder()
-            .danger_accept_invalid_certs(!options.tls_verify)
-            .tls_certs_merge(roots)
-            .connect_timeout(CONNECT_TIMEOUT)
-            // No read timeout: reqwest arms it once per request, which would cap a streaming PATCH at its length.
-            // The uploader bounds each step instead (no progress, no answer).
-            .build()
-            .map_err(|e| failed(&chain(&e)))?;
-        Uploader::new(http, self.client.clone(), self.auth.clone(), self.by_tag("latest"), self.scheme)
-            .map_err(|e| failed(&e.describe()))
-    }
-
-    fn by_digest(&self, digest: &str) -> Reference {
-        Reference::with_digest(self.location.registry.clone(), self.location.repository.clone(), digest.to_owned())
-    }
-
-    fn by_tag(&self, tag: &str) -> Reference {
-        Reference::with_tag(self.location.registry.clone(), self.location.repository.clone(), tag.to_owned())
+        // No read timeout: reqwest arms it once per request, which would cap a streaming PATCH at its length.
+        // The uploader bounds each step instead (no progress, no answer).
+        let http = http_client(&self.location, options, &self.roots, None)?;
+        let origin = origin(&self.location, self.scheme)?;
+        let credentials = options.credentials.as_ref().map(|c| (c.username.clone(), c.password.clone()));
+        Ok(Uploader::new(http, origin, self.location.repository.clone(), credentials))
     }
 
     /// Fetches a manifest or index by tag or digest, bounded in size: a `Content-Length` over the bound fails at
     /// once, and no more than the bound is read.
-    fn manifest(&self, reference: &Reference) -> Result<Vec<u8>, Error> {
-        let name = reference.digest().or(reference.tag()).unwrap_or("latest");
+    fn manifest(&self, name: &str) -> Result<Vec<u8>, Error> {
         let what = format!("manifest {name}");
         let bytes = self
             .runtime
@@ -183,31 +137,49 @@ impl Connection {
     }
 }
 
-/// The bounded reader of a connection, on an HTTP client with oci-client's TLS settings.
+/// How long the probe for TLS may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The host that serves a registry's API: Docker Hub's name is not its API's.
+fn registry_host(registry: &str) -> &str {
+    if registry == "docker.io" { "index.docker.io" } else { registry }
+}
+
+/// `scheme://host[:port]/` of the registry; credentials go to this origin only.
+fn origin(location: &RegistryLocation, scheme: &str) -> Result<reqwest::Url, Error> {
+    reqwest::Url::parse(&format!("{scheme}://{}/", registry_host(&location.registry)))
+        .map_err(|e| Error::Io(format!("{}: cannot set up the client: registry address: {e}", location.registry)))
+}
+
+/// An HTTP client with the registry's TLS settings (the CA certificates of the cert dirs; unverified TLS when
+/// `--tls-verify=false`), and a timeout per read when given.
+fn http_client(
+    location: &RegistryLocation,
+    options: &RegistryOptions,
+    roots: &[reqwest::Certificate],
+    read_timeout: Option<Duration>,
+) -> Result<reqwest::Client, Error> {
+    let mut builder = reqwest::Client::builder()
+        .danger_accept_invalid_certs(!options.tls_verify)
+        .tls_certs_merge(roots.to_vec())
+        .connect_timeout(CONNECT_TIMEOUT);
+    if let Some(timeout) = read_timeout {
+        builder = builder.read_timeout(timeout);
+    }
+    builder.build().map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
+}
+
+/// The bounded reader of a connection.
 fn registry_reader(
     location: &RegistryLocation,
     options: &RegistryOptions,
-    roots: &[oci_client::client::Certificate],
+    roots: &[reqwest::Certificate],
     scheme: &str,
 ) -> Result<fetch::RegistryReader, Error> {
-    let failed = |what: &str| Error::Io(format!("{}: cannot set up the client: {what}", location.registry));
-    let mut certificates = Vec::new();
-    for certificate in roots {
-        certificates.push(reqwest::Certificate::try_from(certificate).map_err(|e| failed(&chain(&e)))?);
-    }
-    let http = reqwest::Client::builder()
-        .danger_accept_invalid_certs(!options.tls_verify)
-        .tls_certs_merge(certificates)
-        .connect_timeout(CONNECT_TIMEOUT)
-        // Per read, not per request: a layer download may take longer than any fixed bound.
-        .read_timeout(Duration::from_secs(300))
-        .build()
-        .map_err(|e| failed(&chain(&e)))?;
-    let reference = Reference::with_tag(location.registry.clone(), location.repository.clone(), "latest".into());
-    let origin = reqwest::Url::parse(&format!("{scheme}://{}/", reference.resolve_registry()))
-        .map_err(|e| failed(&format!("registry address: {e}")))?;
+    // Per read, not per request: a layer download may take longer than any fixed bound.
+    let http = http_client(location, options, roots, Some(Duration::from_secs(300)))?;
     let credentials = options.credentials.as_ref().map(|c| (c.username.clone(), c.password.clone()));
-    Ok(fetch::RegistryReader::new(http, origin, reference.repository().to_owned(), credentials))
+    Ok(fetch::RegistryReader::new(http, origin(location, scheme)?, location.repository.clone(), credentials))
 }
 
 /// An image read from a registry.
@@ -223,11 +195,11 @@ impl RegistrySource {
     /// Connects and fetches the manifest or index that `location` names (tag `latest` when it names neither).
     pub fn open(location: &RegistryLocation, options: &RegistryOptions) -> Result<Self, Error> {
         let connection = Connection::open(location, options)?;
-        let reference = match (&location.digest, &location.tag) {
-            (Some(digest), _) => connection.by_digest(digest),
-            (None, tag) => connection.by_tag(tag.as_deref().unwrap_or("latest")),
+        let name = match (&location.digest, &location.tag) {
+            (Some(digest), _) => digest.as_str(),
+            (None, tag) => tag.as_deref().unwrap_or("latest"),
         };
-        let bytes = connection.manifest(&reference)?;
+        let bytes = connection.manifest(name)?;
         let digest = sha256_digest(&bytes);
         if let Some(expected) = &location.digest
             && *expected != digest
@@ -311,7 +283,7 @@ impl ImageSource for RegistrySource {
             MediaKind::Manifest | MediaKind::Index => {
                 let digest = descriptor.digest()?;
                 self.bounds.admit(digest)?;
-                let bytes = self.connection.manifest(&self.connection.by_digest(digest))?;
+                let bytes = self.connection.manifest(digest)?;
                 if descriptor.kind() == MediaKind::Index {
                     self.bounds.index_read(digest, &bytes);
                 }
@@ -413,7 +385,7 @@ impl Read for ChannelReader {
 pub struct RegistryDestination {
     connection: Connection,
     /// The source repository on the same registry, from which blobs are mounted rather than uploaded.
-    mount_from: Option<Reference>,
+    mount_from: Option<String>,
     /// Blobs known to exist at the destination.
     present: Mutex<HashSet<String>>,
     /// Manifests pushed in this run (by digest): the root is pushed again under the tag on commit.
@@ -437,20 +409,16 @@ impl RegistryDestination {
             location.tag = Some(default_tag.unwrap_or("latest").to_owned());
         }
         let connection = Connection::open(&location, options)?;
+        let uploader = Arc::new(connection.uploader(options)?);
         // One request up front, so that a wrong password or an unreachable registry is reported as such before
         // any layer is read (later failures surface through the blob writers as I/O errors).
-        let probe = connection.by_tag(location.tag.as_deref().unwrap_or("latest"));
         connection
             .runtime
-            .block_on(retry(|| async {
-                connection.client.auth(&probe, &connection.auth, RegistryOperation::Push).await?;
-                connection.client.blob_exists(&probe, &sha256_digest(b"")).await
-            }))
-            .map_err(|e| registry_error(&location, "checking access", e))?;
+            .block_on(uploader.probe())
+            .map_err(|failure| failure.into_error(&location, "checking access"))?;
         let mount_from = mount_from
             .filter(|source| source.registry == location.registry && source.repository != location.repository)
-            .map(|source| Reference::with_tag(source.registry.clone(), source.repository.clone(), "latest".into()));
-        let uploader = Arc::new(connection.uploader(options)?);
+            .map(|source| source.repository.clone());
         Ok(Self { connection, mount_from, present: Mutex::default(), manifests: HashMap::new(), uploader, log })
     }
 
@@ -458,15 +426,14 @@ impl RegistryDestination {
         self.present.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn exists(&self, digest: &str) -> Result<bool, OciDistributionError> {
-        let reference = self.connection.by_digest(digest);
-        self.connection.runtime.block_on(retry(|| self.connection.client.blob_exists(&reference, digest)))
+    fn exists(&self, digest: &str) -> Result<bool, Failure> {
+        self.connection.runtime.block_on(self.uploader.blob_exists(digest))
     }
 
     fn try_mount(&self, digest: &str) -> bool {
         let Some(source) = &self.mount_from else { return false };
         // Any failure: the blob is uploaded instead (and that upload's failure, if any, is reported).
-        self.connection.runtime.block_on(self.uploader.mount(digest, source.repository())).unwrap_or(false)
+        self.connection.runtime.block_on(self.uploader.mount(digest, source)).unwrap_or(false)
     }
 }
 
@@ -524,7 +491,7 @@ impl ImageDestination for RegistryDestination {
     fn put_manifest(&mut self, bytes: &[u8], media_type: &str) -> Result<String, Error> {
         let digest = sha256_digest(bytes);
         if !self.manifests.contains_key(&digest) {
-            self.push_manifest(&self.connection.by_digest(&digest), bytes, media_type)?;
+            self.push_manifest(&digest, bytes, media_type)?;
             (self.log)(&format!("pushed manifest {digest}"));
             self.manifests.insert(digest.clone(), (bytes.to_vec(), media_type.to_owned()));
         }
@@ -546,23 +513,23 @@ impl ImageDestination for RegistryDestination {
             .manifests
             .get(digest)
             .ok_or_else(|| Error::Malformed(format!("the root manifest {digest} was never written")))?;
-        self.push_manifest(&self.connection.by_tag(tag), bytes, media_type)?;
+        self.push_manifest(tag, bytes, media_type)?;
         (self.log)(&format!("tagged {digest} as {location}"));
         Ok(())
     }
 }
 
 impl RegistryDestination {
-    fn push_manifest(&self, reference: &Reference, bytes: &[u8], media_type: &str) -> Result<(), Error> {
-        let content_type: http::HeaderValue = media_type
+    /// Pushes a manifest under `name` (its digest, or the tag).
+    fn push_manifest(&self, name: &str, bytes: &[u8], media_type: &str) -> Result<(), Error> {
+        let content_type: reqwest::header::HeaderValue = media_type
             .parse()
             .map_err(|_| Error::Malformed(format!("media type `{media_type}` is not a valid header value")))?;
         let body = Bytes::copy_from_slice(bytes);
         self.connection
             .runtime
-            .block_on(retry(|| self.connection.client.push_manifest_raw(reference, body.clone(), content_type.clone())))
-            .map_err(|e| registry_error(&self.connection.location, &format!("pushing manifest {reference}"), e))?;
-        Ok(())
+            .block_on(self.uploader.put_manifest(name, body, content_type))
+            .map_err(|failure| failure.into_error(&self.connection.location, &format!("pushing manifest {name}")))
     }
 }
 
@@ -674,11 +641,10 @@ impl BlobWriter for RegistryBlobWriter<'_> {
             // Smaller than the first piece: sent whole, so that it can be retried.
             None => {
                 let bytes = self.buffer.split().freeze();
-                let reference = connection.by_digest(digest);
                 connection
                     .runtime
-                    .block_on(retry(|| connection.client.push_blob(&reference, bytes.clone(), digest)))
-                    .map_err(|e| registry_error(&connection.location, &what, e))?;
+                    .block_on(destination.uploader.push_whole(bytes, digest))
+                    .map_err(|failure| failure.into_error(&connection.location, &what))?;
             }
             Some(uploaded) => {
                 for note in &uploaded.notes {
@@ -783,7 +749,6 @@ fn is_transient(error: &OciDistributionError) -> bool {
         OciDistributionError::RegistryError { envelope, .. } => {
             envelope.errors.iter().any(|e| matches!(e.code, OciErrorCode::Toomanyrequests))
         }
-        OciDistributionError::IoError(_) => true,
         _ => false,
     }
 }
@@ -822,10 +787,9 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
         ));
     }
     match &error {
-        E::UnauthorizedError { .. } | E::AuthenticationFailure(_) => Error::RegistryDenied(message),
+        E::AuthenticationFailure(_) => Error::RegistryDenied(message),
         _ if matches!(status, Some(401 | 403)) => Error::RegistryDenied(message),
         _ if status == Some(404) => Error::NotFound(message),
-        E::ImageManifestNotFoundError(_) => Error::NotFound(message),
         E::RegistryError { envelope, .. } => {
             let codes: Vec<&OciErrorCode> = envelope.errors.iter().map(|e| &e.code).collect();
             if codes.iter().any(|c| matches!(c, OciErrorCode::Unauthorized | OciErrorCode::Denied)) {
@@ -848,7 +812,7 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
                 Error::Io(message)
             }
         }
-        E::DigestError(_) => Error::Integrity(message),
+        E::DigestMismatch { .. } => Error::Integrity(message),
         E::RequestError(e) if e.is_connect() || e.is_timeout() => {
             Error::Io(format!("{host}: the registry is unreachable ({what}): {}", chain(&error)))
         }
@@ -878,7 +842,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oci_client::errors::{OciEnvelope, OciError};
+    use protocol::{OciEnvelope, OciError};
 
     fn location() -> RegistryLocation {
         RegistryLocation { registry: "localhost:5000".into(), repository: "app".into(), tag: None, digest: None }
@@ -905,7 +869,7 @@ mod tests {
         assert!(matches!(classify(envelope(OciErrorCode::Denied)), Error::RegistryDenied(_)));
         assert!(matches!(classify(envelope(OciErrorCode::Unauthorized)), Error::RegistryDenied(_)));
         assert!(matches!(
-            classify(OciDistributionError::UnauthorizedError { url: String::new() }),
+            classify(OciDistributionError::AuthenticationFailure("refused".into())),
             Error::RegistryDenied(_)
         ));
         assert!(matches!(classify(server(404)), Error::NotFound(_)));

@@ -2,11 +2,11 @@
 //! certificates of certificate directories, in the containers' convention (`DIR/*.crt`, PEM).
 
 use crate::oci::Error;
-use oci_client::client::{Certificate, CertificateEncoding};
+use reqwest::Certificate;
 use std::path::PathBuf;
 
-/// Installs rustls' ring provider once per process: oci-client is built without a default provider so that no
-/// C crypto library (aws-lc) is linked and the binary stays static.
+/// Installs rustls' ring provider once per process: reqwest is built without a default provider so that no C
+/// crypto library (aws-lc) is linked and the binary stays static.
 pub fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -34,7 +34,9 @@ pub fn ca_certificates(dirs: &[PathBuf]) -> Result<Vec<Certificate>, Error> {
             if !data.windows(11).any(|w| w == b"-----BEGIN ") {
                 return Err(Error::Malformed(format!("`{}` is not a PEM certificate", path.display())));
             }
-            certificates.push(Certificate { encoding: CertificateEncoding::Pem, data });
+            let certificate = Certificate::from_pem(&data)
+                .map_err(|_| Error::Malformed(format!("`{}` is not a PEM certificate", path.display())))?;
+            certificates.push(certificate);
         }
     }
     Ok(certificates)

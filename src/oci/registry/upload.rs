@@ -1,10 +1,10 @@
 //! Blob uploads: one streaming PATCH per blob, as docker and containers/image send them, and, when that PATCH is
 //! refused or breaks, the rest in `Content-Range` chunks from the offset the registry reports.
 //!
-//! Why not oci-client's chunked push: it sends one PATCH per 4 MiB (a round trip, and for docker's registry a
-//! reopened upload, per chunk), retries none of them, and hashes every byte once more although the registry
-//! checks the digest on the closing PUT anyway. Its request helpers (the auth headers) are private, so these
-//! requests are made here, on a reqwest client set up like oci-client's, with the token oci-client's `auth` gets.
+//! Every push-side request is made here (uploads, blob HEADs, manifest PUTs, the access probe, push and mount
+//! tokens through [`super::fetch::answer_challenge`]), and every answer's body is either left unread or read with
+//! a bound. (oci-client's chunked push, used before, sent one PATCH per 4 MiB, retried none, and read whole
+//! answers.)
 //!
 //! Resuming needs the bytes again, and they come from a cipher that cannot rewind: so the last [`WINDOW`] bytes
 //! sent are kept (reference-counted pieces, no copies). After a failure, the upload's status (GET) says how much
@@ -13,13 +13,11 @@
 //! a broken request (it cancels it); a blob that fits the window then starts over in a new upload, and a larger
 //! one fails with a message saying so. Nothing is tagged either way: the manifest is pushed only after its blobs.
 
+use super::protocol::{OciDistributionError, OciErrorCode};
 use super::{ATTEMPTS, FIRST_BACKOFF, is_transient};
 use crate::oci::{Error, RegistryLocation};
 use bytes::{Bytes, BytesMut};
-use oci_client::errors::{OciDistributionError, OciEnvelope, OciErrorCode};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference, RegistryOperation};
-use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
+use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +44,8 @@ pub const WINDOW: usize = 16 << 20;
 /// Size of one `Content-Range` chunk once the streaming PATCH has failed.
 const FALLBACK_CHUNK: usize = 4 << 20;
 const OCTET_STREAM: &str = "application/octet-stream";
+/// The digest of the empty blob, which the access probe asks for.
+const EMPTY_DIGEST: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Why an upload request failed.
 #[derive(Debug)]
@@ -108,13 +108,10 @@ impl From<OciDistributionError> for Failure {
 /// An upload session being opened ([`Uploader::start`]) before the blob's first piece is ready.
 pub type Opening = tokio::task::JoinHandle<Result<Session, Failure>>;
 
-/// How requests to the registry authenticate.
+/// How requests to the registry authenticate: an `Authorization` value (a bearer token or basic credentials),
+/// or none.
 #[derive(Clone)]
-enum Authorization {
-    Anonymous,
-    Bearer(Zeroizing<String>),
-    Basic(String, Zeroizing<String>),
-}
+struct Authorization(Option<Zeroizing<String>>);
 
 /// One upload session: where its next request goes, and with which credentials.
 #[derive(Clone)]
@@ -140,13 +137,12 @@ impl Uploaded {
 /// Where an upload in progress stands, so that an abandoned upload can be cancelled.
 pub type Tracker = Arc<Mutex<Option<Session>>>;
 
-/// Uploads blobs to one repository.
+/// Uploads blobs and manifests to one repository. Every request is made here, and every answer's body that is
+/// read at all is read with a bound ([`super::fetch`]).
 pub struct Uploader {
     http: reqwest::Client,
-    client: Client,
-    auth: RegistryAuth,
-    /// The repository, for oci-client's token request.
-    reference: Reference,
+    /// The user name and password, for basic authentication or the token service.
+    credentials: Option<(String, Zeroizing<String>)>,
     /// `scheme://host[:port]` of the registry; credentials go to this origin only.
     origin: Url,
     repository: String,
@@ -162,25 +158,76 @@ pub struct Uploader {
 impl Uploader {
     pub fn new(
         http: reqwest::Client,
-        client: Client,
-        auth: RegistryAuth,
-        reference: Reference,
-        scheme: &str,
-    ) -> Result<Self, Failure> {
-        let origin = Url::parse(&format!("{scheme}://{}/", reference.resolve_registry()))
-            .map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
-        let repository = reference.repository().to_owned();
-        Ok(Self {
+        origin: Url,
+        repository: String,
+        credentials: Option<(String, Zeroizing<String>)>,
+    ) -> Self {
+        Self {
             http,
-            client,
-            auth,
-            reference,
+            credentials,
             origin,
             repository,
             chunks_only: AtomicBool::new(false),
             mount_authorization: tokio::sync::Mutex::new(None),
             push_authorization: tokio::sync::Mutex::new(None),
-        })
+        }
+    }
+
+    /// Checks that the registry is there and takes the credentials for pushing: fetches them (a token service
+    /// that refuses is the error) and asks for a blob that no image holds (HEAD of the empty blob's digest).
+    pub async fn probe(&self) -> Result<(), Failure> {
+        self.blob_exists(EMPTY_DIGEST).await.map(|_| ())
+    }
+
+    /// Whether the repository has blob `digest` (HEAD: the answer has no body to read).
+    pub async fn blob_exists(&self, digest: &str) -> Result<bool, Failure> {
+        let url = self.url(&format!("blobs/{digest}"))?;
+        let mut authorization = self.push_authorization().await?;
+        match self.retried(Method::HEAD, &url, &mut authorization, StatusCode::OK, None).await {
+            Ok(_) => Ok(true),
+            Err(failure) if failure.status() == Some(StatusCode::NOT_FOUND) => Ok(false),
+            Err(failure) => Err(failure),
+        }
+    }
+
+    /// Pushes a manifest under `name` (its digest or a tag); the registry's answer is not read beyond its status.
+    pub async fn put_manifest(
+        &self,
+        name: &str,
+        body: Bytes,
+        media_type: reqwest::header::HeaderValue,
+    ) -> Result<(), Failure> {
+        let url = self.url(&format!("manifests/{name}"))?;
+        let mut authorization = self.push_authorization().await?;
+        self.retried(Method::PUT, &url, &mut authorization, StatusCode::CREATED, Some((media_type, body))).await?;
+        Ok(())
+    }
+
+    /// Pushes a small blob whole: an upload opened (POST) and closed with its bytes (PUT `?digest=`), each
+    /// request retried as [`Self::retried`] does; an upload that fails is cancelled.
+    pub async fn push_whole(&self, bytes: Bytes, digest: &str) -> Result<(), Failure> {
+        let uploaded = Uploaded { session: self.start().await?, notes: Vec::new() };
+        let outcome = self.close(&uploaded, digest, Some(bytes)).await;
+        if outcome.is_err() {
+            self.cancel(&uploaded.session).await;
+        }
+        outcome
+    }
+
+    /// `v2/REPOSITORY/PATH` at the registry.
+    fn url(&self, path: &str) -> Result<Url, Failure> {
+        self.origin
+            .join(&format!("v2/{}/{path}", self.repository))
+            .map_err(|e| Failure::Stopped(format!("registry address: {e}")))
+    }
+
+    /// The credentials fetched last for pushing, or new ones.
+    async fn push_authorization(&self) -> Result<Authorization, Failure> {
+        let cached = self.push_authorization.lock().await.clone();
+        match cached {
+            Some(authorization) => Ok(authorization),
+            None => self.authorization().await,
+        }
     }
 
     /// Sends every piece that arrives on `pieces` until the channel closes; returns once the registry has them all.
@@ -259,25 +306,24 @@ impl Uploader {
 
     /// Closes the upload under `digest` (the registry checks the bytes against it).
     pub async fn finish(&self, uploaded: &Uploaded, digest: &str) -> Result<(), Failure> {
+        self.close(uploaded, digest, None).await
+    }
+
+    /// Closes the upload under `digest` with its last bytes, if any.
+    async fn close(&self, uploaded: &Uploaded, digest: &str, last: Option<Bytes>) -> Result<(), Failure> {
         let session = &uploaded.session;
         let mut url = session.location.clone();
         url.query_pairs_mut().append_pair("digest", digest);
         let mut authorization = session.authorization.clone();
-        match self.retried(Method::PUT, &url, &mut authorization, StatusCode::CREATED).await {
+        let body = last.map(|bytes| (reqwest::header::HeaderValue::from_static(OCTET_STREAM), bytes));
+        match self.retried(Method::PUT, &url, &mut authorization, StatusCode::CREATED, body).await {
             Ok(response) => check_digest(&response, digest),
             // The upload is gone: an earlier attempt's PUT went through and its answer was lost, or the blob
             // was there already. Either way what counts is that the repository has the blob.
-            Err(failure) if failure.status() == Some(StatusCode::NOT_FOUND) => {
-                let reference = Reference::with_digest(
-                    self.reference.registry().to_owned(),
-                    self.repository.clone(),
-                    digest.into(),
-                );
-                match self.client.blob_exists(&reference, digest).await {
-                    Ok(true) => Ok(()),
-                    _ => Err(failure),
-                }
-            }
+            Err(failure) if failure.status() == Some(StatusCode::NOT_FOUND) => match self.blob_exists(digest).await {
+                Ok(true) => Ok(()),
+                _ => Err(failure),
+            },
             Err(failure) => Err(failure),
         }
     }
@@ -325,48 +371,56 @@ impl Uploader {
     }
 
     /// Credentials for mounting from `from`: from a token service, one token for both repositories, asking
-    /// `repository:DST:pull,push` together with `repository:FROM:pull` as docker and containers/image do
-    /// (oci-client asks for the destination only, and the registry then refuses the mount for insufficient
-    /// scope); without a token service, the basic credentials or none.
+    /// `repository:DST:pull,push` together with `repository:FROM:pull` as docker and containers/image do (a token
+    /// for the destination alone makes the registry refuse the mount for insufficient scope); without a token
+    /// service, the basic credentials or none.
     async fn mount_authorization(&self, from: &str) -> Result<Authorization, Failure> {
+        let scopes = [format!("repository:{}:pull,push", self.repository), format!("repository:{from}:pull")];
+        self.fresh_authorization(&scopes).await
+    }
+
+    /// New credentials for `scopes`: the registry's challenge (a GET of `/v2/`, its body never read) says whether
+    /// a token service issues them ([`super::fetch::answer_challenge`], the exchange pulls use too); else the
+    /// basic credentials, else none.
+    async fn fresh_authorization(&self, scopes: &[String]) -> Result<Authorization, Failure> {
         let ping = self.origin.join("v2/").map_err(|e| Failure::Stopped(format!("registry address: {e}")))?;
-        let response = self.http.get(ping).timeout(STALL).send().await?;
-        let challenge =
-            response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).and_then(bearer_challenge);
-        let Some((realm, service)) = challenge else { return self.authorization().await };
-        let mut url = Url::parse(&realm).map_err(|e| {
-            Failure::Stopped(format!(
-                "the registry names token realm `{}`: {e}",
-                crate::redact::server_message(realm.as_bytes())
-            ))
-        })?;
-        {
-            let mut query = url.query_pairs_mut();
-            if let Some(service) = &service {
-                query.append_pair("service", service);
+        let mut failures = 0;
+        let response = loop {
+            match self.http.get(ping.clone()).timeout(super::fetch::TOKEN_TIMEOUT).send().await {
+                Ok(response) => break response,
+                Err(error) => {
+                    let failure = Failure::from(error);
+                    if failures + 1 >= ATTEMPTS || !failure.is_transient() {
+                        return Err(failure);
+                    }
+                    failures += 1;
+                    tokio::time::sleep(FIRST_BACKOFF * 2u32.pow(failures - 1)).await;
+                }
             }
-            query.append_pair("scope", &format!("repository:{}:pull,push", self.repository));
-            query.append_pair("scope", &format!("repository:{from}:pull"));
-        }
-        let mut request = self.http.get(url).timeout(STALL);
-        if let RegistryAuth::Basic(user, password) = &self.auth {
-            request = request.basic_auth(user, Some(password));
-        }
-        let response = expect(request.send().await?, StatusCode::OK).await?;
-        // Bounded as every token answer is (super::fetch), and wiped: it holds the token.
-        let body = Zeroizing::new(
-            super::fetch::read_bounded(response, super::fetch::MAX_TOKEN_BYTES)
-                .await
-                .map_err(|_| Failure::Stopped("the token service's answer is unreadable or over 64 KiB".into()))?
-                .to_vec(),
-        );
-        let answer: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|_| Failure::Stopped("the token service's answer is not JSON".into()))?;
-        let token = ["token", "access_token"]
-            .iter()
-            .find_map(|name| answer.get(name).and_then(serde_json::Value::as_str).filter(|t| !t.is_empty()))
-            .ok_or_else(|| Failure::Stopped("the token service's answer has no token".into()))?;
-        Ok(Authorization::Bearer(Zeroizing::new(token.to_owned())))
+        };
+        let challenge = match response.status() {
+            StatusCode::UNAUTHORIZED => {
+                response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned)
+            }
+            _ => None,
+        };
+        drop(response);
+        let answer = match challenge {
+            Some(challenge) => {
+                super::fetch::answer_challenge(&self.http, Some(&challenge), self.credentials.as_ref(), scopes).await?
+            }
+            None => None,
+        };
+        Ok(Authorization(answer.or_else(|| self.basic())))
+    }
+
+    /// The basic credentials as an `Authorization` value.
+    fn basic(&self) -> Option<Zeroizing<String>> {
+        use base64::Engine;
+        self.credentials.as_ref().map(|(user, password)| {
+            let pair = Zeroizing::new(format!("{user}:{}", password.as_str()));
+            Zeroizing::new(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair.as_bytes())))
+        })
     }
 
     /// Cancels an upload that will not be finished (best effort: registries also expire them).
@@ -377,34 +431,36 @@ impl Uploader {
 
     /// Opens an upload session (POST).
     pub async fn start(&self) -> Result<Session, Failure> {
-        let cached = self.push_authorization.lock().await.clone();
-        let mut authorization = match cached {
-            Some(authorization) => authorization,
-            None => self.authorization().await?,
-        };
-        let url = self
-            .origin
-            .join(&format!("v2/{}/blobs/uploads/", self.repository))
-            .map_err(|e| Failure::Stopped(format!("upload address: {e}")))?;
-        let response = self.retried(Method::POST, &url, &mut authorization, StatusCode::ACCEPTED).await?;
+        let mut authorization = self.push_authorization().await?;
+        let url = self.url("blobs/uploads/")?;
+        let response = self.retried(Method::POST, &url, &mut authorization, StatusCode::ACCEPTED, None).await?;
         let location = self.location(&response)?;
         Ok(Session { location, authorization })
     }
 
-    /// A request without a body, sent again after a pause when it failed transiently, and once with fresh
-    /// credentials when the registry no longer takes them (a token expires during a long upload).
+    /// A request without a body or with a small one (`body`: its type and bytes), sent again after a pause when
+    /// it failed transiently, and once with fresh credentials when the registry no longer takes them (a token
+    /// expires during a long upload). A successful answer's body is left unread; an error's is read bounded.
     async fn retried(
         &self,
         method: Method,
         url: &Url,
         authorization: &mut Authorization,
         expected: StatusCode,
+        body: Option<(reqwest::header::HeaderValue, Bytes)>,
     ) -> Result<reqwest::Response, Failure> {
         let mut failures = 0;
         let mut refreshed = false;
         loop {
-            let sent =
-                self.request(method.clone(), url, authorization).header(CONTENT_LENGTH, 0).timeout(STALL).send().await;
+            let request = self.request(method.clone(), url, authorization).timeout(STALL);
+            let request = match &body {
+                Some((media_type, bytes)) => request
+                    .header(CONTENT_TYPE, media_type.clone())
+                    .header(CONTENT_LENGTH, bytes.len())
+                    .body(bytes.clone()),
+                None => request.header(CONTENT_LENGTH, 0),
+            };
+            let sent = request.send().await;
             let outcome = match sent {
                 Ok(response) => expect(response, expected).await,
                 Err(e) => Err(e.into()),
@@ -545,7 +601,8 @@ impl Uploader {
     /// The number of bytes the registry has stored for the upload (GET on its location).
     async fn status(&self, session: &mut Session) -> Result<u64, Failure> {
         let location = session.location.clone();
-        let response = self.retried(Method::GET, &location, &mut session.authorization, StatusCode::NO_CONTENT).await?;
+        let response =
+            self.retried(Method::GET, &location, &mut session.authorization, StatusCode::NO_CONTENT, None).await?;
         let offset = stored_bytes(&response)?;
         if let Some(location) = response.headers().get(LOCATION) {
             session.location = self.resolve(location)?;
@@ -587,55 +644,18 @@ impl Uploader {
         let same_origin = url.scheme() == self.origin.scheme()
             && url.host_str() == self.origin.host_str()
             && url.port_or_known_default() == self.origin.port_or_known_default();
-        match authorization {
-            _ if !same_origin => request,
-            Authorization::Anonymous => request,
-            Authorization::Bearer(token) => request.bearer_auth(token.as_str()),
-            Authorization::Basic(user, password) => request.basic_auth(user, Some(password.as_str())),
+        match &authorization.0 {
+            Some(value) if same_origin => request.header(AUTHORIZATION, value.as_str()),
+            _ => request,
         }
     }
 
-    /// Fresh credentials for pushing: a bearer token from the registry's token service when it has one
-    /// (oci-client asks it), else the basic credentials, else none; kept for the uploads that follow.
+    /// Fresh credentials for pushing (`repository:DST:pull,push`), kept for the uploads that follow.
     async fn authorization(&self) -> Result<Authorization, Failure> {
-        let token = self.client.auth(&self.reference, &self.auth, RegistryOperation::Push).await?;
-        let authorization = match (token, &self.auth) {
-            (Some(token), _) => Authorization::Bearer(Zeroizing::new(token)),
-            (None, RegistryAuth::Basic(user, password)) => {
-                Authorization::Basic(user.clone(), Zeroizing::new(password.clone()))
-            }
-            (None, _) => Authorization::Anonymous,
-        };
+        let authorization = self.fresh_authorization(&[format!("repository:{}:pull,push", self.repository)]).await?;
         *self.push_authorization.lock().await = Some(authorization.clone());
         Ok(authorization)
     }
-}
-
-/// The realm and service of a `Bearer realm="…",service="…"` challenge; None for another scheme.
-fn bearer_challenge(header: &str) -> Option<(String, Option<String>)> {
-    let (scheme, mut rest) = header.trim().split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let (mut realm, mut service) = (None, None);
-    while !rest.trim().is_empty() {
-        let (key, after) = rest.split_once('=')?;
-        let after = after.trim_start();
-        let (value, next) = match after.strip_prefix('"') {
-            Some(quoted) => {
-                let end = quoted.find('"')?;
-                (&quoted[..end], &quoted[end + 1..])
-            }
-            None => after.split_at(after.find(',').unwrap_or(after.len())),
-        };
-        match key.trim().to_ascii_lowercase().as_str() {
-            "realm" => realm = Some(value.trim().to_owned()),
-            "service" => service = Some(value.trim().to_owned()),
-            _ => {}
-        }
-        rest = next.trim_start().trim_start_matches(',');
-    }
-    Some((realm?, service))
 }
 
 /// A streamed PATCH that the registry answered with a refusal (not a failure of the moment): the registry wants
@@ -669,34 +689,14 @@ fn before_the_end(
     }
 }
 
-/// The response when it has the `expected` status, else the registry's error (its JSON envelope when it sent one).
+/// The response when it has the `expected` status, else the registry's error (its JSON envelope when it sent one),
+/// read bounded in size and time, redacted and escaped ([`super::fetch::error_answer`]).
 async fn expect(response: reqwest::Response, expected: StatusCode) -> Result<reqwest::Response, Failure> {
     let status = response.status();
     if status == expected {
         return Ok(response);
     }
-    // The path only: an upload's query is a long state token, or, elsewhere, a presigned URL's signature.
-    let url = response.url().path().to_owned();
-    // Bounded: a registry's error answer may be any size.
-    let body = super::fetch::read_bounded(response, super::fetch::MAX_ERROR_BYTES).await.unwrap_or_default();
-    let error = match serde_json::from_slice::<OciEnvelope>(&body) {
-        Ok(envelope) if !envelope.errors.is_empty() => OciDistributionError::RegistryError { envelope, url },
-        _ => OciDistributionError::ServerError {
-            code: status.as_u16(),
-            url,
-            message: one_line(&crate::redact::server_message(&body)),
-        },
-    };
-    Err(Failure::Request { status: Some(status), error })
-}
-
-/// An error page as one short line (registries and proxies answer with HTML too).
-fn one_line(text: &str) -> String {
-    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match words.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &words[..cut]),
-        None => words,
-    }
+    Err(Failure::Request { status: Some(status), error: super::fetch::error_answer(response).await })
 }
 
 /// The bytes an upload holds, from its `Range: 0-LAST`. Docker's registry says `0-0` for an empty upload as
@@ -719,10 +719,7 @@ fn check_digest(response: &reqwest::Response, digest: &str) -> Result<(), Failur
     match response.headers().get("Docker-Content-Digest").and_then(|v| v.to_str().ok()) {
         Some(stored) if stored != digest => Err(Failure::Request {
             status: Some(response.status()),
-            error: OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError {
-                expected: digest.to_owned(),
-                actual: stored.to_owned(),
-            }),
+            error: OciDistributionError::DigestMismatch { expected: digest.to_owned(), actual: stored.to_owned() },
         }),
         _ => Ok(()),
     }
@@ -870,32 +867,6 @@ mod tests {
         for bad in ["5-9", "0-", "junk", "0-x"] {
             assert_eq!(stored(Some(bad)), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn error_pages_become_one_short_line() {
-        assert_eq!(
-            one_line("<html>\n  <body>Bad\tGateway</body>\n</html>\n"),
-            "<html> <body>Bad Gateway</body> </html>"
-        );
-        let long = one_line(&"é ".repeat(300));
-        assert_eq!(long.chars().count(), 201);
-        assert!(long.ends_with('…'));
-    }
-
-    #[test]
-    fn bearer_challenges_give_their_realm_and_service() {
-        let parsed = bearer_challenge(
-            r#"Bearer realm="http://127.0.0.1:5001/token",service="registry",scope="repository:a/b:pull,push""#,
-        );
-        assert_eq!(parsed, Some(("http://127.0.0.1:5001/token".into(), Some("registry".into()))));
-        assert_eq!(
-            bearer_challenge("bearer realm=https://auth.example/t"),
-            Some(("https://auth.example/t".into(), None))
-        );
-        assert_eq!(bearer_challenge(r#"Basic realm="registry""#), None);
-        assert_eq!(bearer_challenge(r#"Bearer service="x""#), None);
-        assert_eq!(bearer_challenge(r#"Bearer realm="unterminated"#), None);
     }
 
     #[test]
