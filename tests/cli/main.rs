@@ -23,6 +23,7 @@ mod generated;
 mod guest_dmcrypt;
 mod guest_first_boot;
 mod guest_harness;
+mod guest_ignition;
 mod guest_nova;
 mod hardening;
 mod ignition;
