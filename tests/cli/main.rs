@@ -25,6 +25,7 @@ mod guest_first_boot;
 mod guest_harness;
 mod guest_ignition;
 mod guest_nova;
+mod guest_vault;
 mod hardening;
 mod ignition;
 mod image;
