@@ -3,7 +3,8 @@
 # initramfs, the packages whose binaries the initramfs copies (cryptsetup, e2fsprogs), kmod (depmod/modprobe
 # resolve the kernel modules), binutils (strip), mmdebstrap and genisoimage (the first-boot tests). qemu-system-x86 must
 # come from bookworm-backports, the same 10.0.x as qemu-utils: plain bookworm's 7.2 would replace qemu-utils.
-# The kernel itself is fetched by the harness (apt-get download) into its cache. Idempotent and quiet.
+# The kernel itself is fetched by the harness (apt-get download) into its cache; dracut and ignition (the Ignition
+# first boot, tests/guest/ignition-root.sh) are installed only inside its mmdebstrap root. Idempotent and quiet.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
