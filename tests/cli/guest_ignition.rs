@@ -9,10 +9,9 @@
 //! each.
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
-use crate::support::cryptadm;
 use crate::support_first_boot::{
-    Report, boot, cached_root, copy_root, debugfs, guest_file, occurrences_on_disk, sha256_hex, stripped_cryptadm,
-    write_mode,
+    Report, boot, cached_root, copy_root, debugfs, guest_file, occurrences_on_disk, seal_for_file_provider, sha256_hex,
+    stripped_cryptadm, write_mode,
 };
 use crate::support_guest::workdir;
 use std::path::PathBuf;
@@ -68,23 +67,8 @@ impl Node {
         std::fs::remove_file(&binary).unwrap();
 
         // The management side: seal with the right passphrase, for the file provider.
-        let seal_pass = dir.join("seal-passphrase");
-        std::fs::write(&seal_pass, PASSPHRASE).unwrap();
-        let plaintext = dir.join("machine-config.yaml");
-        std::fs::write(&plaintext, PLAINTEXT).unwrap();
-        let sealed = cryptadm()
-            .args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
-            .arg("--passphrase-file")
-            .arg(&seal_pass)
-            .arg("--in")
-            .arg(&plaintext)
-            .arg("--ignition")
-            .output()
-            .unwrap();
-        assert!(sealed.status.success(), "seal: {}", String::from_utf8_lossy(&sealed.stderr));
-        std::fs::remove_file(&plaintext).unwrap();
         let config = dir.join("config.ign");
-        std::fs::write(&config, &sealed.stdout).unwrap();
+        std::fs::write(&config, seal_for_file_provider(&dir, PASSPHRASE, PLAINTEXT, "--ignition")).unwrap();
         Self { dir, root, config, cached }
     }
 

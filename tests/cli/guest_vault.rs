@@ -9,7 +9,7 @@
 
 use crate::support::cryptadm;
 use crate::support_first_boot::{
-    Report, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk, sha256_hex,
+    Report, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk, seal, sha256_hex,
     stripped_cryptadm, write_mode,
 };
 use crate::support_guest::workdir;
@@ -96,27 +96,16 @@ impl Node {
         std::fs::remove_file(&binary).unwrap();
 
         // The management side: seal with a Vault token, for the machine's Transit key.
-        let plaintext = dir.join("machine-config.yaml");
-        std::fs::write(&plaintext, PLAINTEXT).unwrap();
-        let userdata = cryptadm()
-            .envs(bao.env())
-            .env("VAULT_TOKEN", &bao.root_token)
-            .args([
-                "bootstrap",
-                "seal",
-                "--provider",
-                "vault-transit",
-                "--passphrase-uri",
-                "vault-transit://transit/capi",
-            ])
-            .arg("--in")
-            .arg(&plaintext)
-            .arg("--cloud-init")
-            .output()
-            .unwrap();
-        assert!(userdata.status.success(), "seal: {}", String::from_utf8_lossy(&userdata.stderr));
-        std::fs::remove_file(&plaintext).unwrap();
-        let seed = cidata_seed(&dir, name, &userdata.stdout);
+        let mut cmd = cryptadm();
+        cmd.envs(bao.env()).env("VAULT_TOKEN", &bao.root_token).args([
+            "bootstrap",
+            "seal",
+            "--provider",
+            "vault-transit",
+            "--passphrase-uri",
+            "vault-transit://transit/capi",
+        ]);
+        let seed = cidata_seed(&dir, name, &seal(cmd, &dir, PLAINTEXT, "--cloud-init"));
         Self { dir, root, seed, cached }
     }
 

@@ -4,7 +4,7 @@
 //! `REPORT-BEGIN`..`REPORT-END` lines the image's report unit prints on the serial console.
 #![allow(dead_code, clippy::print_stderr)] // boot times and consoles, for the record
 
-use crate::support::require_tool;
+use crate::support::{cryptadm, require_tool};
 use crate::support_guest::harness;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -117,6 +117,29 @@ pub fn debugfs(dir: &Path, root: &Path, commands: &str) {
         output.status.success() && !stderr.lines().any(|l| l.contains(':') && !l.starts_with("debugfs ")),
         "debugfs: {stderr}"
     );
+}
+
+/// Runs `cmd`, a `bootstrap seal` with its provider's flags, on `plaintext` (in `dir/machine-config.yaml` for the
+/// while) with the output `format` (`--cloud-init`, `--ignition`); returns what it printed.
+pub fn seal(mut cmd: assert_cmd::Command, dir: &Path, plaintext: &str, format: &str) -> Vec<u8> {
+    let file = dir.join("machine-config.yaml");
+    std::fs::write(&file, plaintext).unwrap();
+    let output = cmd.arg("--in").arg(&file).arg(format).output().unwrap();
+    assert!(output.status.success(), "seal: {}", String::from_utf8_lossy(&output.stderr));
+    std::fs::remove_file(&file).unwrap();
+    output.stdout
+}
+
+/// The management side for the file provider: `plaintext` sealed with `passphrase` for a node that reads its
+/// passphrase from `/etc/machineadm/passphrase`, in the output `format`.
+pub fn seal_for_file_provider(dir: &Path, passphrase: &str, plaintext: &str, format: &str) -> Vec<u8> {
+    let seal_pass = dir.join("seal-passphrase");
+    std::fs::write(&seal_pass, passphrase).unwrap();
+    let mut cmd = cryptadm();
+    cmd.args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
+        .arg("--passphrase-file")
+        .arg(&seal_pass);
+    seal(cmd, dir, plaintext, format)
 }
 
 /// A NoCloud `cidata` seed `dir/seed.iso` with `user_data` (kept as `dir/seed/user-data`) and the instance `name`.
