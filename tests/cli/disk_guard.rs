@@ -32,32 +32,33 @@ fn run(cmd: &mut Command) -> String {
 
 /// A raw LUKS1 image of `raw` under the passphrase in `pass`.
 fn luks1_image(work: &Scratch, name: &str, raw: &Path, pass: &Path) -> PathBuf {
+    luks_image(work, name, raw, pass, &["--type", "luks1"])
+}
+
+/// A raw LUKS image of `raw` made with `options` (before `--key-file`).
+fn luks_image(work: &Scratch, name: &str, raw: &Path, pass: &Path, options: &[&str]) -> PathBuf {
     let image = work.path(name);
-    cryptadm()
-        .args(["disk", "luks-format", "--type", "luks1", "--key-file"])
+    luks_format(options, pass, raw, &image).assert().success();
+    image
+}
+
+/// `disk luks-format OPTIONS --key-file PASS (cheap) --from FROM TARGET`.
+fn luks_format(options: &[&str], pass: &Path, from: &Path, target: &Path) -> assert_cmd::Command {
+    let mut cmd = cryptadm();
+    cmd.args(["disk", "luks-format"])
+        .args(options)
+        .arg("--key-file")
         .arg(pass)
         .args(CHEAP)
         .arg("--from")
-        .arg(raw)
-        .arg(&image)
-        .assert()
-        .success();
-    image
+        .arg(from)
+        .arg(target);
+    cmd
 }
 
 /// A qcow2+LUKS image of `raw`.
 fn qcow2_image(work: &Scratch, name: &str, raw: &Path, pass: &Path) -> PathBuf {
-    let image = work.path(name);
-    cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--key-file"])
-        .arg(pass)
-        .args(CHEAP)
-        .arg("--from")
-        .arg(raw)
-        .arg(&image)
-        .assert()
-        .success();
-    image
+    luks_image(work, name, raw, pass, &["--format", "qcow2"])
 }
 
 /// The guest bytes of `image` as qemu-img reads them.
@@ -213,16 +214,7 @@ fn outputs_reaching_the_input_through_loop_devices_or_partitions_are_refused() {
     assert!(sfdisk.wait().unwrap().success());
     let dev = LoopDevice::attach_partitioned(&disk);
     let (p1, p2) = (dev.partition(1), dev.partition(2));
-    let format = |from: &Path, target: &Path| {
-        let mut cmd = cryptadm();
-        cmd.args(["disk", "luks-format", "--type", "luks1", "--force", "--key-file"])
-            .arg(&pass)
-            .args(CHEAP)
-            .arg("--from")
-            .arg(from)
-            .arg(target);
-        cmd
-    };
+    let format = |from: &Path, target: &Path| luks_format(&["--type", "luks1", "--force"], &pass, from, target);
     format(&p1, &dev.dev).assert().code(2).stderr(predicate::str::contains("a partition and its disk"));
     format(&p1, &p2).assert().success();
     run(Command::new("cryptsetup").args(["isLuks"]).arg(&p2));
@@ -258,16 +250,7 @@ fn a_mounted_block_device_is_refused_even_with_force() {
             .stderr(predicate::str::contains(format!("error: `{}` is in use (mounted", device.display())))
             .stderr(predicate::str::contains("hint: unmount it"));
     };
-    let luks_format = |target: &Path| {
-        let mut cmd = cryptadm();
-        cmd.args(["disk", "luks-format", "--type", "luks1", "--key-file"])
-            .arg(&pass)
-            .args(CHEAP)
-            .arg("--from")
-            .arg(&raw)
-            .arg(target);
-        cmd
-    };
+    let luks_format = |target: &Path| luks_format(&["--type", "luks1"], &pass, &raw, target);
 
     // The device itself is mounted.
     let len = 16 * MIB;
@@ -329,13 +312,7 @@ fn block_device_sources_are_read_at_their_real_size() {
     assert_eq!(qemu_read(&work, &q, Some(&pass)), bytes);
 
     let enc = work.path("enc.luks");
-    cryptadm()
-        .args(["disk", "luks-format", "--type", "luks1", "--key-file"])
-        .arg(&pass)
-        .args(CHEAP)
-        .arg("--from")
-        .arg(&dev.dev)
-        .arg(&enc)
+    luks_format(&["--type", "luks1"], &pass, &dev.dev, &enc)
         .assert()
         .success()
         .stderr(predicate::str::contains("2097152 bytes of payload"));
@@ -658,16 +635,7 @@ fn a_luks2_keyslot_opens_whatever_its_stripes_field_says_as_with_cryptsetup() {
     let work = Scratch::new();
     let pass = work.write("pass.txt", "luks2 stripe pass");
     let raw = work.write("raw.img", pattern(MIB, 12));
-    let image = work.path("v.luks");
-    cryptadm()
-        .args(["disk", "luks-format", "--type", "luks2", "--pbkdf", "pbkdf2", "--key-file"])
-        .arg(&pass)
-        .args(CHEAP)
-        .arg("--from")
-        .arg(&raw)
-        .arg(&image)
-        .assert()
-        .success();
+    let image = luks_image(&work, "v.luks", &raw, &pass, &["--type", "luks2", "--pbkdf", "pbkdf2"]);
     for stripes in ["0", "1", "2000", "8000"] {
         let patched = work.path(&format!("v{stripes}.luks"));
         std::fs::copy(&image, &patched).unwrap();
@@ -695,16 +663,7 @@ fn convert_warns_about_a_damaged_primary_luks2_header() {
     let work = Scratch::new();
     let pass = work.write("pass.txt", "header pass");
     let raw = work.write("raw.img", pattern(MIB, 9));
-    let image = work.path("v.luks");
-    cryptadm()
-        .args(["disk", "luks-format", "--pbkdf", "pbkdf2", "--key-file"])
-        .arg(&pass)
-        .args(CHEAP)
-        .arg("--from")
-        .arg(&raw)
-        .arg(&image)
-        .assert()
-        .success();
+    let image = luks_image(&work, "v.luks", &raw, &pass, &["--pbkdf", "pbkdf2"]);
     let mut bytes = std::fs::read(&image).unwrap();
     bytes[4096 + 20] ^= 0x55;
     std::fs::write(&image, &bytes).unwrap();

@@ -9,15 +9,13 @@
 //! each.
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
-use crate::support::{cryptadm, require_tool};
-use crate::support_guest::{harness, workdir};
-use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::support_first_boot::{
+    Report, boot, cached_root, copy_root, debugfs, guest_file, occurrences_on_disk, seal_for_file_provider, sha256_hex,
+    stripped_cryptadm, write_mode,
+};
+use crate::support_guest::workdir;
+use std::path::PathBuf;
 use std::sync::LazyLock;
-use std::time::Instant;
 
 const PASSPHRASE: &str = "the node's passphrase\n";
 const MARKER: &str = "ignition-first-boot-marker-7c6a180b36896a0a8c02787eeafb0e4c";
@@ -26,51 +24,6 @@ const PLAINTEXT: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfigura
 const UNIT: &str = "cryptadm-bootstrap-open.service";
 const STREAM: &str = "/etc/machineadm/machineadm_config.yaml";
 const OPENED: &str = "/run/machineadm/machine_config.yaml";
-
-/// What the report unit printed: `key|value` lines (several values per key kept in order).
-struct Report {
-    lines: BTreeMap<String, Vec<String>>,
-    console: String,
-}
-
-impl Report {
-    fn get(&self, key: &str) -> &[String] {
-        self.lines.get(key).map(Vec::as_slice).unwrap_or_default()
-    }
-
-    fn one(&self, key: &str) -> &str {
-        self.get(key).first().map(String::as_str).unwrap_or_else(|| panic!("no {key} in the report:\n{}", self.console))
-    }
-
-    fn text(&self, key: &str) -> String {
-        self.get(key).join("\n")
-    }
-
-    /// The `stat|PATH|MODE OWNER` line for `path`.
-    fn stat(&self, path: &str) -> &str {
-        let prefix = format!("{path}|");
-        self.get("stat")
-            .iter()
-            .find_map(|line| line.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no stat of {path} in the report:\n{}", self.console))
-    }
-}
-
-/// The cached root (built on first use: about 2 minutes, mostly mmdebstrap).
-fn ignition_root() -> PathBuf {
-    require_tool("mmdebstrap", "bash .ci/deps/guest.sh");
-    require_tool("debugfs", "apt-get install e2fsprogs");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest/ignition-root.sh");
-    let started = Instant::now();
-    let output = Command::new("bash").arg(script).output().expect("run tests/guest/ignition-root.sh");
-    assert!(output.status.success(), "ignition-root.sh failed: {}", String::from_utf8_lossy(&output.stderr));
-    eprintln!("ignition root ready after {:?}", started.elapsed());
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
-
-fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A node: a copy of the cached root with what the machine image provides written into it (cryptadm, a stripped
 /// debug build, at the unit's default path; the node's passphrase; the test's report unit), and the Ignition
@@ -84,31 +37,21 @@ struct Node {
 
 impl Node {
     fn new(name: &str, node_passphrase: &str) -> Self {
-        let cached = ignition_root();
+        // The cached root (built on first use: about 2 minutes, mostly mmdebstrap).
+        let cached = cached_root("ignition-root.sh", &[]);
         let dir = workdir(name);
-        let root = dir.join("root.img");
-        let status = Command::new("cp").arg("--sparse=always").arg(cached.join("root.img")).arg(&root).status();
-        assert!(status.unwrap().success(), "copy the ignition root");
-        let binary = dir.join("cryptadm");
-        let status =
-            Command::new("strip").arg("-o").arg(&binary).arg(assert_cmd::cargo::cargo_bin("cryptadm")).status();
-        assert!(status.unwrap().success(), "strip cryptadm");
-        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let root = copy_root(&cached, &dir);
+        let binary = stripped_cryptadm(&dir);
         let passphrase = dir.join("passphrase");
-        std::fs::write(&passphrase, node_passphrase).unwrap();
-        std::fs::set_permissions(&passphrase, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let guest_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest");
+        write_mode(&passphrase, node_passphrase.as_bytes(), 0o600);
         let report = dir.join("cryptadm-test-report");
-        std::fs::copy(guest_dir.join("ignition-report.sh"), &report).unwrap();
-        std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_mode(&report, &std::fs::read(guest_file("ignition-report.sh")).unwrap(), 0o755);
         let unit = dir.join("cryptadm-test-report.service");
-        std::fs::copy(guest_dir.join("ignition-report.service"), &unit).unwrap();
-        std::fs::set_permissions(&unit, std::fs::Permissions::from_mode(0o644)).unwrap();
-        // debugfs's `write` keeps the host file's mode; the owner is root's (the test runs as root, as CI does).
-        let commands = dir.join("debugfs.cmds");
-        std::fs::write(
-            &commands,
-            format!(
+        write_mode(&unit, &std::fs::read(guest_file("ignition-report.service")).unwrap(), 0o644);
+        debugfs(
+            &dir,
+            &root,
+            &format!(
                 "mkdir /etc/machineadm\nset_inode_field /etc/machineadm mode 040700\n\
                  write {} /usr/local/bin/cryptadm\nwrite {} /etc/machineadm/passphrase\n\
                  write {} /usr/local/sbin/cryptadm-test-report\n\
@@ -120,35 +63,12 @@ impl Node {
                 report.display(),
                 unit.display()
             ),
-        )
-        .unwrap();
-        let output = Command::new("debugfs").arg("-w").arg("-f").arg(&commands).arg(&root).output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        // debugfs goes on after a failed command and still exits 0: its complaints are on stderr.
-        assert!(
-            output.status.success() && !stderr.lines().any(|l| l.contains(':') && !l.starts_with("debugfs ")),
-            "debugfs: {stderr}"
         );
         std::fs::remove_file(&binary).unwrap();
 
         // The management side: seal with the right passphrase, for the file provider.
-        let seal_pass = dir.join("seal-passphrase");
-        std::fs::write(&seal_pass, PASSPHRASE).unwrap();
-        let plaintext = dir.join("machine-config.yaml");
-        std::fs::write(&plaintext, PLAINTEXT).unwrap();
-        let sealed = cryptadm()
-            .args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
-            .arg("--passphrase-file")
-            .arg(&seal_pass)
-            .arg("--in")
-            .arg(&plaintext)
-            .arg("--ignition")
-            .output()
-            .unwrap();
-        assert!(sealed.status.success(), "seal: {}", String::from_utf8_lossy(&sealed.stderr));
-        std::fs::remove_file(&plaintext).unwrap();
         let config = dir.join("config.ign");
-        std::fs::write(&config, &sealed.stdout).unwrap();
+        std::fs::write(&config, seal_for_file_provider(&dir, PASSPHRASE, PLAINTEXT, "--ignition")).unwrap();
         Self { dir, root, config, cached }
     }
 
@@ -164,51 +84,23 @@ impl Node {
     /// it off. A failed Ignition stage isolates emergency.target, which `rd.shell=0 rd.emergency=poweroff` turns
     /// into a power-off (no report then: the console says which stage failed).
     fn boot(&self) -> Report {
-        let log = self.dir.join("console.log");
-        let started = Instant::now();
-        let output = Command::new("bash")
-            .arg(harness())
-            .args(["qemu", "--timeout", "420", "--mem", "1024"])
-            .arg(&log)
-            .arg("--")
-            .arg("-kernel")
-            .arg(self.cached.join("vmlinuz"))
-            .arg("-initrd")
-            .arg(self.cached.join("initrd.img"))
-            // No getty on the serial console: its vhangup() would revoke the report unit's /dev/ttyS0. No
-            // first-boot wizard either (systemd-firstboot would prompt on the console for a locale and wait).
-            .args([
-                "-append",
-                "root=/dev/vda rw console=ttyS0 ignition.firstboot ignition.platform.id=qemu rd.shell=0 \
-                 rd.emergency=poweroff systemd.mask=serial-getty@ttyS0.service systemd.firstboot=off",
-            ])
-            .arg("-drive")
-            .arg(format!("file={},format=raw,if=virtio", self.root.display()))
+        // No getty on the serial console: its vhangup() would revoke the report unit's /dev/ttyS0. No
+        // first-boot wizard either (systemd-firstboot would prompt on the console for a locale and wait).
+        boot(
+            "ignition boot",
+            &self.cached,
+            &self.root,
+            &self.dir.join("console.log"),
+            "root=/dev/vda rw console=ttyS0 ignition.firstboot ignition.platform.id=qemu rd.shell=0 \
+             rd.emergency=poweroff systemd.mask=serial-getty@ttyS0.service systemd.firstboot=off",
             // QEMU's option syntax: a comma in the path would end it (workdir() paths have none).
-            .arg("-fw_cfg")
-            .arg(format!("name=opt/com.coreos/config,file={}", self.config.display()))
-            .output()
-            .unwrap();
-        let console = std::fs::read_to_string(&log).unwrap_or_default();
-        let elapsed = started.elapsed();
-        eprintln!("ignition boot: exit {:?} after {elapsed:?}\n{console}", output.status.code());
-        assert!(output.status.success(), "boot: {}\n{console}", String::from_utf8_lossy(&output.stderr));
-        let begin = console.find("REPORT-BEGIN").unwrap_or_else(|| panic!("no report:\n{console}"));
-        let end = console.find("REPORT-END").unwrap_or_else(|| panic!("no report end:\n{console}"));
-        let mut lines: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for line in console[begin..end].lines().skip(1) {
-            if let Some((key, value)) = line.trim_end_matches('\r').split_once('|') {
-                lines.entry(key.to_owned()).or_default().push(value.to_owned());
-            }
-        }
-        Report { lines, console }
+            &["-fw_cfg".into(), format!("name=opt/com.coreos/config,file={}", self.config.display()).into()],
+        )
     }
 
     /// How many lines of the node's root filesystem image hold `needle`, byte for byte.
     fn occurrences_on_disk(&self, needle: &str) -> usize {
-        let output = Command::new("grep").args(["-a", "-c", "-F", needle]).arg(&self.root).output().unwrap();
-        assert!(matches!(output.status.code(), Some(0 | 1)), "grep: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).unwrap().trim().parse().unwrap()
+        occurrences_on_disk(&self.root, needle)
     }
 }
 

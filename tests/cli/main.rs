@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_first_boot;
 mod support_guest;
 mod support_loop;
 mod support_openbao;

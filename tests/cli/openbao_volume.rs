@@ -343,14 +343,17 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/a-wrapped"), &format!("current={wrapped}")]);
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), "current=wrapped", "pending=plain"]);
     let version = || -> String { bao.bao(&["read", "-field=latest_version", &format!("transit/keys/{key}")]) };
+    let rewrap = || {
+        cryptadm()
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
+            .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
+            .output()
+            .unwrap()
+    };
     let before = version();
-    let output = cryptadm()
-        .env("VAULT_ADDR", &bao.addr)
-        .env("VAULT_TOKEN", &bao.root_token)
-        .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
-        .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
-        .output()
-        .unwrap();
+    let output = rewrap();
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(3), "{err}");
     assert!(
@@ -366,13 +369,7 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     assert_eq!(field(bao, &format!("{prefix}/z-plain"), "pending").as_deref(), Some("plain"));
     // Once the plain secret is wrapped, the same command rotates and rewraps both.
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), &format!("current={wrapped}")]);
-    let output = cryptadm()
-        .env("VAULT_ADDR", &bao.addr)
-        .env("VAULT_TOKEN", &bao.root_token)
-        .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
-        .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
-        .output()
-        .unwrap();
+    let output = rewrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains(&format!(

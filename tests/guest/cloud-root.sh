@@ -2,8 +2,8 @@
 # A Debian bookworm cloud root filesystem for the first-boot tests (tests/cli/guest_first_boot.rs), built with
 # mmdebstrap: systemd, udev, cloud-init, cryptsetup and the `cloud` kernel, as an ext4 image (root=/dev/vda) with
 # the kernel and its initramfs beside it. Cached like the harness's initramfs: $CRYPTADM_GUEST_CACHE (default
-# /var/cache/cryptadm-guest)/cloud-root-<hash of this script>/{root.img,vmlinuz,initrd.img}, built under a lock
-# into a temporary directory and renamed into place. Prints the directory.
+# /var/cache/cryptadm-guest)/cloud-root-<hash of this script and
+# root-common.sh>/{root.img,vmlinuz,initrd.img}, built under a lock (root-common.sh). Prints the directory.
 #
 # Settings: NoCloud only (no probing of cloud metadata services), and `locale: false`: minbase has no `locales`
 # package, so cloud-init's `update-locale LANG=en_US.UTF-8` would fail (exit 255) and mark every boot as error.
@@ -12,39 +12,20 @@
 # would.
 set -euo pipefail
 
-CACHE_ROOT="${CRYPTADM_GUEST_CACHE:-/var/cache/cryptadm-guest}"
-key="cloud-root-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
-dir="$CACHE_ROOT/$key"
-done_() { [ -f "$dir/root.img" ] && [ -f "$dir/vmlinuz" ] && [ -f "$dir/initrd.img" ]; }
-if done_; then
-  printf '%s\n' "$dir"
-  exit 0
-fi
-mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.lock-cloud-root"
-flock 9
-if done_; then
-  printf '%s\n' "$dir"
-  exit 0
-fi
-tmp="$(mktemp -d "$CACHE_ROOT/.build-cloud.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/guest/root-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/root-common.sh"
 
-nice mmdebstrap --quiet --variant=minbase \
-  --include=systemd-sysv,udev,cloud-init,cryptsetup,linux-image-cloud-amd64,initramfs-tools,e2fsprogs,util-linux,procps,kmod \
-  --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
-  --customize-hook='echo cryptadm-guest >"$1/etc/hostname"' \
-  --customize-hook='printf "datasource_list: [ NoCloud, None ]\nlocale: false\n" >"$1/etc/cloud/cloud.cfg.d/90-cryptadm-test.cfg"' \
-  --customize-hook='mkdir -p "$1/etc/systemd/system/cloud-final.service.wants"' \
-  --customize-hook='mkdir -p "$1/usr/local/bin" "$1/etc/machineadm" && chmod 0700 "$1/etc/machineadm"' \
-  --customize-hook='cp "$1"/boot/vmlinuz-* "'"$tmp"'/vmlinuz" && cp "$1"/boot/initrd.img-* "'"$tmp"'/initrd.img"' \
-  bookworm "$tmp/root" http://deb.debian.org/debian
-truncate -s 2G "$tmp/root.img"
-mkfs.ext4 -q -F -L cloudroot -d "$tmp/root" "$tmp/root.img"
-rm -rf "$tmp/root"
-trap - EXIT
-rm -rf "$dir"
-mv "$tmp" "$dir"
-# older versions of the image are no longer used
-find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d -name 'cloud-root-*' ! -path "$dir" -exec rm -rf {} +
-printf '%s\n' "$dir"
+build() {
+  local tmp="$1"
+  nice mmdebstrap --quiet --variant=minbase \
+    --include=systemd-sysv,udev,cloud-init,cryptsetup,linux-image-cloud-amd64,initramfs-tools,e2fsprogs,util-linux,procps,kmod \
+    --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
+    --customize-hook='echo cryptadm-guest >"$1/etc/hostname"' \
+    --customize-hook='printf "datasource_list: [ NoCloud, None ]\nlocale: false\n" >"$1/etc/cloud/cloud.cfg.d/90-cryptadm-test.cfg"' \
+    --customize-hook='mkdir -p "$1/etc/systemd/system/cloud-final.service.wants"' \
+    --customize-hook='mkdir -p "$1/usr/local/bin" "$1/etc/machineadm" && chmod 0700 "$1/etc/machineadm"' \
+    --customize-hook='cp "$1"/boot/vmlinuz-* "'"$tmp"'/vmlinuz" && cp "$1"/boot/initrd.img-* "'"$tmp"'/initrd.img"' \
+    bookworm "$tmp/root" http://deb.debian.org/debian
+}
+
+cached_root cloud-root cloudroot build

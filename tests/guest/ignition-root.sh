@@ -3,8 +3,8 @@
 # systemd, udev, the `cloud` kernel and an initramfs made by Debian's dracut (059) with Debian's `ignition` (2.14)
 # dracut module in it, as an ext4 image (root=/dev/vda) with the kernel and that initramfs beside it. dracut and
 # ignition are installed only inside this root, never on the host. Cached like cloud-root.sh:
-# $CRYPTADM_GUEST_CACHE (default /var/cache/cryptadm-guest)/ignition-root-<hash of this script>/{root.img,vmlinuz,
-# initrd.img}, built under a lock into a temporary directory and renamed into place. Prints the directory.
+# $CRYPTADM_GUEST_CACHE (default /var/cache/cryptadm-guest)/ignition-root-<hash of this script and
+# root-common.sh>/{root.img,vmlinuz,initrd.img}, built under a lock (root-common.sh). Prints the directory.
 #
 # What the dracut module needs from the root: it depends on dracut's `qemu` (virtio and qemu_fw_cfg, which the
 # `qemu` platform reads the config from), `systemd`, `url-lib` (curl) and `network` modules; `network` picks
@@ -24,47 +24,28 @@
 # into its own copy (debugfs).
 set -euo pipefail
 
-CACHE_ROOT="${CRYPTADM_GUEST_CACHE:-/var/cache/cryptadm-guest}"
-key="ignition-root-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
-dir="$CACHE_ROOT/$key"
-done_() { [ -f "$dir/root.img" ] && [ -f "$dir/vmlinuz" ] && [ -f "$dir/initrd.img" ]; }
-if done_; then
-  printf '%s\n' "$dir"
-  exit 0
-fi
-mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.lock-ignition-root"
-flock 9
-if done_; then
-  printf '%s\n' "$dir"
-  exit 0
-fi
-tmp="$(mktemp -d "$CACHE_ROOT/.build-ignition.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/guest/root-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/root-common.sh"
 
 # dracut is configured before the kernel is installed (last, in a hook of its own), so that the kernel's postinst
 # builds the one initramfs, with the ignition module, and no second dracut run is needed (a build well under 3
 # minutes). The build fails if the initramfs lacks Ignition or setfiles.
-nice mmdebstrap --quiet --variant=minbase \
-  --include=systemd-sysv,udev,dbus,iproute2,curl,dracut,dracut-network,ignition,policycoreutils,e2fsprogs,util-linux,procps,kmod \
-  --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
-  --customize-hook='echo cryptadm-ignition >"$1/etc/hostname"' \
-  --customize-hook='mkdir -p "$1/usr/local/bin" "$1/usr/local/sbin"' \
-  --customize-hook='ln -s /dev/null "$1/etc/systemd/system/systemd-networkd-wait-online.service"' \
-  --customize-hook='mkdir -p "$1/etc/selinux/targeted/contexts/files" && printf "SELINUX=disabled\nSELINUXTYPE=targeted\n" >"$1/etc/selinux/config" && : >"$1/etc/selinux/targeted/contexts/files/file_contexts"' \
-  --customize-hook='printf "hostonly=\"no\"\nadd_dracutmodules+=\" ignition \"\ncompress=\"gzip\"\n" >"$1/etc/dracut.conf.d/90-cryptadm-ignition.conf"' \
-  --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-image-cloud-amd64 >/dev/null' \
-  --customize-hook='chroot "$1" sh -c "lsinitrd /boot/initrd.img-* | grep -q \" usr/bin/ignition\$\" && lsinitrd /boot/initrd.img-* | grep -q \"/setfiles\$\""' \
-  --customize-hook='cp "$1"/boot/vmlinuz-* "'"$tmp"'/vmlinuz" && cp "$1"/boot/initrd.img-* "'"$tmp"'/initrd.img"' \
-  bookworm "$tmp/root" http://deb.debian.org/debian
-# after mmdebstrap, whose cleanup empties /etc/machine-id
-echo uninitialized >"$tmp/root/etc/machine-id"
-truncate -s 2G "$tmp/root.img"
-mkfs.ext4 -q -F -L root -d "$tmp/root" "$tmp/root.img"
-rm -rf "$tmp/root"
-trap - EXIT
-rm -rf "$dir"
-mv "$tmp" "$dir"
-# older versions of the image are no longer used
-find "$CACHE_ROOT" -mindepth 1 -maxdepth 1 -type d -name 'ignition-root-*' ! -path "$dir" -exec rm -rf {} +
-printf '%s\n' "$dir"
+build() {
+  local tmp="$1"
+  nice mmdebstrap --quiet --variant=minbase \
+    --include=systemd-sysv,udev,dbus,iproute2,curl,dracut,dracut-network,ignition,policycoreutils,e2fsprogs,util-linux,procps,kmod \
+    --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
+    --customize-hook='echo cryptadm-ignition >"$1/etc/hostname"' \
+    --customize-hook='mkdir -p "$1/usr/local/bin" "$1/usr/local/sbin"' \
+    --customize-hook='ln -s /dev/null "$1/etc/systemd/system/systemd-networkd-wait-online.service"' \
+    --customize-hook='mkdir -p "$1/etc/selinux/targeted/contexts/files" && printf "SELINUX=disabled\nSELINUXTYPE=targeted\n" >"$1/etc/selinux/config" && : >"$1/etc/selinux/targeted/contexts/files/file_contexts"' \
+    --customize-hook='printf "hostonly=\"no\"\nadd_dracutmodules+=\" ignition \"\ncompress=\"gzip\"\n" >"$1/etc/dracut.conf.d/90-cryptadm-ignition.conf"' \
+    --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-image-cloud-amd64 >/dev/null' \
+    --customize-hook='chroot "$1" sh -c "lsinitrd /boot/initrd.img-* | grep -q \" usr/bin/ignition\$\" && lsinitrd /boot/initrd.img-* | grep -q \"/setfiles\$\""' \
+    --customize-hook='cp "$1"/boot/vmlinuz-* "'"$tmp"'/vmlinuz" && cp "$1"/boot/initrd.img-* "'"$tmp"'/initrd.img"' \
+    bookworm "$tmp/root" http://deb.debian.org/debian
+  # after mmdebstrap, whose cleanup empties /etc/machine-id
+  echo uninitialized >"$tmp/root/etc/machine-id"
+}
+
+cached_root ignition-root root build

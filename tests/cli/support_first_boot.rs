@@ -1,0 +1,203 @@
+//! What the real first-boot tests (`guest_first_boot.rs`, `guest_vault.rs`, `guest_ignition.rs`) share: the cached
+//! Debian roots their scripts build, a node's copy of one with files written into it by debugfs (cryptadm itself a
+//! stripped debug build), a NoCloud `cidata` seed, one full boot through the harness's `qemu` subcommand and the
+//! `REPORT-BEGIN`..`REPORT-END` lines the image's report unit prints on the serial console.
+#![allow(dead_code, clippy::print_stderr)] // boot times and consoles, for the record
+
+use crate::support::{cryptadm, require_tool};
+use crate::support_guest::harness;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// What the report unit printed: `key|value` lines (several values per key kept in order).
+pub struct Report {
+    pub lines: BTreeMap<String, Vec<String>>,
+    pub console: String,
+}
+
+impl Report {
+    /// The `key|value` lines between `REPORT-BEGIN` and `REPORT-END` of `console`; `label` names the boot in the
+    /// panic when there is no report.
+    pub fn parse(console: String, label: &str) -> Self {
+        let begin = console.find("REPORT-BEGIN").unwrap_or_else(|| panic!("{label}: no report:\n{console}"));
+        let end = console.find("REPORT-END").unwrap_or_else(|| panic!("{label}: no report end:\n{console}"));
+        let mut lines: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for line in console[begin..end].lines().skip(1) {
+            if let Some((key, value)) = line.trim_end_matches('\r').split_once('|') {
+                lines.entry(key.to_owned()).or_default().push(value.to_owned());
+            }
+        }
+        Self { lines, console }
+    }
+
+    pub fn get(&self, key: &str) -> &[String] {
+        self.lines.get(key).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    pub fn one(&self, key: &str) -> &str {
+        self.get(key).first().map(String::as_str).unwrap_or_else(|| panic!("no {key} in the report:\n{}", self.console))
+    }
+
+    pub fn text(&self, key: &str) -> String {
+        self.get(key).join("\n")
+    }
+
+    pub fn status(&self) -> String {
+        self.text("status")
+    }
+
+    /// The `stat|PATH|MODE OWNER` line for `path`.
+    pub fn stat(&self, path: &str) -> &str {
+        let prefix = format!("{path}|");
+        self.get("stat")
+            .iter()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no stat of {path} in the report:\n{}", self.console))
+    }
+}
+
+/// `tests/guest/NAME`.
+pub fn guest_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest").join(name)
+}
+
+/// The cached root that `tests/guest/SCRIPT` builds on first use (about 2 minutes, mostly mmdebstrap) and prints
+/// the directory of (`root.img`, `vmlinuz`, `initrd.img`); `tools` are what the test needs besides mmdebstrap
+/// and debugfs.
+pub fn cached_root(script: &str, tools: &[&str]) -> PathBuf {
+    require_tool("mmdebstrap", "bash .ci/deps/guest.sh");
+    for tool in tools {
+        require_tool(tool, "bash .ci/deps/guest.sh");
+    }
+    require_tool("debugfs", "apt-get install e2fsprogs");
+    let started = Instant::now();
+    let output = Command::new("bash").arg(guest_file(script)).output().expect("run the root script");
+    assert!(output.status.success(), "{script} failed: {}", String::from_utf8_lossy(&output.stderr));
+    eprintln!("{script}: root ready after {:?}", started.elapsed());
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// A sparse copy of the cached `root.img` as `dir/root.img`.
+pub fn copy_root(cached: &Path, dir: &Path) -> PathBuf {
+    let root = dir.join("root.img");
+    let status = Command::new("cp").arg("--sparse=always").arg(cached.join("root.img")).arg(&root).status();
+    assert!(status.unwrap().success(), "copy the cached root {}", cached.display());
+    root
+}
+
+/// The debug cryptadm, stripped (a debug build is too big to copy into a root quickly), as `dir/cryptadm`, 0755.
+pub fn stripped_cryptadm(dir: &Path) -> PathBuf {
+    let binary = dir.join("cryptadm");
+    let status = Command::new("strip").arg("-o").arg(&binary).arg(assert_cmd::cargo::cargo_bin("cryptadm")).status();
+    assert!(status.unwrap().success(), "strip cryptadm");
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    binary
+}
+
+/// Writes `contents` to `path` with `mode`.
+pub fn write_mode(path: &Path, contents: &[u8], mode: u32) {
+    std::fs::write(path, contents).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Runs debugfs's `commands` (written to `dir/debugfs.cmds`) on the ext4 image `root`. debugfs's `write` keeps
+/// the host file's mode; the owner is root's (the test runs as root, as CI does).
+pub fn debugfs(dir: &Path, root: &Path, commands: &str) {
+    let file = dir.join("debugfs.cmds");
+    std::fs::write(&file, commands).unwrap();
+    let output = Command::new("debugfs").arg("-w").arg("-f").arg(&file).arg(root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // debugfs goes on after a failed command and still exits 0: its complaints are on stderr.
+    assert!(
+        output.status.success() && !stderr.lines().any(|l| l.contains(':') && !l.starts_with("debugfs ")),
+        "debugfs: {stderr}"
+    );
+}
+
+/// Runs `cmd`, a `bootstrap seal` with its provider's flags, on `plaintext` (in `dir/machine-config.yaml` for the
+/// while) with the output `format` (`--cloud-init`, `--ignition`); returns what it printed.
+pub fn seal(mut cmd: assert_cmd::Command, dir: &Path, plaintext: &str, format: &str) -> Vec<u8> {
+    let file = dir.join("machine-config.yaml");
+    std::fs::write(&file, plaintext).unwrap();
+    let output = cmd.arg("--in").arg(&file).arg(format).output().unwrap();
+    assert!(output.status.success(), "seal: {}", String::from_utf8_lossy(&output.stderr));
+    std::fs::remove_file(&file).unwrap();
+    output.stdout
+}
+
+/// The management side for the file provider: `plaintext` sealed with `passphrase` for a node that reads its
+/// passphrase from `/etc/machineadm/passphrase`, in the output `format`.
+pub fn seal_for_file_provider(dir: &Path, passphrase: &str, plaintext: &str, format: &str) -> Vec<u8> {
+    let seal_pass = dir.join("seal-passphrase");
+    std::fs::write(&seal_pass, passphrase).unwrap();
+    let mut cmd = cryptadm();
+    cmd.args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
+        .arg("--passphrase-file")
+        .arg(&seal_pass);
+    seal(cmd, dir, plaintext, format)
+}
+
+/// A NoCloud `cidata` seed `dir/seed.iso` with `user_data` (kept as `dir/seed/user-data`) and the instance `name`.
+pub fn cidata_seed(dir: &Path, name: &str, user_data: &[u8]) -> PathBuf {
+    let seed_dir = dir.join("seed");
+    std::fs::create_dir_all(&seed_dir).unwrap();
+    std::fs::write(seed_dir.join("user-data"), user_data).unwrap();
+    std::fs::write(seed_dir.join("meta-data"), format!("instance-id: iid-{name}\nlocal-hostname: {name}\n")).unwrap();
+    let seed = dir.join("seed.iso");
+    let output = Command::new("genisoimage")
+        .args(["-quiet", "-volid", "cidata", "-joliet", "-rock", "-output"])
+        .arg(&seed)
+        .arg(seed_dir.join("user-data"))
+        .arg(seed_dir.join("meta-data"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "genisoimage: {}", String::from_utf8_lossy(&output.stderr));
+    seed
+}
+
+/// Boots the cached root's kernel and initramfs once with the kernel command line `append`, the node's `root`
+/// image as the first virtio disk and `extra` QEMU arguments (the harness's `qemu` subcommand: 1 GiB, at most 7
+/// minutes, the console in `log`), and parses the report the image's unit prints before it powers off. `label`
+/// names the boot in the log and in failures.
+pub fn boot(label: &str, cached: &Path, root: &Path, log: &Path, append: &str, extra: &[OsString]) -> Report {
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg(harness())
+        .args(["qemu", "--timeout", "420", "--mem", "1024"])
+        .arg(log)
+        .arg("--")
+        .arg("-kernel")
+        .arg(cached.join("vmlinuz"))
+        .arg("-initrd")
+        .arg(cached.join("initrd.img"))
+        .arg("-append")
+        .arg(append)
+        .arg("-drive")
+        .arg(format!("file={},format=raw,if=virtio", root.display()))
+        .args(extra)
+        .output()
+        .unwrap();
+    let console = std::fs::read_to_string(log).unwrap_or_default();
+    let elapsed = started.elapsed();
+    eprintln!("{label}: exit {:?} after {elapsed:?}\n{console}", output.status.code());
+    assert!(output.status.success(), "{label}: {}\n{console}", String::from_utf8_lossy(&output.stderr));
+    Report::parse(console, label)
+}
+
+/// How many lines of the root filesystem image `root` hold `needle`, byte for byte (grep: a 2 GiB image is too
+/// slow to scan in a debug build).
+pub fn occurrences_on_disk(root: &Path, needle: &str) -> usize {
+    let output = Command::new("grep").args(["-a", "-c", "-F", needle]).arg(root).output().unwrap();
+    assert!(matches!(output.status.code(), Some(0 | 1)), "grep: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().parse().unwrap()
+}
+
+/// The SHA-256 of `data` in lowercase hex.
+pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
+    Sha256::digest(data.as_ref()).iter().map(|b| format!("{b:02x}")).collect()
+}
