@@ -149,13 +149,10 @@ class Chunked:
         return payload  # may run past `wanted` by the rest of a chunk; the caller cuts
 
 
-def resumable_break(client, request_line, headers, body):
-    method, path = request_line.split(" ")[:2]
-    payload = Chunked(client, body).read(limit)[:limit]
-    kept = [f"{n}: {v}" for n, v in headers if n.lower() not in ("connection", "transfer-encoding", "content-length")]
-    head = "\r\n".join([request_line, *kept, f"Content-Length: {len(payload)}", "Connection: close", "", ""])
+def exchange(request):
+    """Sends one whole `Connection: close` request to the registry and returns its whole answer."""
     upstream = socket.create_connection(("127.0.0.1", target))
-    upstream.sendall(head.encode("latin-1") + payload)
+    upstream.sendall(request)
     response = b""
     while True:
         data = upstream.recv(65536)
@@ -163,6 +160,15 @@ def resumable_break(client, request_line, headers, body):
             break
         response += data
     upstream.close()
+    return response
+
+
+def resumable_break(client, request_line, headers, body):
+    method, path = request_line.split(" ")[:2]
+    payload = Chunked(client, body).read(limit)[:limit]
+    kept = [f"{n}: {v}" for n, v in headers if n.lower() not in ("connection", "transfer-encoding", "content-length")]
+    head = "\r\n".join([request_line, *kept, f"Content-Length: {len(payload)}", "Connection: close", "", ""])
+    response = exchange(head.encode("latin-1") + payload)
     for line in response.decode("latin-1").split("\r\n"):
         if line.lower().startswith("location:"):
             location = line.split(":", 1)[1].strip()
@@ -174,15 +180,7 @@ def resumable_break(client, request_line, headers, body):
 
 def corrupt(client, request_line, headers, body):
     kept = [f"{n}: {v}" for n, v in headers if n.lower() not in ("connection", "keep-alive")]
-    upstream = socket.create_connection(("127.0.0.1", target))
-    upstream.sendall("\r\n".join([request_line, *kept, "Connection: close", "", ""]).encode("latin-1") + body)
-    response = b""
-    while True:
-        data = upstream.recv(65536)
-        if not data:
-            break
-        response += data
-    upstream.close()
+    response = exchange("\r\n".join([request_line, *kept, "Connection: close", "", ""]).encode("latin-1") + body)
     head, payload = response.split(b"\r\n\r\n", 1)
     if payload:
         payload = payload[:-1] + bytes([payload[-1] ^ 0xFF])
