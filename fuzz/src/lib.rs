@@ -8,6 +8,7 @@ pub mod bootstrap_template;
 pub mod jwe_unwrap;
 pub mod key_parse;
 pub mod keyprovider_config;
+pub mod kmip_ttlv;
 pub mod luks2_json;
 pub mod luks_header;
 pub mod oci_annotations;
@@ -27,6 +28,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("bootstrap_template", bootstrap_template::run),
     ("jwe_unwrap", jwe_unwrap::run),
     ("key_parse", key_parse::run),
+    ("kmip_ttlv", kmip_ttlv::run),
     ("keyprovider_config", keyprovider_config::run),
     ("luks2_json", luks2_json::run),
     ("luks_header", luks_header::run),

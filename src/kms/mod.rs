@@ -10,6 +10,9 @@
 //! | [`VersionedStore`] | read and write a secret's fields with check-and-set | KV v2 | — |
 //! | [`SecretStore`] | create, fetch, delete a secret; register and remove consumers | — | secrets, consumers |
 //!
+//! KMIP ([`kmip`]) is its own client (Create, Register, Get, Locate, Activate, Revoke, Destroy, Encrypt/Decrypt
+//! with AES-GCM): KMIP has no check-and-set, so the `kmip://` key store builds its state machine on it directly.
+//!
 //! Credentials, server addresses and TLS settings are resolved by `cmd/` (environment variables, token files,
 //! `clouds.yaml`) and handed down as values: this layer reads no environment and prints nothing. Every URL it
 //! puts in an error goes through [`crate::redact::url`] and every server message through
@@ -18,6 +21,7 @@
 pub mod barbican;
 pub mod http;
 pub mod keystone;
+pub mod kmip;
 pub mod reference;
 pub mod vault;
 
@@ -193,6 +197,26 @@ pub enum Error {
         /// What came back (bounded and escaped).
         problem: String,
     },
+    /// The key manager refused the operation with a reason code of its own (KMIP's Result Reason), which picks
+    /// the exit status. Boxed: every error type that carries a key-manager error stays small.
+    #[error("{0}")]
+    Refused(Box<Refusal>),
+}
+
+/// What [`Error::Refused`] holds.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {service} refused it: {reason}")]
+pub struct Refusal {
+    /// What was asked.
+    pub what: String,
+    /// The key manager.
+    pub service: String,
+    /// The reason and the server's words, bounded and escaped (e.g. "Item Not Found (0x1): Could not …").
+    pub reason: String,
+    /// The exit status the reason means.
+    pub status: ExitStatus,
+    /// What to do about it.
+    pub hint: Option<&'static str>,
 }
 
 impl Classify for Error {
@@ -204,6 +228,7 @@ impl Classify for Error {
             Self::Conflict { .. } => ExitStatus::Aborted,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
             Self::Input { source, .. } => crate::exit::io_status(source.kind()),
+            Self::Refused(refusal) => refusal.status,
         }
     }
 
@@ -216,6 +241,7 @@ impl Classify for Error {
             Self::Unavailable { .. } => Some("check the server address and that the server is up; then retry".into()),
             Self::Conflict { .. } => Some("another operation on the same secret is under way; retry later".into()),
             Self::Tls { .. } => Some("give the CA that signed the server's certificate".into()),
+            Self::Refused(refusal) => refusal.hint.map(Cow::Borrowed),
             _ => None,
         }
     }

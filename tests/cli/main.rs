@@ -7,6 +7,7 @@
 mod support;
 mod support_first_boot;
 mod support_guest;
+mod support_kmip;
 mod support_loop;
 mod support_openbao;
 mod support_openstack;
@@ -40,6 +41,7 @@ mod interop_pkcs7;
 mod interop_python;
 mod invariants;
 mod keyprovider_grpc;
+mod kmip;
 mod layer_integrity;
 mod layering;
 mod luks_library;
