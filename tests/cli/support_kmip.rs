@@ -12,8 +12,9 @@
 #![allow(dead_code)]
 
 use crate::support::Scratch;
+pub use crate::support_openbao::spawn_watched;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -128,24 +129,6 @@ fn make_leaf(dir: &Scratch, ca: &(PathBuf, PathBuf), name: &str, cn: &str) -> Id
         &s(&cert),
     ]);
     Identity { cert, key }
-}
-
-/// Starts `program args…` under a watchdog that kills it when this test process ends.
-pub fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> Child {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-    let script = r#"p=$1; w=$2; shift 2; "$p" "$@" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#;
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg("watchdog")
-        .arg(program)
-        .arg(std::process::id().to_string())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap()
 }
 
 /// The one PyKMIP server of this test run.
