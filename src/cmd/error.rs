@@ -81,6 +81,8 @@ classified_errors!(
     crate::render::kubernetes::Error,
     crate::ocicrypt::keyfiles::KeyFileError,
     crate::kms::Error,
+    crate::kms::Refusal,
+    crate::kms::kmip::ttlv::DecodeError,
     crate::process::Untrusted,
     crate::machineadm::remote::HopRefused,
     crate::machineadm::remote::LocalOnly,

@@ -219,6 +219,16 @@ pub struct Refusal {
     pub hint: Option<&'static str>,
 }
 
+impl Classify for Refusal {
+    fn status(&self) -> ExitStatus {
+        self.status
+    }
+
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        self.hint.map(Cow::Borrowed)
+    }
+}
+
 impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {

@@ -145,6 +145,13 @@ pub enum DecodeError {
     },
 }
 
+/// A malformed answer is the server's failure, not the caller's input.
+impl crate::exit::Classify for DecodeError {
+    fn status(&self) -> crate::exit::ExitStatus {
+        crate::exit::ExitStatus::Failure
+    }
+}
+
 /// The size of an item's header.
 pub const HEADER: usize = 8;
 
