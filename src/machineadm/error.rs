@@ -241,6 +241,20 @@ pub enum Error {
     /// The key manager of a built-in provider failed (denied, not found, sealed, unreachable).
     #[error("passphrase provider `vault-transit`: {0}")]
     KeyManager(#[source] crate::kms::Error),
+    /// A passphraseURI the built-in `kmip` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `kmip` provider: {problem}")]
+    BadKmipUri {
+        /// The URI (redacted).
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The `kmip` provider is used, but no KMIP server is configured.
+    #[error("passphrase provider `kmip`: no KMIP server is configured")]
+    NoKmipServer,
+    /// The KMIP server of the `kmip` provider failed (denied, not found, refused, unreachable).
+    #[error("passphrase provider `kmip`: {0}")]
+    Kmip(#[source] crate::kms::Error),
     /// The plugin for a provider is not installed.
     #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
     ProviderNotFound {
@@ -291,7 +305,8 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
-            Error::KeyManager(source) => source.status(),
+            Error::KeyManager(source) | Error::Kmip(source) => source.status(),
+            Error::NoKmipServer => ExitStatus::Usage,
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
             Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
@@ -314,6 +329,7 @@ impl Classify for Error {
             | Error::BadProviderName(_)
             | Error::BadPassphraseUri { .. }
             | Error::BadTransitUri { .. }
+            | Error::BadKmipUri { .. }
             | Error::BadPassphrase(_)
             | Error::Template(_)
             | Error::RemoteTooLarge { .. }
@@ -335,7 +351,11 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
-            Error::KeyManager(source) => return source.hint(),
+            Error::KeyManager(source) | Error::Kmip(source) => return source.hint(),
+            Error::NoKmipServer => {
+                "give --kmip-server HOST:PORT, --kmip-cacert, --kmip-client-cert and --kmip-client-key (or the \
+                 CRYPTADM_KMIP_* variables)"
+            }
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

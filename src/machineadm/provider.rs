@@ -52,6 +52,8 @@ pub struct ProviderSettings {
     pub first_backoff: Duration,
     /// The OpenBao/Vault client of the `vault-transit` provider, when a server is configured.
     pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
+    /// The KMIP client of the `kmip` provider, when a server is configured.
+    pub kmip: Option<std::sync::Arc<crate::kms::kmip::Kmip>>,
 }
 
 impl ProviderSettings {
@@ -70,6 +72,9 @@ impl ProviderSettings {
         }
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_open(uri, ui);
+        }
+        if provider == super::BUILTIN_KMIP_PROVIDER {
+            return self.kmip_open(uri, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["get-passphrase", uri], ui)?;
@@ -93,6 +98,9 @@ impl ProviderSettings {
         validate_provider_name(provider)?;
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_new(uri, None, ui);
+        }
+        if provider == super::BUILTIN_KMIP_PROVIDER {
+            return self.kmip_new(uri, None, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["new-passphrase", uri], ui)?;

@@ -42,6 +42,7 @@ mod interop_python;
 mod invariants;
 mod keyprovider_grpc;
 mod kmip;
+mod kmip_bootstrap;
 mod kmip_volume;
 mod layer_integrity;
 mod layering;

@@ -207,6 +207,32 @@ pub struct Sealed {
     pub tag: Vec<u8>,
 }
 
+impl Sealed {
+    /// The text prefix of [`Sealed::to_text`]: `kmip:v1:` + unpadded base64url of nonce (12 bytes) ‖ tag (16) ‖
+    /// ciphertext. What `--key-wrap kmip://UID` stores and what the `kmip` bootstrap provider records.
+    pub const FORM: &'static str = "kmip:v1:";
+
+    /// The text form (see [`Sealed::FORM`]).
+    pub fn to_text(&self) -> String {
+        use base64::Engine as _;
+        let mut bytes = self.iv.clone();
+        bytes.extend_from_slice(&self.tag);
+        bytes.extend_from_slice(&self.ciphertext);
+        format!("{}{}", Self::FORM, base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// Parses [`Sealed::to_text`]'s form; `None` when it is not one (no ciphertext is not one either).
+    pub fn from_text(text: &str) -> Option<Self> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.strip_prefix(Self::FORM)?).ok()?;
+        (bytes.len() > 28).then(|| Self {
+            iv: bytes[..12].to_vec(),
+            tag: bytes[12..28].to_vec(),
+            ciphertext: bytes[28..].to_vec(),
+        })
+    }
+}
+
 type Stream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
 /// A client of one KMIP server, holding one TLS connection at a time. Safe to share between threads (requests
@@ -598,8 +624,9 @@ impl Kmip {
             0x03 | 0x0C => (
                 ExitStatus::Unauthenticated,
                 Some(
-                    "the key manager denies this client: check that the client certificate (and the username, \
-                     if one is given) is allowed this operation on this object",
+                    "the key manager denies this client or this use: check that the client certificate (and the \
+                     username, if one is given) is allowed this operation on this object, and that a key is still \
+                     Active (not revoked)",
                 ),
             ),
             r if INVALID_REASONS.contains(&r) => (

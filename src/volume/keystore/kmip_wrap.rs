@@ -13,11 +13,10 @@ use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
 use crate::kms::kmip::{Kmip, Sealed};
 use crate::volume::Error;
-use base64::Engine as _;
 use std::sync::Arc;
 
 /// The prefix of a wrapped value.
-pub const FORM: &str = "kmip:v1:";
+pub const FORM: &str = Sealed::FORM;
 const AAD: &[u8] = b"cryptadm volume key v1";
 
 /// A KMIP symmetric key wrapping a store's values.
@@ -49,23 +48,14 @@ impl KeyWrap for KmipWrap {
     }
 
     fn wrap(&self, key: &Passphrase) -> Result<String, Error> {
-        let sealed = self.client.encrypt(&self.uid, key.expose(), AAD).map_err(store_error)?;
-        let mut bytes = sealed.iv;
-        bytes.extend_from_slice(&sealed.tag);
-        bytes.extend_from_slice(&sealed.ciphertext);
-        Ok(format!("{FORM}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)))
+        Ok(self.client.encrypt(&self.uid, key.expose(), AAD).map_err(store_error)?.to_text())
     }
 
     fn unwrap(&self, stored: &str) -> Result<Passphrase, Error> {
-        let bytes = stored
-            .strip_prefix(FORM)
-            .and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b).ok())
-            .filter(|b| b.len() > 28)
-            .ok_or_else(|| Error::Store {
-                status: ExitStatus::InvalidInput,
-                message: "a stored value is not a well-formed kmip:v1: value".into(),
-            })?;
-        let sealed = Sealed { iv: bytes[..12].to_vec(), tag: bytes[12..28].to_vec(), ciphertext: bytes[28..].to_vec() };
+        let sealed = Sealed::from_text(stored).ok_or_else(|| Error::Store {
+            status: ExitStatus::InvalidInput,
+            message: "a stored value is not a well-formed kmip:v1: value".into(),
+        })?;
         let plain = self.client.decrypt(&self.uid, &sealed, AAD).map_err(store_error)?;
         Ok(Passphrase::new(plain.to_vec()))
     }
