@@ -77,6 +77,12 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-server -d 'KMIP server, HOST:PORT (5696 is KMIP\'s port) [env: CRYPTADM_KMIP_SERVER]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-cacert -d 'PEM file of the CA that signed the KMIP server\'s certificate [env: CRYPTADM_KMIP_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-client-cert -d 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-client-key -d 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-username -d 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l kmip-password-file -d 'File holding the credential\'s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
@@ -110,6 +116,12 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-secret-id-file -d 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-jwt-file -d 'File holding the JWT (0600; kubernetes default: the pod\'s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-token-file -d 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-server -d 'KMIP server, HOST:PORT (5696 is KMIP\'s port) [env: CRYPTADM_KMIP_SERVER]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-cacert -d 'PEM file of the CA that signed the KMIP server\'s certificate [env: CRYPTADM_KMIP_CACERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-client-cert -d 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-client-key -d 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-username -d 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l kmip-password-file -d 'File holding the credential\'s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l cert-dir -d 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
