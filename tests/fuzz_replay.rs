@@ -151,6 +151,7 @@ macro_rules! replay_tests {
 replay_tests!(
     bootstrap_document,
     bootstrap_template,
+    clevis_jwe,
     jwe_unwrap,
     key_parse,
     keyprovider_config,

@@ -5,6 +5,7 @@
 
 pub mod bootstrap_document;
 pub mod bootstrap_template;
+pub mod clevis_jwe;
 pub mod jwe_unwrap;
 pub mod key_parse;
 pub mod keyprovider_config;
@@ -25,6 +26,7 @@ pub type Target = fn(&[u8]);
 pub const TARGETS: &[(&str, Target)] = &[
     ("bootstrap_document", bootstrap_document::run),
     ("bootstrap_template", bootstrap_template::run),
+    ("clevis_jwe", clevis_jwe::run),
     ("jwe_unwrap", jwe_unwrap::run),
     ("key_parse", key_parse::run),
     ("keyprovider_config", keyprovider_config::run),

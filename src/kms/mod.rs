@@ -10,15 +10,21 @@
 //! | [`VersionedStore`] | read and write a secret's fields with check-and-set | KV v2 | — |
 //! | [`SecretStore`] | create, fetch, delete a secret; register and remove consumers | — | secrets, consumers |
 //!
+//! Tang (`tang`, with clevis's pins in `clevis`) fits none of them: it holds no secret and wraps nothing on
+//! request. A small secret is encrypted locally to the server's advertised key and recovered through a blinded
+//! exchange with the server; [`clevis::encrypt`] and [`clevis::decrypt`] are its two operations.
+//!
 //! Credentials, server addresses and TLS settings are resolved by `cmd/` (environment variables, token files,
 //! `clouds.yaml`) and handed down as values: this layer reads no environment and prints nothing. Every URL it
 //! puts in an error goes through [`crate::redact::url`] and every server message through
 //! [`crate::redact::server_message`].
 
 pub mod barbican;
+pub mod clevis;
 pub mod http;
 pub mod keystone;
 pub mod reference;
+pub mod tang;
 pub mod vault;
 
 pub use reference::KeyRef;

@@ -148,15 +148,21 @@ fn shared_secret(secret: &PrivateKey, peer: &PublicKey) -> Option<SecretBytes> {
     Some(SecretBytes::new(z))
 }
 
+/// NIST SP 800-56A Concat KDF for ECDH-ES+AxxxKW: the algorithm's name is the AlgorithmID.
+fn concat_kdf(z: &[u8], alg: KeyAlgorithm, apu: &[u8], apv: &[u8]) -> SecretBytes {
+    concat_kdf_sha256(z, alg.name().as_bytes(), alg.kek_len(), apu, apv)
+}
+
 /// NIST SP 800-56A Concat KDF as RFC 7518 §4.6.2 uses it: one SHA-256 round (every key here is at most 256
 /// bits) over counter 1 ‖ Z ‖ AlgorithmID ‖ PartyUInfo ‖ PartyVInfo ‖ keydatalen, the three info fields each
-/// prefixed with their 32-bit big-endian length.
-fn concat_kdf(z: &[u8], alg: KeyAlgorithm, apu: &[u8], apv: &[u8]) -> SecretBytes {
-    let key_len = alg.kek_len();
+/// prefixed with their 32-bit big-endian length. AlgorithmID is the `alg` for key wrapping, and the `enc` for
+/// direct key agreement (`"alg":"ECDH-ES"`, as clevis's tang pin uses it).
+pub(crate) fn concat_kdf_sha256(z: &[u8], algorithm_id: &[u8], key_len: usize, apu: &[u8], apv: &[u8]) -> SecretBytes {
+    debug_assert!(key_len <= 32, "one SHA-256 round derives at most 256 bits");
     let mut hash = Sha256::new();
     hash.update(1u32.to_be_bytes());
     hash.update(z);
-    for field in [alg.name().as_bytes(), apu, apv] {
+    for field in [algorithm_id, apu, apv] {
         hash.update(length_prefix(field));
         hash.update(field);
     }
