@@ -208,7 +208,7 @@ pub(crate) fn compact_encrypt(header: &Value, cek: &[u8], plaintext: &[u8]) -> S
     let protected = b64_encode(canonical_json(header).as_bytes());
     let cek: &[u8; 32] = cek.try_into().expect("A256GCM keys are 32 bytes");
     let iv = crate::crypto::random::bytes::<12>();
-    let (ciphertext, tag) = crate::ocicrypt::jwe::shared::a256gcm_encrypt(cek, &iv, protected.as_bytes(), plaintext);
+    let (ciphertext, tag) = crate::crypto::jose::a256gcm_encrypt(cek, &iv, protected.as_bytes(), plaintext);
     format!("{protected}..{}.{}.{}", b64_encode(&iv), b64_encode(&ciphertext), b64_encode(&tag))
 }
 
@@ -262,14 +262,8 @@ impl Jwe {
     }
 
     fn open(&self, cek: &[u8]) -> Result<SecretBytes, Error> {
-        crate::ocicrypt::jwe::shared::a256gcm_decrypt(
-            cek,
-            &self.iv,
-            self.protected.as_bytes(),
-            &self.ciphertext,
-            &self.tag,
-        )
-        .ok_or(Error::Integrity)
+        crate::crypto::jose::a256gcm_decrypt(cek, &self.iv, self.protected.as_bytes(), &self.ciphertext, &self.tag)
+            .ok_or(Error::Integrity)
     }
 }
 

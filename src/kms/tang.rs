@@ -354,7 +354,7 @@ pub fn encrypt(config: &TangConfig, trust: Trust, http: &HttpSettings, plaintext
 
 /// The Concat KDF of direct ECDH-ES with A256GCM, on the x coordinate of the shared point.
 fn content_key(z: &[u8]) -> SecretBytes {
-    crate::ocicrypt::jwe::shared::concat_kdf_sha256(z, ENC.as_bytes(), 32, &[], &[])
+    crate::crypto::jose::concat_kdf_sha256(z, ENC.as_bytes(), 32, &[], &[])
 }
 
 /// What a tang pin's protected header says.

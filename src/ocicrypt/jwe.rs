@@ -224,29 +224,6 @@ fn json_string(text: &str) -> String {
         .replace('\u{2029}', "\\u2029")
 }
 
-/// The JOSE primitives other JWE writers in the crate share (clevis's compact JWE in `kms::clevis`).
-pub(crate) mod shared {
-    use super::{ContentAlgorithm, SecretBytes, content};
-
-    pub(crate) use super::key_mgmt::concat_kdf_sha256;
-
-    /// A256GCM encryption: (ciphertext, tag).
-    pub(crate) fn a256gcm_encrypt(cek: &[u8; 32], iv: &[u8; 12], aad: &[u8], plaintext: &[u8]) -> (Vec<u8>, [u8; 16]) {
-        content::encrypt_a256gcm(cek, iv, aad, plaintext)
-    }
-
-    /// A256GCM decryption; `None` unless the tag authenticates (the plaintext is released only then).
-    pub(crate) fn a256gcm_decrypt(
-        cek: &[u8],
-        iv: &[u8],
-        aad: &[u8],
-        ciphertext: &[u8],
-        tag: &[u8],
-    ) -> Option<SecretBytes> {
-        content::decrypt(ContentAlgorithm::A256Gcm, cek, iv, aad, ciphertext, tag)
-    }
-}
-
 fn wrap_error(problem: String) -> Error {
     Error::Wrap { scheme: SCHEME.into(), problem }
 }
