@@ -52,8 +52,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap;seal'= {
             cand --in 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream'
-            cand --provider 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name'
-            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)'
+            cand --provider 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name'
+            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
             cand --cryptadm-path 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`'
@@ -76,6 +78,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
             cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'

@@ -5,6 +5,7 @@
 //! other.
 
 pub mod bootstrap;
+pub mod clevis_args;
 pub mod disk;
 pub mod env_vars;
 pub mod error;

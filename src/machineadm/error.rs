@@ -241,6 +241,9 @@ pub enum Error {
     /// The key manager of a built-in provider failed (denied, not found, sealed, unreachable).
     #[error("passphrase provider `vault-transit`: {0}")]
     KeyManager(#[source] crate::kms::Error),
+    /// The built-in `clevis` provider failed (a Tang server unreachable, a threshold not reached, a bad JWE).
+    #[error("passphrase provider `clevis`: {0}")]
+    Clevis(#[source] crate::kms::clevis::Error),
     /// The plugin for a provider is not installed.
     #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
     ProviderNotFound {
@@ -292,6 +295,7 @@ impl Classify for Error {
         match self {
             Error::Remote { source, .. } => source.status(),
             Error::KeyManager(source) => source.status(),
+            Error::Clevis(source) => source.status(),
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
             Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
@@ -336,6 +340,7 @@ impl Classify for Error {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
             Error::KeyManager(source) => return source.hint(),
+            Error::Clevis(source) => return source.hint(),
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

@@ -10,6 +10,7 @@ mod support_guest;
 mod support_loop;
 mod support_openbao;
 mod support_openstack;
+mod support_tang;
 
 mod bootstrap;
 mod cloud_init;
@@ -67,6 +68,7 @@ mod remote_config;
 mod sandbox;
 mod secret;
 mod stream_decrypt;
+mod tang;
 mod terminal;
 mod volume;
 mod volume_deploy;

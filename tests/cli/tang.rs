@@ -1,0 +1,255 @@
+//! Tang network-bound keys, proven against Debian's own `tangd` (three real servers, [`crate::support_tang`]) and
+//! with Debian's `clevis` as the oracle both ways: `clevis decrypt` opens what cryptadm seals (and the Python
+//! machineadm opener then opens the document with that passphrase); cryptadm opens what `clevis encrypt tang|sss`
+//! made. Thresholds with servers stopped, key rotation on the server, and every refusal (unpinned, mispinned,
+//! forged advertisement, unreachable) with its exit code, its message and nothing written.
+
+use crate::support::{Scratch, cryptadm};
+use crate::support_tang::{clevis_decrypt, clevis_encrypt, run_with_input, servers, servers_mut};
+use std::path::{Path, PathBuf};
+
+const CONFIG: &[u8] = b"apiVersion: v1\nkind: Config\nclusters: [tang]\n";
+
+fn oracle_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/machineadm_oracle.py")
+}
+
+/// `bootstrap seal --provider clevis --clevis-pin PIN --clevis-config CONFIG` of [`CONFIG`] into `sealed.yaml`.
+fn seal(scratch: &Scratch, pin: &str, config: &str, extra: &[&str]) -> std::process::Output {
+    let input = scratch.write("config.yaml", CONFIG);
+    cryptadm()
+        .args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", pin, "--clevis-config", config])
+        .args(extra)
+        .arg("--in")
+        .arg(input)
+        .arg("--out")
+        .arg(scratch.path("sealed.yaml"))
+        .output()
+        .expect("run cryptadm")
+}
+
+fn open(scratch: &Scratch, extra: &[&str]) -> std::process::Output {
+    cryptadm()
+        .args(["bootstrap", "open", "--in"])
+        .arg(scratch.path("sealed.yaml"))
+        .arg("--out")
+        .arg(scratch.path("opened.yaml"))
+        .args(extra)
+        .output()
+        .expect("run cryptadm")
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_ok(output: &std::process::Output, what: &str) {
+    assert!(output.status.success(), "{what} failed: {}", stderr(output));
+}
+
+/// The JWE in the sealed document's `passphraseURI: clevis:<JWE>`.
+fn recorded_jwe(scratch: &Scratch) -> String {
+    let document = std::fs::read_to_string(scratch.path("sealed.yaml")).unwrap();
+    let line = document.lines().find(|l| l.trim_start().starts_with("passphraseURI:")).expect("a passphraseURI");
+    let uri = line.split_once(':').unwrap().1.trim().trim_matches(|c| c == '"' || c == '\'');
+    uri.strip_prefix("clevis:").unwrap_or_else(|| panic!("not a clevis URI: {uri}")).to_owned()
+}
+
+/// The Python opener opens `sealed.yaml` with `passphrase`.
+fn python_opens(scratch: &Scratch, passphrase: &[u8]) {
+    let pass = scratch.write("recovered-pass", passphrase);
+    let out = scratch.path("python-opened.yaml");
+    let output = std::process::Command::new("python3")
+        .arg(oracle_script())
+        .args(["open", "--in"])
+        .arg(scratch.path("sealed.yaml"))
+        .arg("--passphrase-file")
+        .arg(&pass)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&output, "the Python opener");
+    assert_eq!(std::fs::read(out).unwrap(), CONFIG);
+}
+
+/// The Python sealer seals [`CONFIG`] with `passphrase`, recording `provider: clevis` and `clevis:<jwe>`.
+fn python_seals(scratch: &Scratch, passphrase: &[u8], jwe: &str) {
+    let pass = scratch.write("pass", passphrase);
+    let input = scratch.write("config.yaml", CONFIG);
+    let output = std::process::Command::new("python3")
+        .arg(oracle_script())
+        .args(["seal", "--in"])
+        .arg(input)
+        .arg("--passphrase-file")
+        .arg(pass)
+        .args(["--provider", "clevis", "--passphrase-uri", &format!("clevis:{jwe}")])
+        .output()
+        .unwrap();
+    assert_ok(&output, "the Python sealer");
+    scratch.write("sealed.yaml", output.stdout);
+}
+
+fn assert_opened(scratch: &Scratch) {
+    assert_eq!(std::fs::read(scratch.path("opened.yaml")).unwrap(), CONFIG);
+}
+
+fn assert_failed(output: &std::process::Output, code: i32, needles: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{text}");
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+#[test]
+fn clevis_decrypt_opens_what_cryptadm_seals_for_tang() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    assert_ok(&seal(&scratch, "tang", &trio.tangs[0].config(), &[]), "seal");
+    let jwe = recorded_jwe(&scratch);
+    let header = String::from_utf8(
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, jwe.split('.').next().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    // The layout `clevis encrypt tang` writes: sorted keys, no spaces, the advertisement's key set recorded.
+    assert!(header.starts_with(r#"{"alg":"ECDH-ES","clevis":{"pin":"tang","tang":{"adv":{"keys":[{"#), "{header}");
+    assert!(
+        header.contains(&format!(
+            r#""url":"{}"}}}},"enc":"A256GCM","epk":{{"crv":"P-521","kty":"EC","#,
+            trio.tangs[0].url()
+        )),
+        "{header}"
+    );
+    let recovered = clevis_decrypt(&jwe);
+    assert_ok(&recovered, "clevis decrypt");
+    assert_eq!(recovered.stdout.len(), 43, "a 256-bit printable passphrase");
+    python_opens(&scratch, &recovered.stdout);
+    assert_ok(&open(&scratch, &[]), "open");
+    assert_opened(&scratch);
+}
+
+#[test]
+fn clevis_decrypt_opens_what_cryptadm_seals_for_sss() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    assert_ok(&seal(&scratch, "sss", &trio.sss_config(2), &[]), "seal");
+    let recovered = clevis_decrypt(&recorded_jwe(&scratch));
+    assert_ok(&recovered, "clevis decrypt");
+    python_opens(&scratch, &recovered.stdout);
+    assert_ok(&open(&scratch, &[]), "open");
+    assert_opened(&scratch);
+}
+
+#[test]
+fn cryptadm_opens_what_clevis_encrypts() {
+    let trio = servers();
+    let nested = format!(
+        r#"{{"t":2,"pins":{{"tang":[{},{}],"sss":{{"t":1,"pins":{{"tang":[{}]}}}}}}}}"#,
+        trio.tangs[0].config(),
+        trio.tangs[1].config(),
+        trio.tangs[2].config()
+    );
+    for (pin, config) in [("tang", trio.tangs[1].config()), ("sss", trio.sss_config(2)), ("sss", nested)] {
+        let scratch = Scratch::new();
+        let passphrase = b"clevis-made passphrase \xff";
+        python_seals(&scratch, passphrase, &clevis_encrypt(pin, &config, passphrase));
+        assert_ok(&open(&scratch, &[]), &format!("open of a `clevis encrypt {pin}` document"));
+        assert_opened(&scratch);
+    }
+}
+
+#[test]
+fn a_threshold_survives_one_server_down_and_names_the_missing_ones() {
+    let trio = servers_mut();
+    let ours = Scratch::new();
+    assert_ok(&seal(&ours, "sss", &trio.sss_config(2), &[]), "seal");
+    let theirs = Scratch::new();
+    python_seals(&theirs, b"pass", &clevis_encrypt("sss", &trio.sss_config(2), b"pass"));
+    trio.tangs[0].stop();
+    for scratch in [&ours, &theirs] {
+        assert_ok(&open(scratch, &["--retries", "0"]), "open with one of three servers down");
+        assert_opened(scratch);
+        std::fs::remove_file(scratch.path("opened.yaml")).unwrap();
+    }
+    trio.tangs[2].stop();
+    for scratch in [&ours, &theirs] {
+        let output = open(scratch, &["--retries", "0"]);
+        assert_failed(
+            &output,
+            1,
+            &["1 of the 2 pins needed", &trio.tangs[0].url(), &trio.tangs[2].url(), "hint: bring enough"],
+        );
+        assert!(!stderr(&output).contains(&trio.tangs[1].url()), "the working server is not named a failure");
+        assert!(!scratch.path("opened.yaml").exists(), "nothing is written on failure");
+    }
+}
+
+#[test]
+fn tang_key_rotation_keeps_old_documents_open() {
+    let trio = servers_mut();
+    let tang = &trio.tangs[1];
+    let scratch = Scratch::new();
+    let old_config = tang.config();
+    assert_ok(&seal(&scratch, "tang", &old_config, &[]), "seal");
+    let theirs = Scratch::new();
+    python_seals(&theirs, b"pass", &clevis_encrypt("tang", &old_config, b"pass"));
+    tang.rotate();
+    assert_ne!(tang.config(), old_config);
+    for scratch in [&scratch, &theirs] {
+        assert_ok(&open(scratch, &[]), "open after the server rotated its keys");
+        assert_opened(scratch);
+    }
+    assert_ok(&clevis_decrypt(&recorded_jwe(&scratch)), "clevis decrypt after rotation");
+    // The old pin no longer matches what the server advertises: refused, as clevis refuses it.
+    let again = Scratch::new();
+    assert_failed(&seal(&again, "tang", &old_config, &[]), 16, &["trusted thumbprint"]);
+    assert_ok(&seal(&again, "tang", &tang.config(), &[]), "seal with the new thumbprint");
+}
+
+#[test]
+fn untrusted_mispinned_forged_and_unreachable_servers_are_refused() {
+    let trio = servers();
+    let tang = &trio.tangs[2];
+    let url = tang.url();
+    let unpinned = format!(r#"{{"url":"{url}"}}"#);
+    let scratch = Scratch::new();
+    let output = seal(&scratch, "tang", &unpinned, &[]);
+    assert_failed(&output, 16, &["not pinned", &tang.thp(), "hint:", "--clevis-trust-adv"]);
+    let wrong = format!(r#"{{"url":"{url}","thp":"{}"}}"#, trio.tangs[0].thp());
+    assert_failed(&seal(&scratch, "tang", &wrong, &[]), 16, &["trusted thumbprint", "hint:"]);
+    // A forged advertisement: the server's own, one signature byte changed.
+    let adv = reqwest_adv(&url);
+    let adv_file = scratch.write("forged.jws", flip_signature(&adv));
+    let config = format!(r#"{{"url":"{url}","adv":"{}"}}"#, adv_file.display());
+    assert_failed(&seal(&scratch, "tang", &config, &[]), 15, &["signature does not verify"]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let gone = format!(r#"{{"url":"http://127.0.0.1:{closed}"}}"#);
+    assert_failed(
+        &seal(&scratch, "tang", &gone, &["--clevis-trust-adv", "--retries", "0"]),
+        1,
+        &["Tang server at http://127.0.0.1:", "hint: check that the Tang server is up"],
+    );
+    assert_failed(&seal(&scratch, "sss", r#"{"t":3,"pins":{"tang":[{"url":"http://a"}]}}"#, &[]), 3, &["threshold"]);
+    assert!(!scratch.path("sealed.yaml").exists(), "nothing is written on failure");
+    // Trusting the advertisement as fetched, as `clevis encrypt tang … -y` does.
+    assert_ok(&seal(&scratch, "tang", &unpinned, &["--clevis-trust-adv"]), "seal --clevis-trust-adv");
+    assert_ok(&clevis_decrypt(&recorded_jwe(&scratch)), "clevis decrypt");
+}
+
+/// The server's advertisement, fetched with curl.
+fn reqwest_adv(url: &str) -> String {
+    let output = run_with_input("curl", &["-sf", &format!("{url}/adv")], b"");
+    assert_ok(&output, "curl /adv");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Changes one character of the first signature.
+fn flip_signature(adv: &str) -> String {
+    let at = adv.find("signature\"").expect("a signature") + 20;
+    let mut bytes = adv.as_bytes().to_vec();
+    let index = (at..bytes.len()).find(|&i| bytes[i].is_ascii_alphanumeric()).unwrap();
+    bytes[index] = if bytes[index] == b'A' { b'B' } else { b'A' };
+    String::from_utf8(bytes).unwrap()
+}
