@@ -446,12 +446,15 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;luks-format'= {
             cand --type 'LUKS version (`luks1` for QEMU, Nova and Glance)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --format 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)'
             cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
             cand --secret-type 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick)'
@@ -476,6 +479,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Overwrite an existing LUKS header or a non-empty target'
@@ -508,6 +512,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
             cand --color 'When to colour messages'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
+            cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -550,11 +555,29 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;disk;clevis-bind'= {
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;disk;help'= {
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;help;luks-format'= {
@@ -564,6 +587,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;help;decrypt'= {
         }
         &'cryptadm;disk;help;convert'= {
+        }
+        &'cryptadm;disk;help;clevis-bind'= {
         }
         &'cryptadm;disk;help;help'= {
         }
@@ -745,6 +770,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
         }
         &'cryptadm;help;disk;luks-format'= {
         }
@@ -753,6 +779,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;disk;decrypt'= {
         }
         &'cryptadm;help;disk;convert'= {
+        }
+        &'cryptadm;help;disk;clevis-bind'= {
         }
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'

@@ -253,3 +253,187 @@ fn flip_signature(adv: &str) -> String {
     bytes[index] = if bytes[index] == b'A' { b'B' } else { b'A' };
     String::from_utf8(bytes).unwrap()
 }
+
+/// Fast key derivation for test images.
+const FAST_KDF: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
+
+/// A command of either kind (the reference tools', cryptadm's).
+trait Run {
+    fn run(&mut self) -> std::io::Result<std::process::Output>;
+}
+
+impl Run for std::process::Command {
+    fn run(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+impl Run for assert_cmd::Command {
+    fn run(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+fn run_ok(command: &mut impl Run, what: &str) -> Vec<u8> {
+    let output = command.run().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_ok(&output, what);
+    output.stdout
+}
+
+/// `clevis luks pass -d IMAGE -s SLOT` prints a passphrase that `cryptsetup open --test-passphrase` accepts for
+/// that keyslot.
+fn assert_clevis_luks_pass_opens(image: &Path, slot: &str, scratch: &Scratch) {
+    let pass = run_ok(
+        std::process::Command::new("clevis").args(["luks", "pass", "-d"]).arg(image).args(["-s", slot]),
+        "clevis luks pass",
+    );
+    assert_eq!(pass.len(), 43, "a 256-bit printable passphrase");
+    let file = scratch.write(&format!("clevis-pass-{slot}"), pass);
+    run_ok(
+        std::process::Command::new("cryptsetup")
+            .args(["open", "--test-passphrase", "--key-slot", slot, "--key-file"])
+            .arg(file)
+            .arg(image),
+        "cryptsetup open --test-passphrase with the clevis passphrase",
+    );
+}
+
+#[test]
+fn clevis_luks_opens_volumes_cryptadm_binds() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"the first passphrase");
+    // luks-format with a binding beside the passphrase's keyslot (sss, 2 of 3).
+    let formatted = scratch.path("formatted.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--size", "4M", "--key-file"])
+            .arg(&pass)
+            .args(FAST_KDF)
+            .args(["--clevis-pin", "sss", "--clevis-config", &trio.sss_config(2)])
+            .arg(&formatted),
+        "luks-format --clevis-pin",
+    );
+    assert_clevis_luks_pass_opens(&formatted, "1", &scratch);
+    let dump = String::from_utf8(run_ok(
+        std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(&formatted),
+        "luksDump",
+    ))
+    .unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&dump).unwrap();
+    assert_eq!(meta["tokens"]["0"]["type"], "clevis");
+    assert_eq!(meta["tokens"]["0"]["keyslots"], serde_json::json!(["1"]));
+    run_ok(
+        std::process::Command::new("cryptsetup")
+            .args(["open", "--test-passphrase", "--key-slot", "0", "--key-file"])
+            .arg(&pass)
+            .arg(&formatted),
+        "the passphrase's keyslot still opens",
+    );
+    // clevis-bind on a volume cryptsetup made, given its passphrase.
+    let theirs = scratch.path("cryptsetup.img");
+    std::fs::File::create(&theirs).unwrap().set_len(20 << 20).unwrap();
+    run_ok(
+        std::process::Command::new("cryptsetup")
+            .args(["luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"])
+            .arg("--key-file")
+            .arg(&pass)
+            .arg(&theirs),
+        "cryptsetup luksFormat",
+    );
+    run_ok(
+        cryptadm()
+            .args(["disk", "clevis-bind", "--key-file"])
+            .arg(&pass)
+            .args(["--clevis-pin", "tang", "--clevis-config", &trio.tangs[0].config()])
+            .arg(&theirs),
+        "disk clevis-bind",
+    );
+    assert_clevis_luks_pass_opens(&theirs, "1", &scratch);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&theirs), "inspect")).unwrap();
+    assert!(inspect.contains(&format!("clevis: tang {}", trio.tangs[0].url())), "{inspect}");
+}
+
+#[test]
+fn cryptadm_opens_volumes_clevis_luks_binds() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let raw: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+    let raw_path = scratch.write("raw", &raw);
+    let image = scratch.path("bound.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--from"])
+            .arg(&raw_path)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(FAST_KDF)
+            .arg(&image),
+        "luks-format --from",
+    );
+    for (pin, config) in [("tang", trio.tangs[2].config()), ("sss", trio.sss_config(2))] {
+        run_ok(
+            std::process::Command::new("clevis")
+                .args(["luks", "bind", "-y", "-k"])
+                .arg(&pass)
+                .arg("-d")
+                .arg(&image)
+                .args([pin, &config]),
+            "clevis luks bind",
+        );
+    }
+    // Keyslot 0 is the passphrase's; the two clevis bindings are keyslots 1 and 2. Drop the passphrase's keyslot
+    // so that only a clevis binding can open the volume.
+    run_ok(
+        std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q"]).arg(&image).arg("0"),
+        "cryptsetup luksKillSlot",
+    );
+    let out = scratch.path("decrypted.raw");
+    run_ok(cryptadm().args(["disk", "decrypt", "--clevis"]).arg(&image).arg("--out").arg(&out), "decrypt --clevis");
+    assert_eq!(std::fs::read(&out).unwrap(), raw);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains("clevis: sss 2 of [tang"), "{inspect}");
+}
+
+#[test]
+fn a_binding_that_cannot_be_made_or_used_leaves_the_volume_alone() {
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let image = scratch.path("plain.img");
+    run_ok(
+        cryptadm().args(["disk", "luks-format", "--size", "2M", "--key-file"]).arg(&pass).args(FAST_KDF).arg(&image),
+        "luks-format",
+    );
+    let before = std::fs::read(&image).unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let gone = format!(r#"{{"url":"http://127.0.0.1:{closed}"}}"#);
+    let output = cryptadm()
+        .args(["disk", "clevis-bind", "--key-file"])
+        .arg(&pass)
+        .args(["--clevis-pin", "tang", "--clevis-config", &gone, "--clevis-trust-adv"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert_failed(&output, 1, &["is unavailable", "hint:"]);
+    assert_eq!(std::fs::read(&image).unwrap(), before, "the volume is untouched");
+    let fresh = scratch.path("fresh.img");
+    let output = cryptadm()
+        .args(["disk", "luks-format", "--size", "2M", "--key-file"])
+        .arg(&pass)
+        .args(["--clevis-pin", "tang", "--clevis-config", &gone, "--clevis-trust-adv"])
+        .arg(&fresh)
+        .output()
+        .unwrap();
+    assert_failed(&output, 1, &["is unavailable"]);
+    assert!(!fresh.exists(), "nothing is written when the server cannot be reached");
+    let output = cryptadm()
+        .args(["disk", "decrypt", "--clevis"])
+        .arg(&image)
+        .arg("--out")
+        .arg(scratch.path("x"))
+        .output()
+        .unwrap();
+    assert_failed(&output, 5, &["no clevis binding"]);
+    assert!(!scratch.path("x").exists());
+}
