@@ -282,12 +282,13 @@ fn run_ok(command: &mut impl Run, what: &str) -> Vec<u8> {
 
 /// `clevis luks pass -d IMAGE -s SLOT` prints a passphrase that `cryptsetup open --test-passphrase` accepts for
 /// that keyslot.
-fn assert_clevis_luks_pass_opens(image: &Path, slot: &str, scratch: &Scratch) {
+/// Returns that passphrase's length.
+fn assert_clevis_luks_pass_opens(image: &Path, slot: &str, scratch: &Scratch) -> usize {
     let pass = run_ok(
         std::process::Command::new("clevis").args(["luks", "pass", "-d"]).arg(image).args(["-s", slot]),
         "clevis luks pass",
     );
-    assert_eq!(pass.len(), 43, "a 256-bit printable passphrase");
+    let len = pass.len();
     let file = scratch.write(&format!("clevis-pass-{slot}"), pass);
     run_ok(
         std::process::Command::new("cryptsetup")
@@ -296,6 +297,7 @@ fn assert_clevis_luks_pass_opens(image: &Path, slot: &str, scratch: &Scratch) {
             .arg(image),
         "cryptsetup open --test-passphrase with the clevis passphrase",
     );
+    len
 }
 
 #[test]
@@ -314,7 +316,7 @@ fn clevis_luks_opens_volumes_cryptadm_binds() {
             .arg(&formatted),
         "luks-format --clevis-pin",
     );
-    assert_clevis_luks_pass_opens(&formatted, "1", &scratch);
+    assert_eq!(assert_clevis_luks_pass_opens(&formatted, "1", &scratch), 43, "a 256-bit printable passphrase");
     let dump = String::from_utf8(run_ok(
         std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(&formatted),
         "luksDump",
@@ -349,7 +351,7 @@ fn clevis_luks_opens_volumes_cryptadm_binds() {
             .arg(&theirs),
         "disk clevis-bind",
     );
-    assert_clevis_luks_pass_opens(&theirs, "1", &scratch);
+    assert_eq!(assert_clevis_luks_pass_opens(&theirs, "1", &scratch), 43);
     let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&theirs), "inspect")).unwrap();
     assert!(inspect.contains(&format!("clevis: tang {}", trio.tangs[0].url())), "{inspect}");
 }
@@ -436,4 +438,121 @@ fn a_binding_that_cannot_be_made_or_used_leaves_the_volume_alone() {
         .unwrap();
     assert_failed(&output, 5, &["no clevis binding"]);
     assert!(!scratch.path("x").exists());
+}
+
+/// A LUKS2 volume whose key store (`file://`) holds its passphrase, bound by `clevis luks bind` (keyslot 1).
+struct BoundVolume {
+    scratch: Scratch,
+    image: PathBuf,
+}
+
+const VOLUME_ID: &str = "pvc-clevis";
+const OLD_KEY: &[u8] = b"the stored key";
+
+impl BoundVolume {
+    fn new(tang_config: &str) -> Self {
+        let scratch = Scratch::new();
+        let image = scratch.path("volume.img");
+        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+        let old = scratch.write("old.key", OLD_KEY);
+        run_ok(
+            std::process::Command::new("cryptsetup")
+                .args(["luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"])
+                .arg("--key-file")
+                .arg(&old)
+                .arg(&image),
+            "cryptsetup luksFormat",
+        );
+        run_ok(
+            std::process::Command::new("clevis")
+                .args(["luks", "bind", "-y", "-k"])
+                .arg(&old)
+                .arg("-d")
+                .arg(&image)
+                .args(["tang", tang_config]),
+            "clevis luks bind",
+        );
+        let volume = Self { scratch, image };
+        let entry = volume.store().join(VOLUME_ID);
+        std::fs::create_dir_all(&entry).unwrap();
+        std::fs::write(entry.join("current"), OLD_KEY).unwrap();
+        volume
+    }
+
+    fn store(&self) -> PathBuf {
+        self.scratch.path("keys")
+    }
+
+    fn rotate(&self) -> assert_cmd::Command {
+        let mut cmd = cryptadm();
+        cmd.env("CRYPTADM_RUN_DIR", self.scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", VOLUME_ID, "--volume-path"])
+            .arg(&self.image)
+            .args(["--key-store", &format!("file://{}", self.store().display())]);
+        cmd
+    }
+
+    fn current_key(&self) -> Vec<u8> {
+        std::fs::read(self.store().join(VOLUME_ID).join("current")).unwrap()
+    }
+
+    /// cryptsetup's own check that `key` opens the volume.
+    fn opens(&self, key: &[u8]) -> bool {
+        let file = self.scratch.write("probe.key", key);
+        std::process::Command::new("cryptsetup")
+            .args(["open", "--test-passphrase", "--key-file"])
+            .arg(file)
+            .arg(&self.image)
+            .status()
+            .unwrap()
+            .success()
+    }
+
+    /// The clevis binding is intact: token 0 of type clevis on keyslot 1, and `clevis luks pass` opens keyslot 1.
+    fn assert_binding_intact(&self) {
+        let dump = run_ok(
+            std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(&self.image),
+            "luksDump",
+        );
+        let meta: serde_json::Value = serde_json::from_slice(&dump).unwrap();
+        assert_eq!(meta["tokens"]["0"]["type"], "clevis");
+        assert_eq!(meta["tokens"]["0"]["keyslots"], serde_json::json!(["1"]));
+        assert_clevis_luks_pass_opens(&self.image, "1", &self.scratch);
+    }
+}
+
+#[test]
+fn volume_rotate_keeps_the_clevis_binding_and_says_so() {
+    let trio = servers();
+    let volume = BoundVolume::new(&trio.tangs[0].config());
+    let output = volume.rotate().output().unwrap();
+    assert_ok(&output, "volume rotate");
+    let text = stderr(&output);
+    assert!(text.contains("removed keyslot(s) 0"), "{text}");
+    assert!(
+        text.contains(&format!("kept the clevis binding: token 0, keyslot(s) 1 (tang {})", trio.tangs[0].url())),
+        "{text}"
+    );
+    let current = volume.current_key();
+    assert_ne!(current, OLD_KEY);
+    assert!(volume.opens(&current) && !volume.opens(OLD_KEY));
+    volume.assert_binding_intact();
+}
+
+/// Every crash point of the fault-injection build: after the crash both the stored key and the clevis binding
+/// open the volume; the rerun completes and the binding is still intact. Run by `.ci/run` (`volume_faults`).
+#[test]
+#[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
+fn volume_faults_keep_the_clevis_binding() {
+    let trio = servers();
+    for step in cryptadm::volume::Step::ALL {
+        let volume = BoundVolume::new(&trio.tangs[1].config());
+        let output = volume.rotate().env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
+        assert_eq!(output.status.code(), None, "{step}: the process did not crash: {}", stderr(&output));
+        assert!(volume.opens(&volume.current_key()), "after a crash at {step}: the stored key opens nothing");
+        volume.assert_binding_intact();
+        assert_ok(&volume.rotate().output().unwrap(), &format!("rerun after {step}"));
+        assert!(volume.opens(&volume.current_key()) && !volume.opens(OLD_KEY), "after {step}");
+        volume.assert_binding_intact();
+    }
 }
