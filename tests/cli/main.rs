@@ -27,6 +27,7 @@ mod guest_first_boot;
 mod guest_harness;
 mod guest_ignition;
 mod guest_nova;
+mod guest_tang;
 mod guest_vault;
 mod hardening;
 mod ignition;

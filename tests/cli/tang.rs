@@ -556,3 +556,28 @@ fn volume_faults_keep_the_clevis_binding() {
         volume.assert_binding_intact();
     }
 }
+
+/// `--cloud-init` and `--ignition` output for `--provider clevis` passes cloud-init's schema check and
+/// ignition-validate without a word (the first boot itself: `guest_tang.rs`).
+#[test]
+fn clevis_sealed_cloud_init_and_ignition_outputs_validate() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    let config = trio.tangs[0].config();
+    for (flag, checker, args) in
+        [("--cloud-init", "cloud-init", &["schema", "--config-file"][..]), ("--ignition", "ignition-validate", &[][..])]
+    {
+        let output = seal(&scratch, "tang", &config, &[flag]);
+        assert_ok(&output, flag);
+        let rendered = std::fs::read(scratch.path("sealed.yaml")).unwrap();
+        assert!(String::from_utf8_lossy(&rendered).len() > 1000, "{flag}: the JWE is in the output");
+        let file = scratch.write("rendered", &rendered);
+        let checked = std::process::Command::new(checker).args(args).arg(&file).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&checked.stdout), stderr(&checked)).to_lowercase();
+        assert!(checked.status.success(), "{checker}: {text}");
+        for word in ["error", "deprecat", "warning", "invalid", "unused"] {
+            assert!(!text.contains(word), "{checker} printed `{word}`: {text}");
+        }
+        std::fs::remove_file(scratch.path("sealed.yaml")).unwrap();
+    }
+}
