@@ -581,3 +581,40 @@ fn clevis_sealed_cloud_init_and_ignition_outputs_validate() {
         std::fs::remove_file(scratch.path("sealed.yaml")).unwrap();
     }
 }
+
+/// An altered JWE does not open (exit 15, no output), and a second writer on a volume being bound is refused at
+/// once (exit 10) before any server is asked.
+#[test]
+fn altered_jwes_and_concurrent_binds_are_refused() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    assert_ok(&seal(&scratch, "tang", &trio.tangs[0].config(), &[]), "seal");
+    let document = std::fs::read_to_string(scratch.path("sealed.yaml")).unwrap();
+    let jwe = recorded_jwe(&scratch);
+    let tag_at = jwe.rfind('.').unwrap() + 1;
+    let mut altered = jwe.clone().into_bytes();
+    altered[tag_at] = if altered[tag_at] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    scratch.write("sealed.yaml", document.replace(&jwe, &altered));
+    assert_failed(&open(&scratch, &[]), 15, &["does not decrypt"]);
+    assert!(!scratch.path("opened.yaml").exists());
+
+    let pass = scratch.write("pass", b"pw");
+    let image = scratch.path("busy.img");
+    run_ok(
+        cryptadm().args(["disk", "luks-format", "--size", "2M", "--key-file"]).arg(&pass).args(FAST_KDF).arg(&image),
+        "luks-format",
+    );
+    let mut holder = std::process::Command::new("flock").arg(&image).args(["sleep", "30"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let output = cryptadm()
+        .args(["disk", "clevis-bind", "--key-file"])
+        .arg(&pass)
+        .args(["--clevis-pin", "tang", "--clevis-config", &trio.tangs[0].config()])
+        .arg(&image)
+        .output()
+        .unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_failed(&output, 10, &[]);
+}
