@@ -885,6 +885,22 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
     let (class, bytes) = os.castellan(ids["secret_id"].as_str().unwrap());
     assert_eq!((class.as_str(), bytes.len()), ("Passphrase", 88));
 
+    // --glance with --key-manager: the document names the secret this run stored, and no longer tells the user to
+    // store it.
+    let glance = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican", "--glance"])
+        .args(["--output-format", "json"])
+        .args(CHEAP)
+        .arg(work.path("glance.qcow2"))
+        .output()
+        .unwrap();
+    assert!(glance.status.success(), "{}", String::from_utf8_lossy(&glance.stderr));
+    let doc: Value = serde_json::from_slice(&glance.stdout).unwrap();
+    assert!(doc.get("secret").is_none(), "{doc}");
+    let stored = doc["properties"]["os_encrypt_key_id"].as_str().unwrap();
+    assert_eq!(os.get("key-manager", &format!("/v1/secrets/{stored}"))["name"], "glance-key");
+
     let long = "n".repeat(253);
     let output = os
         .cryptadm()

@@ -477,7 +477,11 @@ impl GlanceArgs {
         if secret.is_some() && key_id.is_none() {
             printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
         }
-        let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        let mut doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        if self.cloud.key_manager.is_some() {
+            // The secret is in Barbican already (stored or read by this run): no `openstack secret store` line.
+            doc.secret = None;
+        }
         let text = crate::render::documents(self.output_format.into(), [doc])?;
         printer.data(text.as_bytes()).context("writing to standard output")?;
         Ok(())
