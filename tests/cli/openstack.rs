@@ -11,6 +11,15 @@ use std::process::Command;
 
 const CHEAP: &[&str] = &["--pbkdf-force-iterations", "1000"];
 
+/// A new 1 MiB qcow2+LUKS image whose secret is kept in Barbican (the target follows).
+const SMALL_QCOW2: &[&str] = &["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"];
+
+/// A URL on 127.0.0.1 where nothing listens.
+fn dead_url() -> String {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    format!("http://127.0.0.1:{closed}")
+}
+
 fn tools() {
     require_tool("qemu-img", "apt-get install -y -t bookworm-backports qemu-utils");
     require_tool("cryptsetup", "apt-get install -y cryptsetup-bin");
@@ -202,7 +211,7 @@ fn luks_format_existing_passphrase_secret_by_href() {
     let image = work.path("disk.qcow2");
     let output = os
         .cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--secret", &href, "--upload", &name])
         .args(CHEAP)
         .arg(&image)
@@ -219,14 +228,8 @@ fn luks_format_existing_passphrase_secret_by_href() {
     // The same secret's href on another host (or port) would receive the Keystone token: refused, nothing sent.
     let elsewhere = href.replacen("://", "://elsewhere.invalid.", 1);
     let other = work.path("other.qcow2");
-    let refused = os
-        .cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
-        .args(["--secret", &elsewhere])
-        .args(CHEAP)
-        .arg(&other)
-        .output()
-        .unwrap();
+    let refused =
+        os.cryptadm().args(SMALL_QCOW2).args(["--secret", &elsewhere]).args(CHEAP).arg(&other).output().unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("not on this cloud's Barbican"), "{stderr}");
@@ -344,10 +347,7 @@ fn convert_shelve_shares_the_secret_and_same_copies_it() {
 /// (exit code, stderr).
 fn format_upload(os: &OpenStack, work: &Scratch, name: &str, env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = os.cryptadm();
-    cmd.args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
-        .args(["--upload", name])
-        .args(CHEAP)
-        .arg(work.path(&format!("{name}.qcow2")));
+    cmd.args(SMALL_QCOW2).args(["--upload", name]).args(CHEAP).arg(work.path(&format!("{name}.qcow2")));
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -372,8 +372,7 @@ fn barbican_down_before_the_secret_leaves_nothing() {
     let os = openstack();
     let work = Scratch::new();
     let name = unique("km-down");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{closed}");
+    let url = dead_url();
     let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_KEY_MANAGER_ENDPOINT_OVERRIDE", &url)]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("Barbican at http://127.0.0.1") && stderr.contains("unavailable"), "{stderr}");
@@ -434,7 +433,7 @@ fn interrupted_uploads_sigterm_cleans_up_and_kill_9_prints_the_cleanup() {
         let name = unique(&format!("killed-{signal}"));
         let stderr_path = work.path(&format!("{name}.err"));
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
-            .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+            .args(SMALL_QCOW2)
             .args(["--upload", &name])
             .args(CHEAP)
             .arg(work.path(&format!("{name}.qcow2")))
@@ -493,7 +492,7 @@ fn wrong_password_unknown_secret_missing_endpoint() {
             .env("OS_PROJECT_NAME", "admin")
             .env("OS_USER_DOMAIN_NAME", "Default")
             .env("OS_PROJECT_DOMAIN_NAME", "Default")
-            .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+            .args(SMALL_QCOW2)
             .args(CHEAP);
         cmd
     };
@@ -548,7 +547,7 @@ fn refused_token_is_renewed_and_a_preissued_token_works() {
         .env("OS_TOKEN", &token)
         .env("OS_PROJECT_NAME", "admin")
         .env("OS_PROJECT_DOMAIN_NAME", "Default")
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--upload", &name])
         .args(CHEAP)
         .arg(work.path("t.qcow2"))
@@ -590,7 +589,7 @@ fn secure_yaml_and_application_credentials_log_in() {
         .env("OS_AUTH_TYPE", "v3applicationcredential")
         .env("OS_APPLICATION_CREDENTIAL_ID", &id)
         .env("OS_APPLICATION_CREDENTIAL_SECRET", &secret)
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--upload", &name])
         .args(CHEAP)
         .arg(work.path("a.qcow2"))
@@ -606,7 +605,7 @@ fn secure_yaml_and_application_credentials_log_in() {
         .env("OS_AUTH_URL", &os.keystone)
         .env("OS_APPLICATION_CREDENTIAL_ID", &id)
         .env("OS_APPLICATION_CREDENTIAL_SECRET", "wrong")
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(CHEAP)
         .arg(work.path("b.qcow2"))
         .output()
@@ -721,8 +720,7 @@ fn a_missing_or_dead_glance_is_found_before_anything_is_created() {
     assert!(stdout.is_empty() && !work.path(&format!("{name}.qcow2")).exists());
     nothing_left(os, &name);
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{closed}");
+    let url = dead_url();
     let (code, stderr, _) = format_upload(os, &work, &name, &[("OS_IMAGE_ENDPOINT_OVERRIDE", &url)]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("Glance") && stderr.contains("unavailable"), "{stderr}");
@@ -775,7 +773,7 @@ fn glance_dying_mid_upload_keeps_the_secret_while_the_image_exists() {
     let proxy = FaultProxy::start(&os.glance, "stall-upload");
     let stderr_path = work.path("err");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"))
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--upload", &name])
         .args(CHEAP)
         .arg(work.path("img.qcow2"))
@@ -859,13 +857,7 @@ fn the_consumer_record_goes_with_the_image_cryptadm_deletes() {
 fn ids_for_scripts_and_what_is_refused_up_front() {
     let os = openstack();
     let work = Scratch::new();
-    let quiet = os
-        .cryptadm()
-        .args(["-q", "disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
-        .args(CHEAP)
-        .arg(work.path("quiet.qcow2"))
-        .output()
-        .unwrap();
+    let quiet = os.cryptadm().arg("-q").args(SMALL_QCOW2).args(CHEAP).arg(work.path("quiet.qcow2")).output().unwrap();
     assert!(quiet.status.success(), "{}", String::from_utf8_lossy(&quiet.stderr));
     let lines = stdout_lines(&quiet);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -873,7 +865,8 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
 
     let json = os
         .cryptadm()
-        .args(["-q", "disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .arg("-q")
+        .args(SMALL_QCOW2)
         .args(["--output-format", "json"])
         .args(CHEAP)
         .arg(work.path("json.qcow2"))
@@ -889,7 +882,8 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
     // store it.
     let glance = os
         .cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican", "--glance"])
+        .args(SMALL_QCOW2)
+        .arg("--glance")
         .args(["--output-format", "json"])
         .args(CHEAP)
         .arg(work.path("glance.qcow2"))
@@ -904,7 +898,7 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
     let long = "n".repeat(253);
     let output = os
         .cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--upload", &long])
         .args(CHEAP)
         .arg(work.path("long.qcow2"))
@@ -920,7 +914,7 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
     let passphrase_secret = secret_store(os, &["--name", &name, "--secret-type", "passphrase", "--payload", "p4ss"]);
     let output = os
         .cryptadm()
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(["--secret", &passphrase_secret, "--secret-type", "symmetric"])
         .args(CHEAP)
         .arg(work.path("typed.qcow2"))
@@ -940,7 +934,7 @@ fn ids_for_scripts_and_what_is_refused_up_front() {
         .env("OS_TOKEN", "gAAAAABnot-a-token-keystone-issued")
         .env("OS_PROJECT_NAME", "admin")
         .env("OS_PROJECT_DOMAIN_NAME", "Default")
-        .args(["disk", "luks-format", "--format", "qcow2", "--size", "1M", "--key-manager", "barbican"])
+        .args(SMALL_QCOW2)
         .args(CHEAP)
         .arg(work.path("token.qcow2"))
         .output()
