@@ -357,6 +357,11 @@ impl CloudRun {
         Ok(id)
     }
 
+    /// Records the local image the run is about to write under the secret it stores (see `output_written`).
+    pub fn output_pending(&self, path: &std::path::Path) {
+        self.ledger.output_pending(path);
+    }
+
     /// Records the local image written under the run's secret: should the run then fail (or be stopped) and its
     /// own secret be deleted, the image goes too (no file is left that no key opens).
     pub fn output_written(&self, path: &std::path::Path) {

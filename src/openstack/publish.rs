@@ -23,6 +23,10 @@ pub struct Created {
     /// The local image this run wrote under its secret, with its device and inode: removed when that secret is
     /// deleted (no file is left that no key opens), kept with it otherwise.
     pub output: Option<(PathBuf, (u64, u64))>,
+    /// The local image this run is about to write under its secret, with the identity of whatever is at that
+    /// path before (a signal between the image's rename and [`Ledger::output_written`] still finds it: the file
+    /// there is then another one).
+    pub pending_output: Option<(PathBuf, Option<(u64, u64)>)>,
 }
 
 /// What [`Ledger::undo`] did.
@@ -65,13 +69,16 @@ impl Ledger {
         self.with(|c| c.consumer = Some((secret.to_owned(), consumer.clone())));
     }
 
+    /// Records the local image this run is about to write at `path` under the secret it stores.
+    pub fn output_pending(&self, path: &Path) {
+        let before = identity(path);
+        self.with(|c| c.pending_output = Some((path.to_path_buf(), before)));
+    }
+
     /// Records the local image written under this run's secret (a regular file only: a device is never removed).
     pub fn output_written(&self, path: &Path) {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(meta) = std::fs::symlink_metadata(path)
-            && meta.is_file()
-        {
-            self.with(|c| c.output = Some((path.to_path_buf(), (meta.dev(), meta.ino()))));
+        if let Some(written) = identity(path) {
+            self.with(|c| c.output = Some((path.to_path_buf(), written)));
         }
     }
 
@@ -145,8 +152,12 @@ impl Ledger {
         match barbican().and_then(|b| b.delete(secret)) {
             Ok(()) => {
                 self.with(|c| c.secret = None);
-                undone.removed_output =
-                    created.output.as_ref().and_then(|(path, identity)| remove_own(path, *identity));
+                // The image written: the one recorded, else a file that took the pending path's place.
+                let written = created.output.clone().or_else(|| {
+                    let (path, before) = created.pending_output.as_ref()?;
+                    identity(path).filter(|now| Some(*now) != *before).map(|now| (path.clone(), now))
+                });
+                undone.removed_output = written.and_then(|(path, id)| remove_own(&path, id));
             }
             Err(e) => undone.left.push(format!("openstack secret delete {secret}  ({e})")),
         }
@@ -154,11 +165,16 @@ impl Ledger {
     }
 }
 
-/// Removes the file at `path` if it is still the one this run wrote (whatever has taken its name since stays).
-fn remove_own(path: &Path, identity: (u64, u64)) -> Option<PathBuf> {
+/// The device and inode of the regular file at `path` (None: no regular file there).
+fn identity(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || (meta.dev(), meta.ino()) != identity {
+    let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Removes the file at `path` if it is still the one this run wrote (whatever has taken its name since stays).
+fn remove_own(path: &Path, written: (u64, u64)) -> Option<PathBuf> {
+    if identity(path)? != written {
         return None;
     }
     std::fs::remove_file(path).ok()?;

@@ -267,6 +267,7 @@ impl GlanceArgs {
         printer: &Printer,
     ) -> anyhow::Result<KeyManagerSecret> {
         let name = self.secret_name(file);
+        cloud.output_pending(file);
         let uuid = cloud.store(&name, secret_type, &bytes)?;
         printer.info(&format!("stored a new {} secret `{name}` in Barbican: {uuid}", secret_type.name()));
         Ok(KeyManagerSecret { uuid, secret_type, bytes, ours: true })
