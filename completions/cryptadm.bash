@@ -564,7 +564,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__convert)
-            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --source-secret --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -575,7 +575,7 @@ _cryptadm() {
                     return 0
                     ;;
                 --encryption-key)
-                    COMPREPLY=($(compgen -W "same new existing none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "same shelve new existing none" -- "${cur}"))
                     return 0
                     ;;
                 --passphrase-file)
@@ -596,6 +596,10 @@ _cryptadm() {
                     ;;
                 --source-secret-type)
                     COMPREPLY=($(compgen -W "passphrase symmetric" -- "${cur}"))
+                    return 0
+                    ;;
+                --source-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --cluster-size)
