@@ -485,6 +485,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -506,6 +507,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
