@@ -246,6 +246,16 @@ pub enum Error {
     /// AWS KMS failed for the built-in `aws-kms` provider (denied, not found, unreachable, no credentials).
     #[error("passphrase provider `aws-kms`: {0}")]
     AwsKms(#[source] crate::kms::Error),
+    /// An AWS RemoteConfig source (`s3`, `aws-secrets-manager`, `aws-ssm`) failed (denied, unreachable, no
+    /// credentials).
+    #[error("fetching `{}`: {source}", crate::redact::url(uri))]
+    AwsRemote {
+        /// The URI.
+        uri: String,
+        /// What AWS said.
+        #[source]
+        source: crate::kms::Error,
+    },
     /// A built-in key-manager provider is used, but no server is configured.
     #[error("passphrase provider `{provider}`: no OpenBao/Vault server is configured")]
     NoKeyManager {
@@ -305,7 +315,7 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
-            Error::KeyManager(source) | Error::AwsKms(source) => source.status(),
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => source.status(),
             Error::NoAwsClient => ExitStatus::Failure,
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
@@ -351,7 +361,9 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
-            Error::KeyManager(source) | Error::AwsKms(source) => return source.hint(),
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => {
+                return source.hint();
+            }
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

@@ -468,3 +468,47 @@ fn the_readmes_aws_kms_examples_run() {
     assert!(opened.status.success(), "{}", stderr(&opened));
     assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
 }
+
+/// RemoteConfig from S3 (path style on a custom endpoint), Secrets Manager (by name and by ARN; SecretString and
+/// SecretBinary) and SSM (SecureString), each written by boto3; a missing object is exit 5, a user who may not
+/// read is exit 16.
+#[test]
+fn remote_config_from_s3_secrets_manager_and_ssm_written_by_boto3() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let part = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let file = |name: &str| scratch.write(name, part(name)).display().to_string();
+    aws.oracle(&["put-object", "capi-boot", "machines/m 0.yaml", &file("from-s3")]);
+    aws.oracle(&["put-secret", "capi/m-0", &file("from-secret")]);
+    let binary_arn = aws.oracle(&["put-secret", "capi/m-0-binary", &file("from-binary-secret"), "binary"]);
+    aws.oracle(&["put-parameter", "/capi/m-0", &file("from-ssm")]);
+    let input = scratch.write("in-band.yaml", part("in-band"));
+    let remote = |extra: &[&str]| {
+        let mut command = with_keys(aws, &aws.admin);
+        command.args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"]).arg(&input);
+        for pair in extra {
+            command.args(["--remote-config", pair]);
+        }
+        let sealed = command.output().unwrap();
+        assert!(sealed.status.success(), "{}", stderr(&sealed));
+        sealed.stdout
+    };
+    let sealed = remote(&[
+        "s3=s3://capi-boot/machines/m 0.yaml",
+        "aws-secrets-manager=capi/m-0",
+        &format!("aws-secrets-manager={}", binary_arn.trim()),
+        "aws-ssm=ssm:///capi/m-0",
+    ]);
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    let text = String::from_utf8_lossy(&opened.stdout);
+    for name in ["from-s3", "from-secret", "from-binary-secret", "from-ssm", "in-band"] {
+        assert!(text.contains(&format!("name: {name}\n")), "{name}: {text}");
+    }
+    let missing = open(with_keys(aws, &aws.admin), &scratch, &remote(&["s3=s3://capi-boot/machines/nope.yaml"]));
+    assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
+    let denied = open(with_keys(aws, &aws.sealer), &scratch, &remote(&["aws-ssm=ssm:///capi/m-0"]));
+    assert_eq!(denied.status.code(), Some(16), "{}", stderr(&denied));
+    assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
+}
