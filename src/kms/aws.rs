@@ -323,6 +323,18 @@ impl Aws {
         value
     }
 
+    /// Secrets Manager DeleteSecret of `secret` at once, without the recovery window (what CAPA's boothook does
+    /// with the userdata secrets it has read). A secret already gone is success.
+    pub fn delete_secret(&self, secret: &str) -> Result<(), Error> {
+        let region = self.region_for(Some(secret))?;
+        let what = format!("deleting secret `{secret}`");
+        let body = json!({"SecretId": secret, "ForceDeleteWithoutRecovery": true});
+        match self.json_call(SECRETS_MANAGER, &region, "DeleteSecret", &body, &what) {
+            Ok(_) | Err(Error::NotFound { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// SSM GetParameter of `name` with decryption (a SecureString comes back in plaintext).
     pub fn parameter(&self, name: &str) -> Result<SecretBytes, Error> {
         let region = self.region_for(Some(name))?;

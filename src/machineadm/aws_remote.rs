@@ -6,6 +6,13 @@
 //! | `s3` | `s3://BUCKET/KEY` | S3 GetObject (virtual-host style on AWS, path style on an S3-compatible endpoint) |
 //! | `aws-secrets-manager` | a secret's ARN (`arn:aws:secretsmanager:…`) or its name | GetSecretValue: SecretString or SecretBinary |
 //! | `aws-ssm` | `ssm://NAME` (`ssm:///path/name` for a name with a leading `/`) | GetParameter with decryption (SecureString) |
+//! | `capa-secrets-manager` | `PREFIX?chunks=N` | Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout |
+//!
+//! The last reads what CAPA writes today, so a machine image with cryptadm can take over from CAPA's boothook:
+//! the gzip'd userdata split over the secrets `PREFIX-0` … `PREFIX-(N-1)` (SecretBinary each; CAPA's prefix is
+//! `aws.cluster.x-k8s.io/namespaces/NS/clusters/CLUSTER/instances/MACHINE-RANDOM`), joined in order and
+//! gunzipped (at most [`super::MAX_REMOTE_BYTES`]); then, as the boothook does, every chunk is deleted at once
+//! (without the recovery window), so the userdata does not outlive the first boot.
 //!
 //! What comes back is handled as what the `https` provider fetches (a machineadm stream, or plain configuration).
 //! Answers are bounded by the key-manager client ([`crate::kms::http::MAX_BODY`], 1 MiB). A RemoteConfig that was
@@ -23,10 +30,17 @@ pub const BUILTIN_REMOTE_S3: &str = "s3";
 pub const BUILTIN_REMOTE_SECRETS_MANAGER: &str = "aws-secrets-manager";
 /// SSM Parameter Store parameters.
 pub const BUILTIN_REMOTE_SSM: &str = "aws-ssm";
+/// Cluster API Provider AWS's chunked, gzip'd userdata in Secrets Manager.
+pub const BUILTIN_REMOTE_CAPA_SECRETS_MANAGER: &str = "capa-secrets-manager";
+/// Most chunks of a CAPA layout read.
+const MAX_CAPA_CHUNKS: usize = 64;
 
 /// Whether `provider` is one of the AWS sources.
 pub fn is_aws_source(provider: &str) -> bool {
-    matches!(provider, BUILTIN_REMOTE_S3 | BUILTIN_REMOTE_SECRETS_MANAGER | BUILTIN_REMOTE_SSM)
+    matches!(
+        provider,
+        BUILTIN_REMOTE_S3 | BUILTIN_REMOTE_SECRETS_MANAGER | BUILTIN_REMOTE_SSM | BUILTIN_REMOTE_CAPA_SECRETS_MANAGER
+    )
 }
 
 /// What an AWS source's URI names.
@@ -35,6 +49,7 @@ enum Source<'a> {
     Object { bucket: &'a str, key: &'a str },
     Secret(&'a str),
     Parameter(&'a str),
+    CapaChunks { prefix: &'a str, chunks: usize },
 }
 
 fn parse<'a>(provider: &str, uri: &'a str) -> Result<Source<'a>, &'static str> {
@@ -71,6 +86,17 @@ fn parse<'a>(provider: &str, uri: &'a str) -> Result<Source<'a>, &'static str> {
             }
             Ok(Source::Parameter(name))
         }
+        BUILTIN_REMOTE_CAPA_SECRETS_MANAGER => {
+            let (prefix, chunks) = uri.split_once("?chunks=").ok_or("expected PREFIX?chunks=N")?;
+            let chunks: usize = chunks.parse().map_err(|_| "expected PREFIX?chunks=N, N a number")?;
+            if !(1..=MAX_CAPA_CHUNKS).contains(&chunks) {
+                return Err("expected PREFIX?chunks=N with N from 1 to 64");
+            }
+            match parse(BUILTIN_REMOTE_SECRETS_MANAGER, prefix)? {
+                Source::Secret(prefix) => Ok(Source::CapaChunks { prefix, chunks }),
+                _ => Err("expected PREFIX?chunks=N"),
+            }
+        }
         _ => Err("not an AWS source"),
     }
 }
@@ -100,11 +126,40 @@ pub(super) fn fetch(
         Source::Object { bucket, key } => aws.s3_object(bucket, key).map(SecretBytes::new),
         Source::Secret(id) => aws.secret_value(id).map(|value| SecretBytes::new(value.bytes().to_vec())),
         Source::Parameter(name) => aws.parameter(name),
+        Source::CapaChunks { prefix, chunks } => return capa_chunks(aws, prefix, chunks, uri),
     };
     result.map_err(|source| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
         source => Error::AwsRemote { uri: uri.into(), source },
     })
+}
+
+fn capa_chunks(aws: &crate::kms::aws::Aws, prefix: &str, chunks: usize, uri: &str) -> Result<SecretBytes, Error> {
+    use std::io::Read as _;
+    let failed = |source: crate::kms::Error| match source {
+        crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
+        source => Error::AwsRemote { uri: uri.into(), source },
+    };
+    let mut gzipped = SecretBytes::new(Vec::new());
+    for chunk in 0..chunks {
+        let value = aws.secret_value(&format!("{prefix}-{chunk}")).map_err(failed)?;
+        gzipped.extend_from_slice(value.bytes());
+    }
+    let mut userdata = SecretBytes::new(Vec::new());
+    flate2::read::GzDecoder::new(gzipped.as_slice())
+        .take(super::MAX_REMOTE_BYTES + 1)
+        .read_to_end(&mut userdata)
+        .map_err(|e| Error::RemoteFailed {
+            uri: uri.into(),
+            problem: format!("the joined chunks are not gzip data ({e})"),
+        })?;
+    if userdata.len() as u64 > super::MAX_REMOTE_BYTES {
+        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES });
+    }
+    for chunk in 0..chunks {
+        aws.delete_secret(&format!("{prefix}-{chunk}")).map_err(failed)?;
+    }
+    Ok(userdata)
 }
 
 #[cfg(test)]
@@ -127,5 +182,13 @@ mod tests {
         assert_eq!(parse("aws-ssm", "ssm:///capi/m-0").unwrap(), Source::Parameter("/capi/m-0"));
         assert_eq!(parse("aws-ssm", "ssm://capi-m0").unwrap(), Source::Parameter("capi-m0"));
         assert!(parse("aws-ssm", "ssm://").is_err() && parse("aws-ssm", "capi").is_err());
+        let capa = "aws.cluster.x-k8s.io/namespaces/default/clusters/c1/instances/m-0-abc";
+        assert_eq!(
+            parse("capa-secrets-manager", &format!("{capa}?chunks=3")).unwrap(),
+            Source::CapaChunks { prefix: capa, chunks: 3 }
+        );
+        for bad in ["p", "p?chunks=0", "p?chunks=65", "p?chunks=x", "?chunks=1"] {
+            assert!(parse("capa-secrets-manager", bad).is_err(), "{bad}");
+        }
     }
 }

@@ -512,3 +512,40 @@ fn remote_config_from_s3_secrets_manager_and_ssm_written_by_boto3() {
     assert_eq!(denied.status.code(), Some(16), "{}", stderr(&denied));
     assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
 }
+
+/// Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout, as boto3 writes it (the gzip'd
+/// userdata split over `PREFIX-0`, `PREFIX-1`, … as SecretBinary): read, joined, gunzipped, and the chunks deleted
+/// as CAPA's boothook deletes them.
+#[test]
+fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
+    use std::io::Write as _;
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let prefix = "aws.cluster.x-k8s.io/namespaces/default/clusters/c1/instances/m-0-k3q9v";
+    let userdata = format!("#cloud-config\nwrite_files:\n- path: /etc/x\n  content: |\n{}", "    filler\n".repeat(200));
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(userdata.as_bytes()).unwrap();
+    let gzipped = gzip.finish().unwrap();
+    let half = gzipped.len() / 2;
+    for (i, piece) in [&gzipped[..half], &gzipped[half..]].iter().enumerate() {
+        let file = scratch.write(&format!("chunk-{i}"), piece);
+        aws.oracle(&["put-secret", &format!("{prefix}-{i}"), file.to_str().unwrap(), "binary"]);
+    }
+    let input = scratch.write("in-band.yaml", "kind: ConfigMap\n");
+    let sealed = with_keys(aws, &aws.admin)
+        .args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"])
+        .arg(&input)
+        .args(["--remote-config", &format!("capa-secrets-manager={prefix}?chunks=2")])
+        .output()
+        .unwrap();
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert!(String::from_utf8_lossy(&opened.stdout).contains(&userdata), "{}", String::from_utf8_lossy(&opened.stdout));
+    // boto3 no longer finds the chunks: a second first boot has nothing to read (exit 5).
+    let gone = aws.oracle_command(&["secret-exists", &format!("{prefix}-0")]).output().unwrap();
+    assert!(!gone.status.success());
+    let again = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
+}

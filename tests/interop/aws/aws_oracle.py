@@ -15,6 +15,7 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
     put-object BUCKET KEY IN       creates the bucket if needed, puts the object
     put-secret NAME IN [binary]    creates a secret (SecretString, or SecretBinary)
     put-parameter NAME IN          puts a SecureString parameter
+    secret-exists NAME     exits 0 when the secret can be read (GetSecretValue), else fails
     assume ROLE                    AssumeRole of `node` (kms:*) or `sealer-node`; prints {"id", "secret", "token"}
     anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
                                    AssumeRoleWithWebIdentity is unsigned on AWS but moto wants a signature
@@ -104,6 +105,8 @@ def main(argv):
     elif command == "put-parameter":
         with open(args[1], "rb") as data:
             client("ssm").put_parameter(Name=args[0], Value=data.read().decode(), Type="SecureString", Overwrite=True)
+    elif command == "secret-exists":
+        client("secretsmanager").get_secret_value(SecretId=args[0])
     elif command == "assume":
         account = client("sts").get_caller_identity()["Account"]
         arn = f"arn:aws:iam::{account}:role/{args[0]}"
