@@ -549,3 +549,72 @@ fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     let again = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
     assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
 }
+
+fn cryptsetup(args: &[&str]) -> std::process::Output {
+    crate::support::require_tool("cryptsetup", "apt-get install cryptsetup-bin");
+    Command::new("cryptsetup").args(args).output().unwrap()
+}
+
+/// `volume rotate --key-store file://DIR --key-wrap aws-kms://ARN`: the store seeded with the AWS CLI's form (boto3
+/// Encrypt, standard base64 and a newline), the volume rotated, the new `current` a KMS blob that boto3 decrypts
+/// into the key cryptsetup opens the volume with; a value in plain is refused (exit 3) and changes nothing.
+#[test]
+fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let image = scratch.path("volume.img");
+    std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+    let old = scratch.write("old.key", "old passphrase");
+    let format = cryptsetup(&[
+        "luksFormat",
+        "--batch-mode",
+        "--type",
+        "luks2",
+        "--pbkdf",
+        "pbkdf2",
+        "--hash",
+        "sha256",
+        "--pbkdf-force-iterations",
+        "1000",
+        "--key-file",
+        old.to_str().unwrap(),
+        image.to_str().unwrap(),
+    ]);
+    assert!(format.status.success(), "{}", stderr(&format));
+    let entry = scratch.path("keys/pvc-aws");
+    std::fs::create_dir_all(&entry).unwrap();
+    let seeded = aws.oracle(&["encrypt", &aws.key, old.to_str().unwrap()]);
+    std::fs::write(entry.join("current"), &seeded).unwrap();
+    let rotate = || {
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", "pvc-aws", "--volume-path"])
+            .arg(&image)
+            .args(["--key-store", &format!("file://{}", scratch.path("keys").display())])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        command.output().unwrap()
+    };
+    let rotated = rotate();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let stored = std::fs::read_to_string(entry.join("current")).unwrap();
+    assert_ne!(stored, seeded);
+    let new_key = scratch.path("new.key");
+    aws.oracle(&["decrypt", stored.trim(), new_key.to_str().unwrap(), &aws.key]);
+    let opens = |key: &Path| {
+        cryptsetup(&["open", "--test-passphrase", "--key-file", key.to_str().unwrap(), image.to_str().unwrap()])
+            .status
+            .success()
+    };
+    assert!(opens(&new_key), "the key boto3 unwrapped does not open the volume");
+    assert!(!opens(&old), "the old key still opens the volume");
+    assert!(!entry.join("pending").exists() && !entry.join("previous").exists());
+    // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
+    std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
+    let before = std::fs::read(&image).unwrap();
+    let refused = rotate();
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("KMS CiphertextBlob"), "{}", stderr(&refused));
+    assert!(before == std::fs::read(&image).unwrap());
+}
