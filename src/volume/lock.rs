@@ -37,6 +37,21 @@ impl IdLock {
         Ok(Self { _file: file, path })
     }
 
+    /// Takes the lock of the volume whose store entry (and lock file) is named `name`, the volume id as
+    /// [`file_name_for_id`] wrote it: for a walk over a store's entries, which knows names, not ids.
+    pub fn acquire_name(dir: &Path, name: &str) -> Result<Self, Error> {
+        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating the lock directory `{}`", dir.display())))?;
+        let path = dir.join(format!("{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(Error::io(format!("opening the lock file `{}`", path.display())))?;
+        exclusive(&file, || format!("volume `{name}`"))?;
+        Ok(Self { _file: file, path })
+    }
+
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -610,6 +610,23 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert!(opens(&new_key), "the key boto3 unwrapped does not open the volume");
     assert!(!opens(&old), "the old key still opens the volume");
     assert!(!entry.join("pending").exists() && !entry.join("previous").exists());
+    // volume rewrap: ReEncrypt; the blob changes, boto3 still gets the same key out of it.
+    let rewrap = || {
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rewrap", "--key-store", &format!("file://{}", scratch.path("keys").display())])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        command.output().unwrap()
+    };
+    let rewrapped = rewrap();
+    assert!(rewrapped.status.success(), "{}", stderr(&rewrapped));
+    assert!(stderr(&rewrapped).contains("rewrapped 1 value(s) of 1 volume(s)"), "{}", stderr(&rewrapped));
+    let restored = std::fs::read_to_string(entry.join("current")).unwrap();
+    assert_ne!(restored, stored);
+    let again = scratch.path("again.key");
+    aws.oracle(&["decrypt", restored.trim(), again.to_str().unwrap(), &aws.key]);
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
     // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
     std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
     let before = std::fs::read(&image).unwrap();
@@ -617,4 +634,7 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("KMS CiphertextBlob"), "{}", stderr(&refused));
     assert!(before == std::fs::read(&image).unwrap());
+    let refused = rewrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), "a plain passphrase");
 }

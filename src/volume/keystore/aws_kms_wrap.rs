@@ -53,6 +53,74 @@ impl KeyWrap for AwsKmsWrap {
     }
 }
 
+/// What [`rewrap_file_store`] did.
+#[derive(Debug, Default)]
+pub struct Rewrapped {
+    /// Values re-encrypted.
+    pub values: usize,
+    /// Volumes (store entries) visited.
+    pub volumes: usize,
+}
+
+/// `volume rewrap` of a `file://DIR` store wrapped by KMS key `key`: every stored value (`current`, `pending`,
+/// `previous` of every entry) re-encrypted with ReEncrypt, the plaintext never leaving KMS, each entry under its
+/// volume's lock (`lock_dir`) so no rotation runs meanwhile, each file replaced atomically. Every value is checked
+/// to be a KMS blob before anything is written: a store holding any other value is refused whole.
+pub fn rewrap_file_store(
+    client: &Aws,
+    key: &str,
+    dir: &std::path::Path,
+    lock_dir: &std::path::Path,
+) -> Result<Rewrapped, Error> {
+    let io = |what: &std::path::Path| {
+        let what = what.display().to_string();
+        move |e: std::io::Error| Error::Store {
+            status: if e.kind() == std::io::ErrorKind::NotFound {
+                crate::exit::ExitStatus::NotFound
+            } else {
+                crate::exit::ExitStatus::Failure
+            },
+            message: format!("`{what}`: {e}"),
+        }
+    };
+    let mut entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    entries.sort();
+    let values = |entry: &std::path::Path| -> Vec<std::path::PathBuf> {
+        ["current", "pending", "previous"].iter().map(|n| entry.join(n)).filter(|p| p.is_file()).collect()
+    };
+    for entry in &entries {
+        for path in values(entry) {
+            if !is_kms_blob(&std::fs::read(&path).map_err(io(&path))?) {
+                return Err(Error::Store {
+                    status: crate::exit::ExitStatus::InvalidInput,
+                    message: format!(
+                        "`{}` is not a KMS CiphertextBlob in standard base64: nothing rewrapped",
+                        path.display()
+                    ),
+                });
+            }
+        }
+    }
+    let mut done = Rewrapped::default();
+    for entry in &entries {
+        let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let _lock = crate::volume::lock::IdLock::acquire_name(lock_dir, &name)?;
+        for path in values(entry) {
+            let stored = std::fs::read_to_string(&path).map_err(io(&path))?;
+            let rewrapped = client.rewrap(key, stored.trim()).map_err(store_error)?;
+            crate::atomic::write(&path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(&path))?;
+            done.values += 1;
+        }
+        done.volumes += 1;
+    }
+    Ok(done)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
