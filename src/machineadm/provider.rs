@@ -55,6 +55,8 @@ pub struct ProviderSettings {
     pub first_backoff: Duration,
     /// The OpenBao/Vault client of the `vault-transit` provider, when a server is configured.
     pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
+    /// The AWS client of the `aws-kms` provider (see `aws_kms.rs`).
+    pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
 }
 
 impl ProviderSettings {
@@ -76,6 +78,9 @@ impl ProviderSettings {
         }
         if provider == BUILTIN_CLEVIS_PROVIDER {
             return self.clevis_open(uri, ui);
+        }
+        if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+            return self.aws_kms_open(uri, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["get-passphrase", uri], ui)?;
@@ -99,6 +104,9 @@ impl ProviderSettings {
         validate_provider_name(provider)?;
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_new(uri, None, ui);
+        }
+        if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+            return self.aws_kms_new(uri, None, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["new-passphrase", uri], ui)?;
@@ -178,13 +186,14 @@ impl ProviderSettings {
             .ok()
             .and_then(|reference| reference.clevis_jwe().map(str::to_owned))
             .ok_or_else(|| {
-            Error::Clevis(crate::kms::clevis::Error::Malformed(
+            Error::Clevis(Box::new(crate::kms::clevis::Error::Malformed(
                 "the passphraseURI is not `clevis:<compact JWE>`".into(),
-            ))
+            )))
         })?;
-        let binding = crate::kms::clevis::describe(&jwe).map_err(Error::Clevis)?;
+        let binding = crate::kms::clevis::describe(&jwe).map_err(|e| Error::Clevis(Box::new(e)))?;
         let _busy = ui.busy(&format!("recovering the passphrase from {binding}"));
-        let plaintext = crate::kms::clevis::decrypt(&jwe, &self.clevis_settings(false)).map_err(Error::Clevis)?;
+        let plaintext =
+            crate::kms::clevis::decrypt(&jwe, &self.clevis_settings(false)).map_err(|e| Error::Clevis(Box::new(e)))?;
         if plaintext.is_empty() {
             return Err(Error::BadPassphrase("the clevis JWE holds an empty passphrase".into()));
         }

@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_aws;
 mod support_first_boot;
 mod support_guest;
 mod support_loop;
@@ -12,6 +13,7 @@ mod support_openbao;
 mod support_openstack;
 mod support_tang;
 
+mod aws;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.
