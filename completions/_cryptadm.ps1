@@ -57,8 +57,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;bootstrap;seal' {
             [CompletionResult]::new('--in', '--in', [CompletionResultType]::ParameterName, 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream')
-            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name')
-            [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name')
+            [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--remote-config', '--remote-config', [CompletionResultType]::ParameterName, 'Put a RemoteConfig document before the EncryptedConfig (repeatable)')
             [CompletionResult]::new('--cryptadm-path', '--cryptadm-path', [CompletionResultType]::ParameterName, 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`')
@@ -80,6 +82,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
             [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
             [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--kmip-server', '--kmip-server', [CompletionResultType]::ParameterName, 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]')
             [CompletionResult]::new('--kmip-cacert', '--kmip-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]')
             [CompletionResult]::new('--kmip-client-cert', '--kmip-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]')
@@ -87,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
             [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
             [CompletionResult]::new('--cloud-init', '--cloud-init', [CompletionResultType]::ParameterName, 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd')
             [CompletionResult]::new('--ignition', '--ignition', [CompletionResultType]::ParameterName, 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
@@ -121,6 +128,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
             [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
             [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--kmip-server', '--kmip-server', [CompletionResultType]::ParameterName, 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]')
             [CompletionResult]::new('--kmip-cacert', '--kmip-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]')
             [CompletionResult]::new('--kmip-client-cert', '--kmip-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]')
@@ -488,6 +499,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -495,9 +507,11 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'LUKS version (`luks1` for QEMU, Nova and Glance)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)')
             [CompletionResult]::new('--cluster-size', '--cluster-size', [CompletionResultType]::ParameterName, 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)')
-            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick)')
+            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret''s Barbican type decides and a contradicting --secret-type is refused')
             [CompletionResult]::new('--cipher', '--cipher', [CompletionResultType]::ParameterName, 'Payload cipher (only aes-xts-plain64 is implemented)')
             [CompletionResult]::new('--key-size', '--key-size', [CompletionResultType]::ParameterName, 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)')
             [CompletionResult]::new('--hash', '--hash', [CompletionResultType]::ParameterName, 'Hash for the digest, the AF splitter and PBKDF2')
@@ -513,12 +527,13 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with --format qcow2 also a plain qcow2 image')
             [CompletionResult]::new('--key-id', '--key-id', [CompletionResultType]::ParameterName, 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id')
             [CompletionResult]::new('--key-deletion-policy', '--key-deletion-policy', [CompletionResultType]::ParameterName, 'Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete')
-            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties (--glance), or of the ids printed with --key-manager or --upload (json: `{"image_id", "secret_id"}`; else one id a line)')
             [CompletionResult]::new('--key-manager', '--key-manager', [CompletionResultType]::ParameterName, 'Keep the image''s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one')
             [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)')
             [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again')
             [CompletionResult]::new('--os-cloud', '--os-cloud', [CompletionResultType]::ParameterName, 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
             [CompletionResult]::new('--glance', '--glance', [CompletionResultType]::ParameterName, 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret')
             [CompletionResult]::new('--delete-key-with-image', '--delete-key-with-image', [CompletionResultType]::ParameterName, 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Overwrite an existing LUKS header or a non-empty target')
@@ -553,6 +568,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace a non-empty --out file, or overwrite a block device that holds data')
+            [CompletionResult]::new('--clevis', '--clevis', [CompletionResultType]::ParameterName, 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -570,14 +586,15 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
             [CompletionResult]::new('--new-key-file', '--new-key-file', [CompletionResultType]::ParameterName, 'The output''s secret: read for `existing`, created for `new` (0600; an existing file is never overwritten)')
-            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick)')
+            [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick); a key-manager secret''s own Barbican type decides, and a contradicting --secret-type is refused')
             [CompletionResult]::new('--source-secret-type', '--source-secret-type', [CompletionResultType]::ParameterName, 'How the source''s --key-file becomes its passphrase (default: --secret-type)')
+            [CompletionResult]::new('--source-secret', '--source-secret', [CompletionResultType]::ParameterName, 'The source image''s Barbican secret (its os_encrypt_key_id, UUID or href): the source''s passphrase is read from the key manager (same rules as --secret), so no passphrase needs to be on disk')
             [CompletionResult]::new('--cluster-size', '--cluster-size', [CompletionResultType]::ParameterName, 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)')
             [CompletionResult]::new('--iter-time', '--iter-time', [CompletionResultType]::ParameterName, 'Milliseconds the keyslot''s PBKDF2 should take (benchmarked like cryptsetup)')
             [CompletionResult]::new('--pbkdf-force-iterations', '--pbkdf-force-iterations', [CompletionResultType]::ParameterName, 'Skip the benchmark: PBKDF2 iterations of the keyslot (the digest takes the minimum, 1000)')
             [CompletionResult]::new('--key-id', '--key-id', [CompletionResultType]::ParameterName, 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id')
             [CompletionResult]::new('--key-deletion-policy', '--key-deletion-policy', [CompletionResultType]::ParameterName, 'Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete')
-            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'Format of the printed Glance properties (--glance), or of the ids printed with --key-manager or --upload (json: `{"image_id", "secret_id"}`; else one id a line)')
             [CompletionResult]::new('--key-manager', '--key-manager', [CompletionResultType]::ParameterName, 'Keep the image''s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one')
             [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)')
             [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again')
@@ -597,11 +614,30 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;disk;clevis-bind' {
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;disk;help' {
             [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -615,6 +651,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;disk;help;convert' {
+            break
+        }
+        'cryptadm;disk;help;clevis-bind' {
             break
         }
         'cryptadm;disk;help;help' {
@@ -646,7 +685,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -666,6 +705,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--kmip-client-key', '--kmip-client-key', [CompletionResultType]::ParameterName, 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]')
             [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
             [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -688,7 +731,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -708,6 +751,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--kmip-client-key', '--kmip-client-key', [CompletionResultType]::ParameterName, 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]')
             [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
             [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -722,8 +769,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;volume;rewrap' {
-            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX (Transit), or file:///DIR wrapped by --key-wrap aws-kms://ARN')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -743,6 +790,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--kmip-client-key', '--kmip-client-key', [CompletionResultType]::ParameterName, 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]')
             [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
             [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--no-rotate', '--no-rotate', [CompletionResultType]::ParameterName, 'Rewrap only; do not rotate the Transit key first')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
@@ -839,6 +890,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             break
         }
         'cryptadm;help;disk;luks-format' {
@@ -851,6 +903,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;disk;convert' {
+            break
+        }
+        'cryptadm;help;disk;clevis-bind' {
             break
         }
         'cryptadm;help;volume' {

@@ -52,8 +52,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap;seal'= {
             cand --in 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream'
-            cand --provider 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name'
-            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)'
+            cand --provider 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name'
+            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
             cand --cryptadm-path 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`'
@@ -75,6 +77,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --kmip-server 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]'
             cand --kmip-cacert 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]'
             cand --kmip-client-cert 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]'
@@ -82,6 +88,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
             cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
             cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -115,6 +122,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --kmip-server 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]'
             cand --kmip-cacert 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]'
             cand --kmip-client-cert 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]'
@@ -455,15 +466,18 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;luks-format'= {
             cand --type 'LUKS version (`luks1` for QEMU, Nova and Glance)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --format 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)'
             cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
-            cand --secret-type 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick)'
+            cand --secret-type 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret''s Barbican type decides and a contradicting --secret-type is refused'
             cand --cipher 'Payload cipher (only aes-xts-plain64 is implemented)'
             cand --key-size 'Volume key size in bits (XTS: 512 = AES-256, 256 = AES-128)'
             cand --hash 'Hash for the digest, the AF splitter and PBKDF2'
@@ -479,12 +493,13 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --from 'Encrypt this raw disk image into TARGET (streamed; the payload is its size rounded up to a sector); with --format qcow2 also a plain qcow2 image'
             cand --key-id 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id'
             cand --key-deletion-policy 'Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete'
-            cand --output-format 'Format of the printed Glance properties'
+            cand --output-format 'Format of the printed Glance properties (--glance), or of the ids printed with --key-manager or --upload (json: `{"image_id", "secret_id"}`; else one id a line)'
             cand --key-manager 'Keep the image''s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one'
             cand --secret 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)'
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Overwrite an existing LUKS header or a non-empty target'
@@ -517,6 +532,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
             cand --color 'When to colour messages'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
+            cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -533,14 +549,15 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
             cand --new-key-file 'The output''s secret: read for `existing`, created for `new` (0600; an existing file is never overwritten)'
-            cand --secret-type 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick)'
+            cand --secret-type 'How the output''s secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes (`symmetric`, Cinder and os-brick); a key-manager secret''s own Barbican type decides, and a contradicting --secret-type is refused'
             cand --source-secret-type 'How the source''s --key-file becomes its passphrase (default: --secret-type)'
+            cand --source-secret 'The source image''s Barbican secret (its os_encrypt_key_id, UUID or href): the source''s passphrase is read from the key manager (same rules as --secret), so no passphrase needs to be on disk'
             cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
             cand --iter-time 'Milliseconds the keyslot''s PBKDF2 should take (benchmarked like cryptsetup)'
             cand --pbkdf-force-iterations 'Skip the benchmark: PBKDF2 iterations of the keyslot (the digest takes the minimum, 1000)'
             cand --key-id 'The key manager (Barbican) secret that holds the output''s secret: os_encrypt_key_id'
             cand --key-deletion-policy 'Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete'
-            cand --output-format 'Format of the printed Glance properties'
+            cand --output-format 'Format of the printed Glance properties (--glance), or of the ids printed with --key-manager or --upload (json: `{"image_id", "secret_id"}`; else one id a line)'
             cand --key-manager 'Keep the image''s secret in a key manager: a new secret is stored there (its UUID becomes os_encrypt_key_id), or --secret names an existing one'
             cand --secret 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)'
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
@@ -559,11 +576,29 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;disk;clevis-bind'= {
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;disk;help'= {
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;help;luks-format'= {
@@ -573,6 +608,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;help;decrypt'= {
         }
         &'cryptadm;disk;help;convert'= {
+        }
+        &'cryptadm;disk;help;clevis-bind'= {
         }
         &'cryptadm;disk;help;help'= {
         }
@@ -601,7 +638,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
-            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -621,6 +658,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --kmip-client-key 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]'
             cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
             cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -642,7 +683,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
-            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -662,6 +703,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --kmip-client-key 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]'
             cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
             cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -675,8 +720,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;volume;rewrap'= {
-            cand --key-store 'The key store: vault-kv://MOUNT/PREFIX'
-            cand --key-wrap 'With a vault-kv:// key store: store every passphrase wrapped by this Transit key (vault-transit://MOUNT/KEY), never in plain; with a kmip:// key store, by this KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server)'
+            cand --key-store 'The key store: vault-kv://MOUNT/PREFIX (Transit), or file:///DIR wrapped by --key-wrap aws-kms://ARN'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -696,6 +741,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --kmip-client-key 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]'
             cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
             cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
             cand --no-rotate 'Rewrap only; do not rotate the Transit key first'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -772,6 +821,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
         }
         &'cryptadm;help;disk;luks-format'= {
         }
@@ -780,6 +830,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;disk;decrypt'= {
         }
         &'cryptadm;help;disk;convert'= {
+        }
+        &'cryptadm;help;disk;clevis-bind'= {
         }
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'

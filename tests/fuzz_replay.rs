@@ -149,8 +149,10 @@ macro_rules! replay_tests {
 }
 
 replay_tests!(
+    aws_answers,
     bootstrap_document,
     bootstrap_template,
+    clevis_jwe,
     jwe_unwrap,
     key_parse,
     keyprovider_config,

@@ -3,8 +3,10 @@
 //! (`tests/fuzz_replay.rs` includes this file), so a crash found once stays fixed without nightly or cargo-fuzz.
 //! Each body panics on a bug and returns otherwise; none may assume it runs in libFuzzer.
 
+pub mod aws_answers;
 pub mod bootstrap_document;
 pub mod bootstrap_template;
+pub mod clevis_jwe;
 pub mod jwe_unwrap;
 pub mod key_parse;
 pub mod keyprovider_config;
@@ -24,8 +26,10 @@ pub type Target = fn(&[u8]);
 
 /// Every target by name: its `[[bin]]` in fuzz/Cargo.toml and its seed corpus `fuzz/corpus/<name>/`.
 pub const TARGETS: &[(&str, Target)] = &[
+    ("aws_answers", aws_answers::run),
     ("bootstrap_document", bootstrap_document::run),
     ("bootstrap_template", bootstrap_template::run),
+    ("clevis_jwe", clevis_jwe::run),
     ("jwe_unwrap", jwe_unwrap::run),
     ("key_parse", key_parse::run),
     ("kmip_ttlv", kmip_ttlv::run),

@@ -4,7 +4,9 @@
 //! checked) before touching anything, calls the core and renders the result. Command modules never call each
 //! other.
 
+pub mod aws_args;
 pub mod bootstrap;
+pub mod clevis_args;
 pub mod disk;
 pub mod env_vars;
 pub mod error;

@@ -13,16 +13,26 @@
 //! KMIP ([`kmip`]) is its own client (Create, Register, Get, Locate, Activate, Revoke, Destroy, Encrypt/Decrypt
 //! with AES-GCM): KMIP has no check-and-set, so the `kmip://` key store builds its state machine on it directly.
 //!
+//! AWS ([`aws`]) implements [`Wrapping`] with KMS (GenerateDataKey, Encrypt, Decrypt, ReEncrypt) and reads
+//! Secrets Manager, SSM parameters and S3 objects; its credentials come as a provider object that refreshes itself.
+//!
+//! Tang (`tang`, with clevis's pins in `clevis`) fits none of them: it holds no secret and wraps nothing on
+//! request. A small secret is encrypted locally to the server's advertised key and recovered through a blinded
+//! exchange with the server; [`clevis::encrypt`] and [`clevis::decrypt`] are its two operations.
+//!
 //! Credentials, server addresses and TLS settings are resolved by `cmd/` (environment variables, token files,
 //! `clouds.yaml`) and handed down as values: this layer reads no environment and prints nothing. Every URL it
 //! puts in an error goes through [`crate::redact::url`] and every server message through
 //! [`crate::redact::server_message`].
 
+pub mod aws;
 pub mod barbican;
+pub mod clevis;
 pub mod http;
 pub mod keystone;
 pub mod kmip;
 pub mod reference;
+pub mod tang;
 pub mod vault;
 
 pub use reference::KeyRef;
@@ -115,6 +125,30 @@ pub trait SecretStore {
     fn remove_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error>;
 }
 
+/// A refusal with the key manager's own error code (see [`Error::Refused`]): the fields of that variant, boxed to
+/// keep [`Error`] small.
+#[derive(Debug)]
+pub struct Refusal {
+    /// What was asked.
+    pub what: String,
+    /// The key manager.
+    pub service: String,
+    /// The key manager's error code, e.g. `KMSInvalidStateException`.
+    pub code: String,
+    /// The server's words, bounded and escaped.
+    pub message: String,
+    /// The exit status the code means.
+    pub status: ExitStatus,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} refused it: {}: {}", self.what, self.service, self.code, self.message)
+    }
+}
+
 /// What went wrong talking to a key manager, in the key manager's terms. Messages never hold a secret, a token
 /// or a URL's credentials.
 #[derive(Debug, thiserror::Error)]
@@ -174,6 +208,19 @@ pub enum Error {
         /// What rustls said.
         problem: String,
     },
+    /// A key manager refused with an error code of its own, classed by the backend (AWS:
+    /// `AccessDeniedException` → 16, `KMSInvalidStateException` → 16, …).
+    #[error("{0}")]
+    Refused(Box<Refusal>),
+    /// No credentials were found, or those found cannot be used (an expired session, a token file that cannot be
+    /// read); the problem names every place searched.
+    #[error("{problem}")]
+    Credentials {
+        /// What is missing or wrong, with the places searched.
+        problem: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// A local setting is wrong: an unreadable token file, a CA file that is not PEM, a missing address.
     #[error("{0}")]
     Config(String),
@@ -197,36 +244,6 @@ pub enum Error {
         /// What came back (bounded and escaped).
         problem: String,
     },
-    /// The key manager refused the operation with a reason code of its own (KMIP's Result Reason), which picks
-    /// the exit status. Boxed: every error type that carries a key-manager error stays small.
-    #[error("{0}")]
-    Refused(Box<Refusal>),
-}
-
-/// What [`Error::Refused`] holds.
-#[derive(Debug, thiserror::Error)]
-#[error("{what}: {service} refused it: {reason}")]
-pub struct Refusal {
-    /// What was asked.
-    pub what: String,
-    /// The key manager.
-    pub service: String,
-    /// The reason and the server's words, bounded and escaped (e.g. "Item Not Found (0x1): Could not …").
-    pub reason: String,
-    /// The exit status the reason means.
-    pub status: ExitStatus,
-    /// What to do about it.
-    pub hint: Option<&'static str>,
-}
-
-impl Classify for Refusal {
-    fn status(&self) -> ExitStatus {
-        self.status
-    }
-
-    fn hint(&self) -> Option<Cow<'_, str>> {
-        self.hint.map(Cow::Borrowed)
-    }
 }
 
 impl Classify for Error {
@@ -239,6 +256,7 @@ impl Classify for Error {
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
             Self::Input { source, .. } => crate::exit::io_status(source.kind()),
             Self::Refused(refusal) => refusal.status,
+            Self::Credentials { .. } => ExitStatus::Unauthenticated,
         }
     }
 
@@ -251,7 +269,8 @@ impl Classify for Error {
             Self::Unavailable { .. } => Some("check the server address and that the server is up; then retry".into()),
             Self::Conflict { .. } => Some("another operation on the same secret is under way; retry later".into()),
             Self::Tls { .. } => Some("give the CA that signed the server's certificate".into()),
-            Self::Refused(refusal) => refusal.hint.map(Cow::Borrowed),
+            Self::Refused(refusal) => refusal.hint.as_deref().map(Into::into),
+            Self::Credentials { hint, .. } => Some(hint.as_str().into()),
             _ => None,
         }
     }

@@ -232,6 +232,30 @@ pub enum Error {
         /// What is wrong.
         problem: &'static str,
     },
+    /// A passphraseURI the built-in `aws-kms` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `aws-kms` provider: {problem}")]
+    BadKmsUri {
+        /// The URI (redacted).
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The `aws-kms` provider is used where no AWS client was set up.
+    #[error("passphrase provider `aws-kms`: no AWS client is configured")]
+    NoAwsClient,
+    /// AWS KMS failed for the built-in `aws-kms` provider (denied, not found, unreachable, no credentials).
+    #[error("passphrase provider `aws-kms`: {0}")]
+    AwsKms(#[source] crate::kms::Error),
+    /// An AWS RemoteConfig source (`s3`, `aws-secrets-manager`, `aws-ssm`) failed (denied, unreachable, no
+    /// credentials).
+    #[error("fetching `{}`: {source}", crate::redact::url(uri))]
+    AwsRemote {
+        /// The URI.
+        uri: String,
+        /// What AWS said.
+        #[source]
+        source: crate::kms::Error,
+    },
     /// A built-in key-manager provider is used, but no server is configured.
     #[error("passphrase provider `{provider}`: no OpenBao/Vault server is configured")]
     NoKeyManager {
@@ -255,6 +279,9 @@ pub enum Error {
     /// The KMIP server of the `kmip` provider failed (denied, not found, refused, unreachable).
     #[error("passphrase provider `kmip`: {0}")]
     Kmip(#[source] crate::kms::Error),
+    /// The built-in `clevis` provider failed (a Tang server unreachable, a threshold not reached, a bad JWE).
+    #[error("passphrase provider `clevis`: {0}")]
+    Clevis(#[source] Box<crate::kms::clevis::Error>),
     /// The plugin for a provider is not installed.
     #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
     ProviderNotFound {
@@ -305,8 +332,11 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
-            Error::KeyManager(source) | Error::Kmip(source) => source.status(),
+            Error::Kmip(source) => source.status(),
             Error::NoKmipServer => ExitStatus::Usage,
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => source.status(),
+            Error::Clevis(source) => source.status(),
+            Error::NoAwsClient => ExitStatus::Failure,
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
             Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
@@ -330,6 +360,7 @@ impl Classify for Error {
             | Error::BadPassphraseUri { .. }
             | Error::BadTransitUri { .. }
             | Error::BadKmipUri { .. }
+            | Error::BadKmsUri { .. }
             | Error::BadPassphrase(_)
             | Error::Template(_)
             | Error::RemoteTooLarge { .. }
@@ -351,11 +382,15 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
-            Error::KeyManager(source) | Error::Kmip(source) => return source.hint(),
+            Error::Kmip(source) => return source.hint(),
             Error::NoKmipServer => {
                 "give --kmip-server HOST:PORT, --kmip-cacert, --kmip-client-cert and --kmip-client-key (or the \
                  CRYPTADM_KMIP_* variables)"
             }
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => {
+                return source.hint();
+            }
+            Error::Clevis(source) => return source.hint(),
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

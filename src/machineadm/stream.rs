@@ -47,6 +47,10 @@ pub fn resolve_seal_passphrase(
         // A given passphrase is wrapped by the KMIP key; without one, a random one is.
         return providers.kmip_new(&request.passphrase_uri, explicit, ui).map(Some);
     }
+    if request.provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+        // A given passphrase is wrapped by KMS Encrypt; without one, KMS GenerateDataKey makes it.
+        return providers.aws_kms_new(&request.passphrase_uri, explicit, ui).map(Some);
+    }
     if let Some(passphrase) = explicit {
         return Ok(Some((passphrase, request.passphrase_uri.clone())));
     }
@@ -355,6 +359,7 @@ mod tests {
             first_backoff: Duration::ZERO,
             vault: None,
             kmip: None,
+            aws: None,
         }
     }
 

@@ -5,13 +5,16 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_aws;
 mod support_first_boot;
 mod support_guest;
 mod support_kmip;
 mod support_loop;
 mod support_openbao;
 mod support_openstack;
+mod support_tang;
 
+mod aws;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.
@@ -27,6 +30,7 @@ mod guest_first_boot;
 mod guest_harness;
 mod guest_ignition;
 mod guest_nova;
+mod guest_tang;
 mod guest_vault;
 mod hardening;
 mod ignition;
@@ -71,6 +75,7 @@ mod remote_config;
 mod sandbox;
 mod secret;
 mod stream_decrypt;
+mod tang;
 mod terminal;
 mod volume;
 mod volume_deploy;

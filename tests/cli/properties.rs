@@ -24,6 +24,7 @@ fn no_plugins() -> ProviderSettings {
         first_backoff: Duration::ZERO,
         vault: None,
         kmip: None,
+        aws: None,
     }
 }
 

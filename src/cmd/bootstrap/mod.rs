@@ -62,6 +62,9 @@ pub struct PluginArgs {
     pub vault: crate::cmd::vault_args::VaultArgs,
     #[allow(missing_docs)]
     #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
     pub kmip: crate::cmd::kmip_args::KmipArgs,
 }
 
@@ -77,6 +80,7 @@ impl PluginArgs {
             retries: self.retries,
             first_backoff: std::time::Duration::from_secs(1),
             vault,
+            aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
             kmip: self.kmip.client(std::time::Duration::from_secs(self.plugin_timeout))?,
         })
     }

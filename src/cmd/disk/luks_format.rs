@@ -47,16 +47,20 @@ pub struct LuksFormatArgs {
     pub luks_type: Option<TypeArg>,
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
+    /// Also bind the volume to Tang servers, as `clevis luks bind` does (LUKS2; see `disk clevis-bind`)
+    #[command(flatten)]
+    clevis: crate::cmd::clevis_args::ClevisArgs,
     /// Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::FormatArg::Raw)]
     pub format: super::FormatArg,
     /// qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU's)
     #[arg(long, value_name = "BYTES", value_parser = super::parse_cluster_size)]
     pub cluster_size: Option<u32>,
-    /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of
-    /// the key bytes it holds (`symmetric`, Cinder and os-brick)
-    #[arg(long, value_enum, value_name = "TYPE", default_value_t, help_heading = "Passphrase")]
-    pub secret_type: super::SecretTypeArg,
+    /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or
+    /// lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret's
+    /// Barbican type decides and a contradicting --secret-type is refused
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = "Passphrase")]
+    pub secret_type: Option<super::SecretTypeArg>,
     /// Payload cipher (only aes-xts-plain64 is implemented)
     #[arg(long, value_name = "CIPHER", default_value = "aes-xts-plain64", help_heading = "Encryption")]
     pub cipher: String,
@@ -192,15 +196,15 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
     luks::format::is_uuid(args.uuid.as_deref().unwrap_or("00000000-0000-0000-0000-000000000000"))
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
-    args.glance.check(true)?;
-    let cloud = args.glance.cloud.connect()?;
-    let key_manager =
-        args.glance.key_manager_secret(cloud.as_ref(), SecretType::from(args.secret_type), &args.target, printer)?;
+    args.glance.check(true, args.glance.cloud.secret.is_some(), &args.target)?;
+    let cloud = args.glance.cloud.connect(printer)?;
+    let explicit_type = args.secret_type.map(SecretType::from);
+    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), explicit_type, &args.target, printer)?;
     let passphrase = match &key_manager {
         Some(secret) => Passphrase::new(secret.passphrase().to_vec()),
         None => {
             let passphrase = args.passphrase.resolve(printer, true)?;
-            match args.secret_type {
+            match args.secret_type.unwrap_or_default() {
                 super::SecretTypeArg::Passphrase => passphrase,
                 super::SecretTypeArg::Symmetric => {
                     let hex = SecretType::Symmetric.passphrase(passphrase.expose());
@@ -210,7 +214,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         }
     };
     if glance {
-        check_text_passphrase(&passphrase)?;
+        check_text_passphrase(&passphrase, key_manager.as_ref())?;
     }
     // One PBKDF2 measurement serves the keyslot and the digest; a forced PBKDF skips it and the digest takes
     // the minimum, as in cryptsetup.
@@ -240,14 +244,25 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
 }
 
 /// QEMU looks the secret up as a UTF-8 string and measures it with strlen.
-fn check_text_passphrase(passphrase: &Passphrase) -> anyhow::Result<()> {
+fn check_text_passphrase(passphrase: &Passphrase, secret: Option<&super::KeyManagerSecret>) -> anyhow::Result<()> {
     let text = std::str::from_utf8(passphrase.expose()).ok();
-    if text.is_none_or(|t| t.contains('\0')) {
-        return Err(invalid("--glance needs a text passphrase: QEMU requires valid UTF-8 without NUL bytes")
-            .with_hint("use a text passphrase, e.g. `openssl rand -base64 32 | tr -d '\\n' > pass.txt`")
-            .into());
+    if !text.is_none_or(|t| t.contains('\0')) {
+        return Ok(());
     }
-    Ok(())
+    let failure = match secret {
+        Some(secret) => invalid(format!(
+            "secret {} is a passphrase secret holding binary bytes: QEMU needs a text passphrase (valid UTF-8 \
+             without NUL bytes) for an OpenStack image",
+            secret.uuid
+        ))
+        .with_hint(
+            "store a text passphrase in Barbican, or keep binary key bytes as a `symmetric` secret (its lowercase hex \
+             is the passphrase, as os-brick derives it)",
+        ),
+        None => invalid("an image for OpenStack needs a text passphrase: QEMU requires valid UTF-8 without NUL bytes")
+            .with_hint("use a text passphrase, e.g. `openssl rand -base64 32 | tr -d '\\n' > pass.txt`"),
+    };
+    Err(failure.into())
 }
 
 /// A forced KDF cost below cryptsetup's minimum is refused before any benchmark or prompt (the ranges of
@@ -319,12 +334,16 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     crate::cmd::interrupt::remove_partials_on_signal();
     check_forced_cost(&args)?;
     if args.format == super::FormatArg::Qcow2 {
+        if args.clevis.clevis_pin.is_some() {
+            return Err(usage("--clevis-pin applies to LUKS2 images (--format raw)").into());
+        }
         return run_qcow2(&args, printer);
     }
     if args.cluster_size.is_some() {
         return Err(usage("--cluster-size applies to --format qcow2").into());
     }
     let settings = resolve(&args, printer)?;
+    let clevis = clevis_prepare(&args, &settings.options, printer)?;
     let formatted = pipeline::format_luks(
         settings.from,
         &settings.options,
@@ -350,6 +369,9 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         },
         o.uuid,
     ));
+    if let Some((pin, prepared)) = clevis {
+        clevis_bind(&args.target, settings.passphrase.expose(), &pin, &prepared, printer)?;
+    }
     if args.glance.openstack() {
         let secret = match &settings.key_manager {
             Some(secret) => secret.facts(),
@@ -369,9 +391,40 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     Ok(ExitStatus::Success)
 }
 
+/// With --clevis-pin: the binding's passphrase and JWE, made before anything is written (an unreachable or
+/// untrusted Tang server leaves the target untouched).
+fn clevis_prepare(
+    args: &LuksFormatArgs,
+    options: &FormatOptions,
+    printer: &Printer,
+) -> anyhow::Result<Option<(crate::kms::clevis::Pin, crate::disk::clevis::Prepared)>> {
+    let Some(pin) = args.clevis.pin()? else { return Ok(None) };
+    if options.version != Version::Luks2 {
+        return Err(usage("--clevis-pin needs LUKS2 (LUKS1 has no tokens)").into());
+    }
+    let _busy = printer.busy(&format!("encrypting the binding's passphrase to {}", pin.describe()));
+    let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?;
+    Ok(Some((pin, prepared)))
+}
+
+/// Adds the clevis keyslot and token beside the passphrase's keyslot.
+fn clevis_bind(
+    target: &Path,
+    passphrase: &[u8],
+    pin: &crate::kms::clevis::Pin,
+    prepared: &crate::disk::clevis::Prepared,
+    printer: &Printer,
+) -> anyhow::Result<()> {
+    let mut volume = luks::Volume::open(target, true).with_context(|| format!("opening `{}`", target.display()))?;
+    let (slot, token) = crate::disk::clevis::bind_with_passphrase(&mut volume, passphrase, prepared)
+        .with_context(|| format!("binding `{}`", target.display()))?;
+    printer.info(&format!("bound to {}: keyslot {slot}, token {token} (type clevis)", pin.describe()));
+    Ok(())
+}
+
 /// The output's secret as the Glance document names it: its type, its file, its length in bytes.
 fn output_secret(args: &LuksFormatArgs, passphrase_len: usize) -> (SecretType, Option<&Path>, usize) {
-    match args.secret_type {
+    match args.secret_type.unwrap_or_default() {
         super::SecretTypeArg::Passphrase => (SecretType::Passphrase, args.passphrase.key_file(), passphrase_len),
         // The passphrase is the hex of the key bytes.
         super::SecretTypeArg::Symmetric => (SecretType::Symmetric, args.passphrase.key_file(), passphrase_len / 2),
@@ -401,7 +454,7 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
     let inputs: Vec<(&Path, &str)> = args.from.iter().map(|p| (p.as_path(), "--from")).collect();
     let output = output::check(&args.target, "TARGET", &inputs, args.force)?;
     output.require_file("a qcow2 image is a file")?;
-    args.glance.check(true)?;
+    args.glance.check(true, args.glance.cloud.secret.is_some(), &args.target)?;
     let source = match &args.from {
         Some(path) => {
             let source = pipeline::Source::open(path)?;
@@ -423,9 +476,10 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         (None, true) => source.len().div_ceil(512) * 512,
     };
     let source = source.resize(size);
-    let secret_type = SecretType::from(args.secret_type);
-    let cloud = args.glance.cloud.connect()?;
-    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), secret_type, &args.target, printer)?;
+    let secret_type = SecretType::from(args.secret_type.unwrap_or_default());
+    let cloud = args.glance.cloud.connect(printer)?;
+    let explicit_type = args.secret_type.map(SecretType::from);
+    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), explicit_type, &args.target, printer)?;
     let (passphrase, secret_len) = match &key_manager {
         Some(secret) => (secret.passphrase(), secret.bytes.len()),
         None => {
@@ -434,7 +488,7 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         }
     };
     if args.glance.openstack() {
-        check_text_passphrase(&Passphrase::new(passphrase.to_vec()))?;
+        check_text_passphrase(&Passphrase::new(passphrase.to_vec()), key_manager.as_ref())?;
     }
     let kdf = match args.pbkdf_force_iterations {
         Some(n) => pipeline::KdfChoice::Forced(n),

@@ -461,9 +461,10 @@ impl Kmip {
         refused(Refusal {
             what: what.to_owned(),
             service: self.service.clone(),
-            reason: format!("the TLS handshake was refused ({detail})"),
+            code: "TLS handshake".into(),
+            message: format!("refused ({detail})"),
             status: ExitStatus::Unauthenticated,
-            hint: Some(hint),
+            hint: Some(hint.into()),
         })
     }
 
@@ -489,7 +490,7 @@ impl Kmip {
                     _ => return Err(self.protocol("negotiating the KMIP version", "a version that was not offered")),
                 }
             }
-            Err(Error::Refused(refusal)) if refusal.reason.starts_with("Operation Not Supported") => FALLBACK_VERSION,
+            Err(Error::Refused(refusal)) if refusal.code.starts_with("Operation Not Supported") => FALLBACK_VERSION,
             Err(other) => return Err(other),
         };
         state.version = Some(version);
@@ -614,11 +615,8 @@ impl Kmip {
     }
 
     fn failure(&self, what: &str, status: u32, reason: u32, message: String) -> Error {
-        let reason_text = if message.is_empty() {
-            format!("{} ({reason:#x})", reason_name(reason))
-        } else {
-            format!("{} ({reason:#x}): {message}", reason_name(reason))
-        };
+        let code = format!("{} ({reason:#x})", reason_name(reason));
+        let message = if message.is_empty() { "(no message)".to_owned() } else { message };
         let (status, hint): (ExitStatus, Option<&str>) = match reason {
             0x01 => (ExitStatus::NotFound, Some("check the unique identifier or name with the key manager's tools")),
             0x03 | 0x0C => (
@@ -636,7 +634,8 @@ impl Kmip {
             _ if status == 1 => (ExitStatus::Failure, None),
             _ => (ExitStatus::Failure, Some("the server answered with a status other than success or failure")),
         };
-        refused(Refusal { what: what.to_owned(), service: self.service.clone(), reason: reason_text, status, hint })
+        let hint = hint.map(str::to_owned);
+        refused(Refusal { what: what.to_owned(), service: self.service.clone(), code, message, status, hint })
     }
 
     /// Creates an AES-256 key usable for Encrypt and Decrypt, named `name` if given; returns its unique id.
@@ -809,9 +808,10 @@ impl Kmip {
             return Err(refused(Refusal {
                 what: what.to_owned(),
                 service: self.service.clone(),
-                reason: format!("the server speaks KMIP {}.{}", version.0, version.1),
+                code: "protocol version".into(),
+                message: format!("the server speaks KMIP {}.{}", version.0, version.1),
                 status: ExitStatus::InvalidInput,
-                hint: Some("AES-GCM Encrypt/Decrypt needs KMIP 1.4 (Authenticated Encryption fields)"),
+                hint: Some("AES-GCM Encrypt/Decrypt needs KMIP 1.4 (Authenticated Encryption fields)".into()),
             }));
         }
         Ok(())

@@ -15,7 +15,9 @@
 //! | --- | --- |
 //! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
 //! | `kmip://UID` | [`kmip_wrap::KmipWrap`] (server-side AES-GCM) |
+//! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores) |
 
+pub mod aws_kms_wrap;
 pub mod file;
 pub mod kmip;
 pub mod kmip_wrap;
@@ -53,6 +55,8 @@ pub struct Backends {
     pub key_wrap: Option<KeyRef>,
     /// The KMIP client, when a KMIP server is configured.
     pub kmip: Option<Arc<crate::kms::kmip::Kmip>>,
+    /// The AWS client (`--key-wrap aws-kms://…`).
+    pub aws: Option<Arc<crate::kms::aws::Aws>>,
 }
 
 impl Backends {
@@ -96,7 +100,9 @@ pub fn open(
             Ok(Box::new(kmip::KmipStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
         }
         // `file:x` without `//` stays a plugin's, as it always was.
-        "file" if uri.starts_with("file://") => Ok(Box::new(FileStore::from_uri(uri, volume_id)?)),
+        "file" if uri.starts_with("file://") => {
+            Ok(Box::new(FileStore::from_uri(uri, volume_id)?.wrapped_by(backends.wrap()?)))
+        }
         _ => Ok(Box::new(PluginStore::find(uri, volume_id, context, &backends.plugins)?)),
     }
 }
@@ -111,6 +117,13 @@ pub fn open_key_wrap(reference: &KeyRef, backends: &Backends) -> Result<Arc<dyn 
         KeyRef::Plugin { name, uri } if name == "kmip" => {
             let client = backends.kmip(&format!("--key-wrap `{uri}`"))?;
             Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client)?))
+        }
+        KeyRef::AwsKms { key } => {
+            let client = backends.aws.clone().ok_or_else(|| Error::Store {
+                status: ExitStatus::Usage,
+                message: format!("--key-wrap `{reference}`: no AWS client is configured"),
+            })?;
+            Ok(Arc::new(aws_kms_wrap::AwsKmsWrap::new(client, key)))
         }
         other => Err(Error::BadRequest(format!("--key-wrap `{other}` is not a key that can wrap stored passphrases"))),
     }
