@@ -497,6 +497,12 @@ pub fn recipient_key_ids(message: &[u8]) -> Result<Vec<String>, Error> {
     Ok(ids)
 }
 
+/// Every key ID and fingerprint of `cert`'s keys, as [`recipient_key_ids`] writes them: a message for this
+/// certificate names one of them.
+pub fn key_handles(cert: &Cert) -> Vec<String> {
+    cert.keys().flat_map(|k| [k.key().keyid().to_hex(), k.key().fingerprint().to_hex()]).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

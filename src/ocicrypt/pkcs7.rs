@@ -338,12 +338,19 @@ pub fn recipient_ids(der: &[u8]) -> Result<Vec<String>, Error> {
         .recipients
         .iter()
         .map(|recipient| match &recipient.rid {
-            RecipientIdentifier::IssuerAndSerialNumber(id) => {
-                format!("issuer \"{}\" serial {}", id.issuer, hex::encode(id.serial_number.as_bytes()))
-            }
+            RecipientIdentifier::IssuerAndSerialNumber(id) => issuer_and_serial_text(id),
             RecipientIdentifier::SubjectKeyIdentifier(ski) => {
                 format!("subject key identifier {}", hex::encode(ski.0.as_bytes()))
             }
         })
         .collect())
+}
+
+/// How [`recipient_ids`] names the recipient `certificate` is (`image encrypt --remove-recipient` looks for it).
+pub fn recipient_id(certificate: &Certificate) -> String {
+    issuer_and_serial_text(&issuer_and_serial_number(certificate))
+}
+
+fn issuer_and_serial_text(id: &IssuerAndSerialNumber) -> String {
+    format!("issuer \"{}\" serial {}", id.issuer, hex::encode(id.serial_number.as_bytes()))
 }
