@@ -1,4 +1,4 @@
-//! The JWE key wrapper (`org.opencontainers.image.enc.keys.jwe`, spec §6.1): a layer's private options encrypted
+//! The JWE key wrapper (`org.opencontainers.image.enc.keys.jwe`, docs/formats.md): a layer's private options encrypted
 //! once with a fresh content key, that key wrapped for each recipient.
 //!
 //! Output is byte-for-byte the shape go-jose's `FullSerialize` gives ocicrypt: A256GCM content, RSA-OAEP or

@@ -2,7 +2,7 @@
 //!
 //! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` store or a
 //! `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
-//! `spec/key-rotation.md` §3: the new key is recorded as *pending* before the header changes, added to a free
+//! `docs/key-rotation.md`: the new key is recorded as *pending* before the header changes, added to a free
 //! keyslot with the old slot's KDF, verified by unlocking from disk, committed as *current*, and only then is
 //! the old keyslot wiped and removed. At every instant the store's current key opens a keyslot, and a rerun after
 //! a crash finishes the interrupted rotation instead of starting another (§3 step 7). [`lock`] makes sure one

@@ -1,4 +1,4 @@
-//! The rotation engine: `spec/key-rotation.md` §3 in an order where every crash leaves a volume that the key
+//! The rotation engine: `docs/key-rotation.md` in an order where every crash leaves a volume that the key
 //! store's current key opens, and where a rerun converges.
 //!
 //! The engine talks to the volume through [`Keyslots`] (implemented for [`crate::luks::Volume`] and, in the unit

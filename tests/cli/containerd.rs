@@ -653,7 +653,7 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     node.assert_unpacked("containerd run", &[("etc/app/message", "second layer: hello from inside\n")]);
 
     // The node loses the key. While the image stays, the Pod still runs: its layers are unpacked, so the pull
-    // asks no processor (the README's cache gap, through the CRI).
+    // asks no processor (the cache gap of docs/image.md, through the CRI).
     std::fs::remove_file(node.work.path("keys/image-keys/app.pem")).unwrap();
     let pod = node.run_pod("app/enc:v1").unwrap_or_else(|e| panic!("the cached image did not run: {e}"));
     assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");

@@ -498,7 +498,7 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
     );
 }
 
-/// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
+/// A temporary GnuPG home with Alice (RSA, encryption subkey, as docs/formats.md#key-wrapping-schemes makes it); the agent is
 /// stopped on drop.
 #[cfg(feature = "pgp")]
 pub(crate) struct GnupgHome {
