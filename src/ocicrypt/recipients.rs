@@ -636,31 +636,32 @@ pub fn access_change(
 ) -> Result<AccessChange, Error> {
     let holders = current_holders(layers);
     let mut remaining = holders.clone();
+    let mut lost: BTreeMap<Holder, usize> = BTreeMap::new();
     let mut change = AccessChange::default();
-    for spec in keep {
-        let identity = Identity::of(spec, gpg_homedir)?;
-        let matched: Vec<Holder> = remaining.keys().filter(|h| identity.matches(h)).cloned().collect();
-        if matched.is_empty() {
-            change.gains.push(spec.to_string());
-            continue;
-        }
-        change.keeps.push(spec.to_string());
-        for holder in matched {
-            // A named recipient holds one wrapped key per layer; a provider's scheme is kept whole.
-            let count = remaining.get_mut(&holder).expect("matched above");
-            *count = if identity.whole_scheme() { 0 } else { count.saturating_sub(1) };
-            if *count == 0 {
-                remaining.remove(&holder);
-            }
-        }
-    }
+    // Removals first: a removed recipient is reported as losing access even when a kept one has the same name
+    // (two JWE keys without `kid` and of one algorithm).
     for spec in remove {
         let identity = Identity::of(spec, gpg_homedir)?;
         if !holders.keys().any(|h| identity.matches(h)) {
             change.not_recipients.push(spec.to_string());
+            continue;
+        }
+        for holder in identity.take_from(&mut remaining) {
+            *lost.entry(holder).or_default() += 1;
         }
     }
-    change.loses = remaining.into_iter().collect();
+    for spec in keep {
+        let identity = Identity::of(spec, gpg_homedir)?;
+        if identity.take_from(&mut remaining).is_empty() {
+            change.gains.push(spec.to_string());
+        } else {
+            change.keeps.push(spec.to_string());
+        }
+    }
+    for (holder, count) in remaining {
+        *lost.entry(holder).or_default() += count;
+    }
+    change.loses = lost.into_iter().collect();
     Ok(change)
 }
 
@@ -727,8 +728,18 @@ impl Identity {
         }
     }
 
-    fn whole_scheme(&self) -> bool {
-        matches!(self, Self::Scheme(_))
+    /// Takes what this recipient holds out of `holders`: one wrapped key of each matching name, or a provider's
+    /// whole scheme. Returns the holders taken from.
+    fn take_from(&self, holders: &mut BTreeMap<Holder, usize>) -> Vec<Holder> {
+        let matched: Vec<Holder> = holders.keys().filter(|h| self.matches(h)).cloned().collect();
+        for holder in &matched {
+            let count = holders.get_mut(holder).expect("matched above");
+            *count = if matches!(self, Self::Scheme(_)) { 0 } else { count.saturating_sub(1) };
+            if *count == 0 {
+                holders.remove(holder);
+            }
+        }
+        matched
     }
 }
 
@@ -785,10 +796,24 @@ mod tests {
             loses,
             ["jwe RSA-OAEP (no key id) x2", "provider.cryptadm vault-transit://transit/b x1", "provider.other x1"]
         );
-        // A provider named as a recipient keeps its whole scheme; one named for removal matches it.
-        let change = access_change(&layers, &[spec("provider:other")], &[spec("provider:other")], None).unwrap();
+        // A provider named as a recipient keeps its whole scheme.
+        let change = access_change(&layers, &[spec("provider:other")], &[], None).unwrap();
         assert_eq!(change.keeps, ["provider:other"]);
-        assert!(change.not_recipients.is_empty());
         assert!(!change.loses.iter().any(|(h, _)| h.scheme == "provider.other"));
+    }
+
+    #[test]
+    fn a_removed_jwe_key_without_kid_is_lost_even_when_a_kept_one_has_its_algorithm() {
+        let key = |name: &str| format!("jwe:{}/tests/fixtures/keys/{name}", env!("CARGO_MANIFEST_DIR"));
+        let layers = [layer(&[("jwe", &["ECDH-ES+A256KW (no key id)", "kid p256-test-kid"])])];
+        let change =
+            access_change(&layers, &[spec(&key("p384.pub.pem"))], &[spec(&key("p256.pub.pem"))], None).unwrap();
+        let loses: Vec<String> = change.loses.iter().map(|(h, n)| format!("{h} x{n}")).collect();
+        assert_eq!(loses, ["jwe ECDH-ES+A256KW (no key id) x1", "jwe kid p256-test-kid x1"]);
+        assert_eq!(change.gains, [key("p384.pub.pem")]);
+        // A JWK's `kid` names exactly one recipient.
+        let change = access_change(&layers, &[spec(&key("p256.pub-kid.jwk"))], &[], None).unwrap();
+        assert_eq!(change.keeps, [key("p256.pub-kid.jwk")]);
+        assert_eq!(change.loses.len(), 1, "{:?}", change.loses);
     }
 }
