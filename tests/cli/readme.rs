@@ -6,6 +6,7 @@
 //! fails the test, naming its line. ```` ```sh checked ```` blocks need what a test cannot have (a cloud, a
 //! cluster, a node's /etc, a registry on the Internet): they must parse (`bash -n`), and every `cryptadm`
 //! command in them must name real subcommands and flags (its `--help` lists them). An unmarked `sh` block fails.
+//! The `sh` blocks of docs/*.md are checked the same way (unmarked there: none of them runs).
 //!
 //! Links and paths: every Markdown link of README.md and docs/*.md must stay in the repository and name a file
 //! (and a heading) that exists; every backquoted path under a top-level directory must exist; no text in the
@@ -170,6 +171,12 @@ fn cryptadm_commands(text: &str) -> Vec<(Vec<String>, Vec<String>)> {
             if !matches!(*word, "cryptadm" | "(cryptadm" | "$(cryptadm") {
                 continue;
             }
+            // In command position only (not `bao kv list cryptadm`): first, after an operator, or after
+            // environment assignments.
+            let before = words[..start].iter().rev().find(|w| !w.contains('=') || w.starts_with('-'));
+            if !matches!(before, None | Some(&("|" | "&&" | "||" | ";" | "(" | "then" | "do" | "time" | "!"))) {
+                continue;
+            }
             let rest = words[start + 1..]
                 .iter()
                 .take_while(|w| !matches!(**w, "|" | "&&" | "||" | ";" | ")") && !w.starts_with('>'))
@@ -188,25 +195,34 @@ fn cryptadm_commands(text: &str) -> Vec<(Vec<String>, Vec<String>)> {
     commands
 }
 
+/// The `sh` blocks of docs/*.md, unmarked there: they are checked, not run.
+fn docs_blocks() -> Vec<(PathBuf, Block)> {
+    let mut blocks = Vec::new();
+    for file in documentation_files().into_iter().filter(|f| f.starts_with("docs")) {
+        let text = std::fs::read_to_string(repo().join(&file)).unwrap();
+        let marked = text.replace("```sh\n", "```sh checked\n").replace("```bash\n", "```bash checked\n");
+        blocks.extend(shell_blocks(&marked).into_iter().map(|b| (file.clone(), b)));
+    }
+    blocks
+}
+
 #[test]
-fn readme_checked_examples_parse_and_use_real_flags() {
-    let blocks = shell_blocks(&readme());
-    assert!(blocks.iter().any(|b| b.kind == Kind::Checked));
+fn readme_and_docs_examples_parse_and_use_real_flags() {
+    let readme_blocks = shell_blocks(&readme());
+    assert!(readme_blocks.iter().any(|b| b.kind == Kind::Checked));
+    let blocks: Vec<(PathBuf, Block)> =
+        readme_blocks.into_iter().map(|b| (PathBuf::from("README.md"), b)).chain(docs_blocks()).collect();
     let mut helps: BTreeMap<Vec<String>, String> = BTreeMap::new();
     let mut checked = 0;
-    for block in &blocks {
+    for (file, block) in &blocks {
+        let file = file.display();
         let syntax = Command::new("bash").args(["-n", "-c", &block.text]).output().unwrap();
-        assert!(syntax.status.success(), "README.md:{}: {}", block.line, String::from_utf8_lossy(&syntax.stderr));
+        assert!(syntax.status.success(), "{file}:{}: {}", block.line, String::from_utf8_lossy(&syntax.stderr));
         for (path, flags) in cryptadm_commands(&block.text) {
-            assert_eq!(path.len(), 2, "README.md:{}: `cryptadm {}` names no subcommand", block.line, path.join(" "));
+            assert_eq!(path.len(), 2, "{file}:{}: `cryptadm {}` names no subcommand", block.line, path.join(" "));
             let help = helps.entry(path.clone()).or_insert_with(|| {
                 let output = cryptadm().args(&path).arg("--help").output().unwrap();
-                assert!(
-                    output.status.success(),
-                    "README.md:{}: `cryptadm {}` does not exist",
-                    block.line,
-                    path.join(" ")
-                );
+                assert!(output.status.success(), "{file}:{}: `cryptadm {}` does not exist", block.line, path.join(" "));
                 String::from_utf8(output.stdout).unwrap()
             });
             for flag in flags {
@@ -214,7 +230,7 @@ fn readme_checked_examples_parse_and_use_real_flags() {
                     let next = help[at + flag.len()..].chars().next();
                     !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '-')
                 });
-                assert!(listed, "README.md:{}: `cryptadm {}` has no flag {flag}", block.line, path.join(" "));
+                assert!(listed, "{file}:{}: `cryptadm {}` has no flag {flag}", block.line, path.join(" "));
                 checked += 1;
             }
         }
