@@ -1,7 +1,7 @@
 //! What a node's container runtime needs in its configuration to decrypt images with cryptadm
 //! (`cryptadm image node-config`): containerd's stream processors and CRI key model, or CRI-O's keys directory.
 //!
-//! The facts behind each line (research note 11, containerd 1.6 observed, 1.7–2.3 read):
+//! The facts behind each line (containerd 1.6 observed, 1.7–2.3 read; docs/image.md and docs/formats.md):
 //! - containerd gives the payload (fd 3) only to the processor ids `io.containerd.ocicrypt.decoder.v1.tar.gzip`
 //!   and `…v1.tar`, the ids of its built-in `ctd-decoder` defaults; reusing them replaces those defaults, and a
 //!   zstd layer has to ride on `…v1.tar` (which returns plain tar, so `stream-decrypt` decompresses it).

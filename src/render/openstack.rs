@@ -3,7 +3,7 @@
 //! `openstack secret store` line that makes a key-manager secret the consuming service turns into this image's
 //! passphrase.
 //!
-//! Spellings (issue 13 research §6): `os_encrypt_format=LUKSv1` as the approved Glance 2025.1 and Cinder 2026.1
+//! Spellings (docs/disk.md): `os_encrypt_format=LUKSv1` as the approved Glance 2025.1 and Cinder 2026.1
 //! specs spell it; no `os_encrypt_cipher` (both dropped it); `os_decrypt_container_format=bare` and
 //! `os_decrypt_size` from the Glance spec; Nova's `hw_ephemeral_encryption=True` and
 //! `hw_ephemeral_encryption_format=luks` (the lowercase enum of `nova/objects/fields.py`); `cinder_encryption_key_id`

@@ -158,7 +158,7 @@ impl<V: Keyslots> Run<'_, V> {
         }
     }
 
-    /// §3 step 7: finishes a rotation that a crash interrupted, if the store shows one.
+    /// Recovery (docs/key-rotation.md): finishes a rotation that a crash interrupted, if the store shows one.
     fn finish_interrupted(&mut self, keys: &StoredKeys) -> Result<Option<Outcome>, Error> {
         if let Some(pending) = &keys.pending {
             let keyslot = match self.volume.unlock(pending.expose())? {

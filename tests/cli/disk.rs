@@ -1,6 +1,6 @@
 //! `cryptadm disk luks-format | inspect | decrypt` against cryptsetup and qemu-img, both directions.
 //!
-//! cryptsetup silently rewrites a header copy it finds invalid or stale on *any* access (spec luks.md §2), so
+//! cryptsetup silently rewrites a header copy it finds invalid or stale on *any* access (docs/formats.md), so
 //! every cryptsetup command here runs through [`cryptsetup`], which fails the test if the header bytes changed.
 
 use crate::support::{Scratch, cryptadm, require_tool};

@@ -1,4 +1,4 @@
-//! The LUKS2 JSON metadata (spec luks.md §3) as serde types.
+//! The LUKS2 JSON metadata (docs/formats.md) as serde types.
 //!
 //! Every object keeps the fields we do not model in a flattened `extra` map, and tokens are kept whole, so a
 //! volume made by cryptsetup (or with third-party tokens) survives our rewrites. 64-bit quantities are decimal
