@@ -242,7 +242,7 @@ _cryptadm() {
 
     case "${cmd}" in
         cryptadm)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image secret disk volume help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version bootstrap image secret disk volume help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -250,6 +250,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -260,7 +264,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version seal open help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version seal open help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -268,6 +272,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -334,7 +342,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__open)
-            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -424,6 +432,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -432,7 +444,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__seal)
-            opts="-q -v -h -V --in --provider --passphrase-uri --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --provider --passphrase-uri --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -538,6 +550,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -546,7 +562,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt convert help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version luks-format inspect decrypt convert help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -554,6 +570,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -564,7 +584,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__convert)
-            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,6 +662,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -650,7 +674,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__decrypt)
-            opts="-q -v -h -V --passphrase-file --key-file --out --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --out --force --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -670,6 +694,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -764,7 +792,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__inspect)
-            opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -778,6 +806,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -786,7 +818,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -898,6 +930,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1244,7 +1280,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1252,6 +1288,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1262,7 +1302,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1376,6 +1416,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1384,7 +1428,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1526,6 +1570,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1534,7 +1582,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1692,6 +1740,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1826,7 +1878,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__inspect)
-            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1860,6 +1912,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1868,7 +1924,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__keyprovider)
-            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1882,6 +1938,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1890,7 +1950,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__node__subcmd__config)
-            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --processor-env --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --processor-env --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1924,6 +1984,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1932,7 +1996,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__stream__subcmd__decrypt)
-            opts="-q -v -h -V --decryption-keys-path --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --decryption-keys-path --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1946,6 +2010,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1954,7 +2022,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__secret)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version generate-k8s help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version generate-k8s help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1962,6 +2030,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1972,7 +2044,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s)
-            opts="-n -o -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --out --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-n -o -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --out --passphrase-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2020,6 +2092,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2072,7 +2148,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version rotate serve rewrap help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version rotate serve rewrap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2080,6 +2156,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2160,7 +2240,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__rewrap)
-            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2230,6 +2310,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2238,7 +2322,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__rotate)
-            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2336,6 +2420,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2344,7 +2432,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__serve)
-            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2440,6 +2528,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -19,6 +19,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
     var completions = [
         &'cryptadm'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -37,6 +38,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -76,6 +78,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
             cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -111,6 +114,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --cert-dir 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --strict 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand --skip-remote 'Skip RemoteConfig documents instead of fetching them'
@@ -139,6 +143,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;image'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -196,6 +201,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR for both registries (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N connections; 1 moves the layers one after the other, each over one connection'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -243,6 +249,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR for both registries (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N connections; 1 moves the layers one after the other, each over one connection'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -283,6 +290,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --tls-verify 'Verify the registry''s TLS certificate; =false allows plain HTTP or an unverified certificate'
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -303,6 +311,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --output-format 'Print the layers as a document'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -321,6 +330,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
             cand --processor-env 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -334,6 +344,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;stream-decrypt'= {
             cand --decryption-keys-path 'The node''s keys directory: every regular file below it is tried as a key (ctd-decoder''s flag)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -347,6 +358,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;keyprovider'= {
             cand --listen 'Serve ocicrypt''s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -385,6 +397,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;secret'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -409,6 +422,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --out 'Write the objects to FILE (created 0600, replaced atomically) instead of standard output'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --with-daemonset 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -430,6 +444,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;disk'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -473,6 +488,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Overwrite an existing LUKS header or a non-empty target'
@@ -489,6 +505,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;inspect'= {
             cand --output-format 'Format of the printed document'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -504,6 +521,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -534,6 +552,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Replace DST if it exists'
@@ -566,6 +585,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;volume'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -604,6 +624,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -639,6 +660,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -667,6 +689,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --no-rotate 'Rewrap only; do not rotate the Transit key first'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_cryptadm_global_optspecs
-    string join \n q/quiet v/verbose no-progress color= h/help V/version
+    string join \n q/quiet v/verbose no-progress color= timeout= h/help V/version
 end
 
 function __fish_cryptadm_needs_command
@@ -27,6 +27,7 @@ end
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -41,6 +42,7 @@ complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "help" -d 'Print t
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -80,6 +82,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cloud-init -d 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l ignition -d 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -114,6 +117,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l strict -d 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l skip-remote -d 'Skip RemoteConfig documents instead of fetching them'
@@ -130,6 +134,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -184,6 +189,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s q -l quiet -d 'Print only errors'
@@ -230,6 +236,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
@@ -269,6 +276,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s q -l quiet -d 'Print only errors'
@@ -287,6 +295,7 @@ json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -303,6 +312,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -312,6 +322,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -321,6 +332,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -337,6 +349,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -359,6 +372,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l with-daemonset -d 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s v -l verbose -d 'Print details of each step'
@@ -370,6 +384,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -419,6 +434,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l glance -d 'Print the output\'s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l delete-key-with-image -d 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l force -d 'Overwrite an existing LUKS header or a non-empty target'
@@ -432,6 +448,7 @@ json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -443,6 +460,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l force -d 'Replace a non-empty --out file, or overwrite a block device that holds data'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -s v -l verbose -d 'Print details of each step'
@@ -477,6 +495,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l glance -d 'Print the output\'s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l delete-key-with-image -d 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l force -d 'Replace DST if it exists'
@@ -493,6 +512,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -530,6 +550,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s v -l verbose -d 'Print details of each step'
@@ -564,6 +585,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s v -l verbose -d 'Print details of each step'
@@ -591,6 +613,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l no-rotate -d 'Rewrap only; do not rotate the Transit key first'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s q -l quiet -d 'Print only errors'

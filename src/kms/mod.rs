@@ -193,13 +193,41 @@ pub enum Error {
         /// What came back (bounded and escaped).
         problem: String,
     },
+    /// The key manager refused the operation for what it is rather than for who asked: an authentication tag
+    /// that does not verify, a ciphertext version its policy no longer decrypts.
+    #[error("{what}: refused by {service}: {message}")]
+    Refused {
+        /// What was asked.
+        what: String,
+        /// The key manager.
+        service: String,
+        /// The server's words, bounded, escaped and redacted.
+        message: String,
+        /// What to do about it.
+        hint: &'static str,
+    },
+    /// A local file the client needs (a CA certificate, a token, a JWT) cannot be read.
+    #[error("{what} `{path}`: {source}")]
+    File {
+        /// What the file is, e.g. "Vault token file".
+        what: String,
+        /// Its path as given.
+        path: String,
+        /// Why it cannot be read.
+        #[source]
+        source: std::io::Error,
+        /// What to do about it, when more can be said than "check the path".
+        hint: Option<&'static str>,
+    },
 }
 
 impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Self::BadReference { .. } | Self::Config(_) => ExitStatus::InvalidInput,
-            Self::Denied { .. } | Self::Tls { .. } => ExitStatus::Unauthenticated,
+            Self::Denied { .. } | Self::Tls { .. } | Self::Refused { .. } => ExitStatus::Unauthenticated,
+            Self::File { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ExitStatus::NotFound,
+            Self::File { .. } => ExitStatus::InvalidInput,
             Self::NotFound { .. } => ExitStatus::NotFound,
             Self::Conflict { .. } => ExitStatus::Aborted,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
@@ -216,6 +244,7 @@ impl Classify for Error {
             Self::Unavailable { .. } => Some("check the server address and that the server is up; then retry".into()),
             Self::Conflict { .. } => Some("another operation on the same secret is under way; retry later".into()),
             Self::Tls { .. } => Some("give the CA that signed the server's certificate".into()),
+            Self::Refused { hint, .. } | Self::File { hint: Some(hint), .. } => Some((*hint).into()),
             _ => None,
         }
     }
