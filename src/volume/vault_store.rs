@@ -18,7 +18,7 @@
 use super::Error;
 use super::keystore::{KeyStore, StoredKeys};
 use crate::crypto::{Passphrase, SecretBytes};
-use crate::exit::{Classify, ExitStatus};
+use crate::exit::ExitStatus;
 use crate::kms::vault::{Vault, kv_name, transit_name};
 use crate::kms::{VersionedStore, Wrapping};
 use std::collections::BTreeMap;
@@ -58,9 +58,7 @@ pub fn valid_volume_id(id: &str) -> bool {
 
 /// Maps a key-manager error to the volume error of the same exit status.
 pub fn store_error(error: crate::kms::Error) -> Error {
-    let status = error.status();
-    let hint = error.hint().map(|h| format!(" (hint: {h})")).unwrap_or_default();
-    Error::Store { status, message: format!("{error}{hint}") }
+    Error::KeyManager(Box::new(error))
 }
 
 impl VaultKvStore {
@@ -330,6 +328,7 @@ pub fn rewrap_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Classify as _;
 
     #[test]
     fn volume_ids_that_are_path_segments() {
@@ -348,5 +347,7 @@ mod tests {
         let denied =
             store_error(crate::kms::Error::Denied { what: "x".into(), service: "s".into(), message: "m".into() });
         assert_eq!(denied.status(), ExitStatus::Unauthenticated);
+        // The hint is the error's hint, not part of its message in parentheses.
+        assert!(!denied.to_string().contains("hint") && denied.hint().is_some_and(|h| h.contains("policy")));
     }
 }
