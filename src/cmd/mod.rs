@@ -186,10 +186,10 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
             let (status, mut hint) = error::classify(&err);
             let mut line = error::one_line(&err);
             // A library's own timeout ("operation timed out") does not say that the deadline cut it.
-            if let Some(deadline) = deadline::current().filter(crate::deadline::Deadline::passed)
-                && !line.contains("overall deadline")
-            {
-                line = format!("{line} ({deadline} passed)");
+            if let Some(deadline) = deadline::current().filter(crate::deadline::Deadline::passed) {
+                if !line.contains("overall deadline") {
+                    line = format!("{line} ({deadline} passed)");
+                }
                 hint = Some(crate::deadline::HINT.to_owned());
             }
             printer.error(&line, hint.as_deref());

@@ -562,6 +562,25 @@ fn a_dripping_vault_is_cut_at_the_overall_deadline() {
         assert!(error.contains("the overall deadline of 3 s passed"), "{error}");
         assert!(error.contains("hint:") && error.contains("--timeout"), "{error}");
     }
+    // The https RemoteConfig provider is bounded the same way (plain http allowed for the dripping server).
+    let remote = format!(
+        "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: slow\nspec:\n  \
+         provider: https\n  uri: {}/config.yaml\n",
+        drip().addr
+    );
+    let input = scratch.write("remote.yaml", remote);
+    let started = std::time::Instant::now();
+    let opened = bare(&scratch)
+        .args(["--timeout", "3", "bootstrap", "open", "--allow-http", "--retries", "3", "--plugin-timeout", "60"])
+        .arg("--in")
+        .arg(input)
+        .args(["--out", "-"])
+        .output()
+        .unwrap();
+    let error = stderr(&opened);
+    assert_eq!(opened.status.code(), Some(1), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "took {:?}: {error}", started.elapsed());
+    assert!(error.contains("the overall deadline of 3 s passed") && error.contains("--timeout"), "{error}");
     // A deadline that is not a number of seconds is a usage error.
     let output =
         bare(&scratch).env("CRYPTADM_TIMEOUT", "soon").args(["bootstrap", "open", "--in", "-", "--out", "-"]).output();
