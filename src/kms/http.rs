@@ -146,8 +146,14 @@ impl Request {
         if !PUBLIC_HEADERS.iter().any(|public| name.eq_ignore_ascii_case(public)) {
             self.secrets.add_text(&value);
             if let Some((_, credential)) = value.split_once(' ') {
-                // `Bearer TOKEN`, `Basic BASE64`: the credential alone is what a server quotes.
+                // `Bearer TOKEN`, `Basic BASE64`: the credential alone is what a server quotes; and each value of
+                // a signature's `Credential=…, SignedHeaders=…, Signature=…`, which S3 and KMS quote one by one.
                 self.secrets.add_text(credential);
+                for part in credential.split([',', ' ']) {
+                    if let Some((_, value)) = part.split_once('=') {
+                        self.secrets.add(value.as_bytes());
+                    }
+                }
             }
         }
         self.headers.push((name.to_owned(), value));
@@ -730,6 +736,21 @@ mod tests {
         let request = Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x").json(&value);
         let body: &zeroize::Zeroizing<Vec<u8>> = request.body.as_ref().unwrap();
         assert_eq!(body.as_slice(), value.to_string().as_bytes());
+    }
+
+    /// Each part of a signed `Authorization` header is a secret of its own: storage quotes the signature alone.
+    #[test]
+    fn each_value_of_a_signature_header_is_registered() {
+        let request = Request::new(reqwest::Method::POST, "https://kms:4566/".parse().unwrap(), "x").header(
+            "Authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE42/20261127/us-east-1/kms/aws4_request, \
+             SignedHeaders=host;x-amz-date, Signature=0123456789abcdef0123",
+        );
+        let shown = request.secrets().scrub(
+            "<SignatureProvided>0123456789abcdef0123</SignatureProvided> \
+                                             AKIAEXAMPLE42/20261127/us-east-1/kms/aws4_request",
+        );
+        assert_eq!(shown, "<SignatureProvided>REDACTED</SignatureProvided> REDACTED");
     }
 
     #[test]
