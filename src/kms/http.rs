@@ -539,9 +539,12 @@ mod tests {
     use std::io::{Read, Write};
     use std::time::Duration;
 
-    /// A one-connection HTTP/1.1 server on loopback: it reads the request (up to its chunked body's last chunk, or
-    /// until the client gives up), then writes `answer` and closes. Returns its base URL.
-    fn answer_once(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+    /// A one-connection HTTP/1.1 server on loopback: it reads the request until `complete` says it has all of it
+    /// (or the client gives up), then writes what `respond` makes of it and closes. Returns its base URL.
+    fn serve_once(
+        complete: fn(&[u8]) -> bool,
+        respond: impl FnOnce(Vec<u8>) -> Vec<u8> + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<()>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let server = std::thread::spawn(move || {
@@ -549,15 +552,38 @@ mod tests {
             stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut seen = Vec::new();
             let mut buffer = [0u8; 1 << 16];
-            while !seen.ends_with(b"0\r\n\r\n") {
+            while !complete(&seen) {
                 match stream.read(&mut buffer) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => seen.extend_from_slice(&buffer[..n]),
                 }
             }
-            let _ = stream.write_all(&answer);
+            let _ = stream.write_all(&respond(seen));
         });
         (base, server)
+    }
+
+    /// [`serve_once`] for a request with a chunked body, answered with `answer`.
+    fn answer_once(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        serve_once(|seen| seen.ends_with(b"0\r\n\r\n"), move |_| answer)
+    }
+
+    /// Whether `seen` holds a request's head and the whole body its Content-Length announces.
+    fn has_whole_body(seen: &[u8]) -> bool {
+        let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else { return false };
+        let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+        let length =
+            head.lines().find_map(|l| l.strip_prefix("content-length:")).map_or(0, |n| n.trim().parse().unwrap());
+        seen.len() >= end + 4 + length
+    }
+
+    /// [`serve_once`] answering `status` with the whole request it received (headers and body) as its body, as an
+    /// echo service or a gateway quoting the request does.
+    fn echo_once(status: u16) -> (String, std::thread::JoinHandle<()>) {
+        serve_once(has_whole_body, move |seen| {
+            let head = format!("HTTP/1.1 {status} Echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", seen.len());
+            [head.as_bytes(), &seen].concat()
+        })
     }
 
     fn upload(base: &str, data: Box<dyn Read + Send>) -> Result<super::Response, Error> {
@@ -625,38 +651,6 @@ mod tests {
         fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
             Err(self.0.into())
         }
-    }
-
-    /// A one-connection server that answers `status` with the whole request it received (headers and body) as
-    /// its body, as an echo service or a gateway quoting the request does.
-    fn echo_once(status: u16) -> (String, std::thread::JoinHandle<()>) {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let server = std::thread::spawn(move || {
-            let (mut stream, _) = listener.accept().unwrap();
-            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let mut seen = Vec::new();
-            let mut buffer = [0u8; 1 << 16];
-            loop {
-                if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .map_or(0, |n| n.trim().parse::<usize>().unwrap());
-                    if seen.len() >= end + 4 + length {
-                        break;
-                    }
-                }
-                match stream.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => seen.extend_from_slice(&buffer[..n]),
-                }
-            }
-            let head = format!("HTTP/1.1 {status} Echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", seen.len());
-            let _ = stream.write_all(&[head.as_bytes(), &seen].concat());
-        });
-        (base, server)
     }
 
     /// A server quoting the request (token header, JSON plaintext, a presigned URL's signature) in a refusal,

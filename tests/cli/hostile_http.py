@@ -13,11 +13,11 @@ The server ends when the process that started it does.
 """
 import http.server
 import json
-import os
 import socketserver
 import sys
-import threading
 import time
+
+from serve_helpers import announce_port, exit_with_parent
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -60,23 +60,10 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-def exit_with_parent():
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main():
     exit_with_parent()
     server = Server(("127.0.0.1", 0), Handler)
-    with open(sys.argv[1] + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+    announce_port(sys.argv[1], server.server_address[1])
     server.serve_forever()
 
 

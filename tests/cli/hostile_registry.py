@@ -49,6 +49,8 @@ import time
 import urllib.parse
 import uuid
 
+from serve_helpers import announce_port, exit_with_parent
+
 INDEX = "application/vnd.oci.image.index.v1+json"
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 GIB_1_5 = 1536 * 1024 * 1024
@@ -379,21 +381,6 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-def exit_with_parent():
-    """Ends this server once the test process that started it is gone (its fixture lives in a static, which is
-    never dropped)."""
-    import os
-    import threading
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main():
     exit_with_parent()
     global storage_port
@@ -404,10 +391,7 @@ def main():
     storage_port = storage.server_address[1]
     import threading
     threading.Thread(target=storage.serve_forever, daemon=True).start()
-    with open(sys.argv[1] + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    import os
-    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+    announce_port(sys.argv[1], server.server_address[1])
     server.serve_forever()
 
 
