@@ -17,7 +17,7 @@
 //! [`Error::NotFound`]; a KV check-and-set mismatch is [`Error::Conflict`]; a sealed server (503 after the retries
 //! of [`Http`]) or an unreachable one is [`Error::Unavailable`] with a hint. Transit's 400 refusals are classed
 //! by what they mean ([`refusal`]): a ciphertext whose authentication tag fails or whose key version does not
-//! exist, or one older than the key's `min_decryption_version`, is [`Error::Refused`] (16) with what to do.
+//! exist, or one older than the key's `min_decryption_version`, is [`Error::Refused`] (exit 16) with what to do.
 //! Tokens, secret ids, JWTs and plaintexts never appear in an error: [`Http`] scrubs every form of them from the
 //! server's text, which is also bounded and escaped.
 
@@ -320,12 +320,14 @@ impl Vault {
             StatusCode::BAD_REQUEST if lower.contains("not found") || lower.contains("no existing key") => {
                 Error::NotFound { what: what.into(), service: service.into() }
             }
-            StatusCode::BAD_REQUEST if refused.is_some() => Error::Refused {
+            StatusCode::BAD_REQUEST if refused.is_some() => Error::Refused(Box::new(super::Refusal {
                 what: what.into(),
                 service: service.into(),
+                code: format!("HTTP {status}"),
                 message,
-                hint: refused.unwrap_or_default(),
-            },
+                status: crate::exit::ExitStatus::Unauthenticated,
+                hint: refused.map(str::to_owned),
+            })),
             _ => Error::Protocol {
                 what: what.into(),
                 service: service.into(),

@@ -90,6 +90,9 @@ impl RemoteSettings {
                 let allow_local = !fetched || self.allow_local_targets;
                 self.fetch_https(&remote.uri, allow_local, providers, ui)
             }
+            provider if super::aws_remote::is_aws_source(provider) => {
+                super::aws_remote::fetch(provider, &remote.uri, fetched, providers, ui)
+            }
             provider => self.fetch_with_plugin(provider, &remote.uri, providers, ui),
         }
     }
@@ -506,6 +509,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -527,6 +531,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

@@ -619,7 +619,7 @@ fn transit_refusals_of_a_ciphertext_are_16_with_a_hint() {
         let opened = open(with_token(bao, &scratch, &bao.root_token), &scratch, &document);
         let error = stderr(&opened);
         assert_eq!(opened.status.code(), Some(16), "{error}");
-        assert!(error.contains("refused by") && error.contains("hint:"), "{error}");
+        assert!(error.contains("refused it: HTTP 400") && error.contains("hint:"), "{error}");
     }
     // A document sealed before min_decryption_version was raised past its key version.
     bao.bao(&["write", "-f", "transit/keys/aging"]);

@@ -1,9 +1,11 @@
 //! The built-in `file://DIR` store: `DIR/<volume-id>/current`, `pending` and `previous`, each the passphrase byte
 //! for byte, mode 0600, written atomically (temporary file, fsync, rename, fsync of the directory); the volume id
 //! is made a safe file name by [`crate::volume::file_name_for_id`]. Commit writes `previous` and then renames
-//! `pending` over `current`.
+//! `pending` over `current`. With `--key-wrap` each file holds the value wrapped instead (for `aws-kms://`, the
+//! KMS CiphertextBlob in standard base64, as the AWS CLI prints it), and a value in plain is refused.
 
 use super::store::{KeyStore, StoredKeys, same};
+use super::wrap::KeyWrap;
 use crate::atomic;
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
@@ -12,10 +14,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The built-in `file://DIR` store.
-#[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
     volume_id: String,
+    wrap: Option<std::sync::Arc<dyn KeyWrap>>,
+}
+
+impl std::fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStore").field("dir", &self.dir).field("volume_id", &self.volume_id).finish()
+    }
 }
 
 impl FileStore {
@@ -29,7 +37,13 @@ impl FileStore {
 
     /// The entry of `volume_id` under `root`.
     pub fn new(root: &Path, volume_id: &str) -> Self {
-        Self { dir: root.join(file_name_for_id(volume_id)), volume_id: volume_id.to_owned() }
+        Self { dir: root.join(file_name_for_id(volume_id)), volume_id: volume_id.to_owned(), wrap: None }
+    }
+
+    /// The same store keeping every value wrapped by `wrap` (`--key-wrap`), when given.
+    pub fn wrapped_by(mut self, wrap: Option<std::sync::Arc<dyn KeyWrap>>) -> Self {
+        self.wrap = wrap;
+        self
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -43,7 +57,18 @@ impl FileStore {
                 status: ExitStatus::InvalidInput,
                 message: format!("`{}` is empty", path.display()),
             }),
-            Ok(bytes) => Ok(Some(Passphrase::new(bytes))),
+            Ok(bytes) => match &self.wrap {
+                None => Ok(Some(Passphrase::new(bytes))),
+                Some(wrap) => {
+                    let stored = Passphrase::new(bytes);
+                    let text = std::str::from_utf8(stored.expose()).ok().filter(|_| wrap.is_wrapped(stored.expose()));
+                    let text = text.ok_or_else(|| Error::Store {
+                        status: ExitStatus::InvalidInput,
+                        message: format!("`{}` is not a {} (--key-wrap): refused", path.display(), wrap.form()),
+                    })?;
+                    wrap.unwrap(text).map(Some)
+                }
+            },
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(store_io(&path, "reading", e)),
         }
@@ -57,7 +82,9 @@ impl FileStore {
             .create(&self.dir)
             .map_err(|e| store_io(&self.dir, "creating", e))?;
         let path = self.path(name);
-        atomic::write(&path, key.expose(), atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
+        let wrapped = self.wrap.as_ref().map(|wrap| wrap.wrap(key)).transpose()?;
+        let bytes = wrapped.as_ref().map_or(key.expose(), |text| text.as_bytes());
+        atomic::write(&path, bytes, atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
     }
 
     fn sync_dir(&self) -> Result<(), Error> {
