@@ -251,7 +251,7 @@ _cryptadm() {
 
     case "${cmd}" in
         cryptadm)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version bootstrap image secret disk volume help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version bootstrap image secret disk volume help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -259,6 +259,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -269,7 +273,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version seal open help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version seal open help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -277,6 +281,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -343,7 +351,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__open)
-            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -473,6 +481,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -481,7 +493,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__seal)
-            opts="-q -v -h -V --in --provider --passphrase-uri --clevis-pin --clevis-config --clevis-trust-adv --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --provider --passphrase-uri --clevis-pin --clevis-config --clevis-trust-adv --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -635,6 +647,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -643,7 +659,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt convert clevis-bind help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version luks-format inspect decrypt convert clevis-bind help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -651,6 +667,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -661,7 +681,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__clevis__subcmd__bind)
-            opts="-q -v -h -V --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -687,6 +707,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -695,7 +719,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__convert)
-            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --source-secret --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --format --encryption-key --passphrase-file --key-file --new-key-file --secret-type --source-secret-type --source-secret --cluster-size --iter-time --pbkdf-force-iterations --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -777,6 +801,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -785,7 +813,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__decrypt)
-            opts="-q -v -h -V --passphrase-file --key-file --out --force --clevis --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --out --force --clevis --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -805,6 +833,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -913,7 +945,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__inspect)
-            opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -927,6 +959,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -935,7 +971,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1055,6 +1091,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1415,7 +1455,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1423,6 +1463,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1433,7 +1477,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1547,6 +1591,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1555,7 +1603,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1697,6 +1745,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1705,7 +1757,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1863,6 +1915,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1997,7 +2053,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__inspect)
-            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --creds --password-file --authfile --tls-verify --cert-dir --output-format --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2031,6 +2087,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2039,7 +2099,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__keyprovider)
-            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --listen --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2053,6 +2113,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2061,7 +2125,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__node__subcmd__config)
-            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --processor-env --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --runtime --containerd-version --binary --keys-dir --keyprovider-config --processor-env --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2095,6 +2159,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2103,7 +2171,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__stream__subcmd__decrypt)
-            opts="-q -v -h -V --decryption-keys-path --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --decryption-keys-path --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2117,6 +2185,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2125,7 +2197,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__secret)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version generate-k8s help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version generate-k8s help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2133,6 +2205,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2143,7 +2219,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__secret__subcmd__generate__subcmd__k8s)
-            opts="-n -o -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --out --passphrase-file --quiet --verbose --no-progress --color --help --version"
+            opts="-n -o -q -v -h -V --key --namespace --format --with-daemonset --runtime --service-account --output-format --out --passphrase-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2191,6 +2267,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2243,7 +2323,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version rotate serve rewrap help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version rotate serve rewrap help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2251,6 +2331,10 @@ _cryptadm() {
             case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2331,7 +2415,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__rewrap)
-            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2441,6 +2525,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2449,7 +2537,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__rotate)
-            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --volume-id --volume-path --key-store --new-key-file --request --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2587,6 +2675,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2595,7 +2687,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__serve)
-            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --endpoint --key-store --drivername --max-concurrent --max-queued --volume-path-template --sysfs-root --dev-root --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2731,6 +2823,10 @@ _cryptadm() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

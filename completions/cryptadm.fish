@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_cryptadm_global_optspecs
-    string join \n q/quiet v/verbose no-progress color= h/help V/version
+    string join \n q/quiet v/verbose no-progress color= timeout= h/help V/version
 end
 
 function __fish_cryptadm_needs_command
@@ -27,6 +27,7 @@ end
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_needs_command" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_needs_command" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -41,6 +42,7 @@ complete -c cryptadm -n "__fish_cryptadm_needs_command" -f -a "help" -d 'Print t
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -93,6 +95,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cloud-init -d 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l ignition -d 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
@@ -138,6 +141,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l strict -d 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from open" -l skip-remote -d 'Skip RemoteConfig documents instead of fetching them'
@@ -154,6 +158,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -169,7 +174,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and not __fish_seen_subcommand_from encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l recipient -l encryption-key -d 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l layer -l encrypt-layer -d 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l remove-recipient -d 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient\'s old key opens nothing (repeatable; needs a --key that opens them)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l remove-recipient -d 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient\'s old key opens nothing, and neither does any other recipient not given with --recipient (repeatable; needs a --key that opens them). Prints who keeps and who loses access; a SPEC that names no current recipient is refused (exit 3) and nothing is written' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l platform -d 'Only this platform\'s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l key -l decryption-key -d 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l cert -l dec-recipient -d 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)' -r -F
@@ -208,6 +213,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from encrypt" -s q -l quiet -d 'Print only errors'
@@ -254,6 +260,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
@@ -293,6 +300,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l allow-plaintext -d 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from authorize" -s q -l quiet -d 'Print only errors'
@@ -311,6 +319,7 @@ json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from inspect" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -327,6 +336,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from node-config" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -336,6 +346,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from stream-decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -345,6 +356,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen_subcommand_from keyprovider" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -361,6 +373,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand image; and __fish_seen
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and not __fish_seen_subcommand_from generate-k8s help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -383,6 +396,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -l with-daemonset -d 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s v -l verbose -d 'Print details of each step'
@@ -394,6 +408,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -447,6 +462,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l glance -d 'Print the output\'s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l delete-key-with-image -d 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
@@ -461,6 +477,7 @@ json\t'JSON (several documents as a v1 List)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from inspect" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -472,6 +489,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l force -d 'Replace a non-empty --out file, or overwrite a block device that holds data'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l clevis -d 'Unlock through the volume\'s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
@@ -509,6 +527,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l glance -d 'Print the output\'s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l delete-key-with-image -d 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l force -d 'Replace DST if it exists'
@@ -525,6 +544,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s v -l verbose -d 'Print details of each step'
@@ -540,6 +560,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -587,6 +608,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s v -l verbose -d 'Print details of each step'
@@ -631,6 +653,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from serve" -s v -l verbose -d 'Print details of each step'
@@ -668,6 +691,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l no-rotate -d 'Rewrap only; do not rotate the Transit key first'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rewrap" -s q -l quiet -d 'Print only errors'

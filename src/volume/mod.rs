@@ -1,11 +1,11 @@
 //! Key-encryption-key rotation of LUKS1/LUKS2 volumes: the core of `cryptadm volume rotate` and `volume serve`.
 //!
 //! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` and
-//! `vault-kv://` stores or a `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
-//! `spec/key-rotation.md` §3: the new key is recorded as *pending* before the header changes, added to a free
+//! `vault-kv://` stores or a `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the
+//! crash-safe order of `docs/key-rotation.md`: the new key is recorded as *pending* before the header changes, added to a free
 //! keyslot with the old slot's KDF, verified by unlocking from disk, committed as *current*, and only then is
 //! the old keyslot wiped and removed. At every instant the store's current key opens a keyslot, and a rerun after
-//! a crash finishes the interrupted rotation instead of starting another (§3 step 7). [`lock`] makes sure one
+//! a crash finishes the interrupted rotation instead of starting another. [`lock`] makes sure one
 //! operation per volume runs at a time; [`request`] is the CSI-Addons `EncryptionKeyRotateRequest` as JSON.
 //!
 //! Like every core module this one never prints, prompts, exits or reads the environment.
@@ -95,6 +95,10 @@ pub enum Error {
         /// What failed (never a secret).
         message: String,
     },
+    /// The key manager behind a `vault-kv://` store failed: its exit status and its hint are its own (the hint
+    /// printed on its own `hint:` line, as every command prints it).
+    #[error("key store: {0}")]
+    KeyManager(Box<crate::kms::Error>),
     /// The step observer stopped the rotation (tests of the crash-safe order).
     #[error("rotation stopped after step `{0}`")]
     Interrupted(Step),
@@ -124,6 +128,7 @@ impl Classify for Error {
             Error::Busy { .. } => ExitStatus::Aborted,
             Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
+            Error::KeyManager(error) => error.status(),
             Error::Interrupted(_) => ExitStatus::Failure,
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
@@ -131,6 +136,7 @@ impl Classify for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
+            Error::KeyManager(error) => return error.hint(),
             Error::MissingField { .. } => "the request needs `volume_id`",
             Error::NoDevice { .. } => {
                 "is the volume staged on this node? Its dm-crypt mapping must be named `<volume id>` or `*-<volume id>`"
