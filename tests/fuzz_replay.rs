@@ -156,6 +156,7 @@ replay_tests!(
     jwe_unwrap,
     key_parse,
     keyprovider_config,
+    kmip_ttlv,
     luks2_json,
     luks_header,
     oci_annotations,

@@ -10,6 +10,7 @@ pub mod clevis_jwe;
 pub mod jwe_unwrap;
 pub mod key_parse;
 pub mod keyprovider_config;
+pub mod kmip_ttlv;
 pub mod luks2_json;
 pub mod luks_header;
 pub mod oci_annotations;
@@ -31,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("clevis_jwe", clevis_jwe::run),
     ("jwe_unwrap", jwe_unwrap::run),
     ("key_parse", key_parse::run),
+    ("kmip_ttlv", kmip_ttlv::run),
     ("keyprovider_config", keyprovider_config::run),
     ("luks2_json", luks2_json::run),
     ("luks_header", luks_header::run),

@@ -123,6 +123,20 @@ pub const CRYPTADM_VAULT_ROLE_ID: &str = "CRYPTADM_VAULT_ROLE_ID";
 pub const CRYPTADM_VAULT_SECRET_ID_FILE: &str = "CRYPTADM_VAULT_SECRET_ID_FILE";
 /// File holding the login JWT (`--vault-jwt-file`).
 pub const CRYPTADM_VAULT_JWT_FILE: &str = "CRYPTADM_VAULT_JWT_FILE";
+/// The KMIP server, HOST:PORT (`--kmip-server`).
+pub const CRYPTADM_KMIP_SERVER: &str = "CRYPTADM_KMIP_SERVER";
+/// PEM file of the KMIP server's CA (`--kmip-cacert`).
+pub const CRYPTADM_KMIP_CACERT: &str = "CRYPTADM_KMIP_CACERT";
+/// PEM client certificate for the KMIP server (`--kmip-client-cert`).
+pub const CRYPTADM_KMIP_CLIENT_CERT: &str = "CRYPTADM_KMIP_CLIENT_CERT";
+/// PEM key of the KMIP client certificate (`--kmip-client-key`).
+pub const CRYPTADM_KMIP_CLIENT_KEY: &str = "CRYPTADM_KMIP_CLIENT_KEY";
+/// Username of a KMIP credential (`--kmip-username`).
+pub const CRYPTADM_KMIP_USERNAME: &str = "CRYPTADM_KMIP_USERNAME";
+/// File holding the KMIP credential's password (`--kmip-password-file`).
+pub const CRYPTADM_KMIP_PASSWORD_FILE: &str = "CRYPTADM_KMIP_PASSWORD_FILE";
+/// The KMIP credential's password (a secret).
+pub const CRYPTADM_KMIP_PASSWORD: &str = "CRYPTADM_KMIP_PASSWORD";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The proxy of the built-in `https` RemoteConfig provider (also `https_proxy`).
@@ -300,6 +314,16 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (CRYPTADM_VAULT_ROLE_ID, "AppRole role id (--vault-role-id)."),
     (CRYPTADM_VAULT_SECRET_ID_FILE, "File holding the AppRole secret id, 0600 (--vault-secret-id-file)."),
     (CRYPTADM_VAULT_JWT_FILE, "File holding the JWT of a jwt or kubernetes login, 0600 (--vault-jwt-file)."),
+    (CRYPTADM_KMIP_SERVER, "KMIP server for kmip:// references, HOST:PORT (--kmip-server wins)."),
+    (CRYPTADM_KMIP_CACERT, "PEM file of the CA that signed the KMIP server's certificate (--kmip-cacert)."),
+    (CRYPTADM_KMIP_CLIENT_CERT, "PEM client certificate for TLS client authentication to KMIP (--kmip-client-cert)."),
+    (CRYPTADM_KMIP_CLIENT_KEY, "PEM key of CRYPTADM_KMIP_CLIENT_CERT (--kmip-client-key)."),
+    (CRYPTADM_KMIP_USERNAME, "Username of a KMIP Username and Password credential (--kmip-username)."),
+    (
+        CRYPTADM_KMIP_PASSWORD_FILE,
+        "File holding the KMIP credential's password (--kmip-password-file). Never passed to child processes.",
+    ),
+    (CRYPTADM_KMIP_PASSWORD, "The KMIP credential's password, when no file is given. Never passed to child processes."),
     (
         CRYPTADM_TIMEOUT,
         "Overall deadline in seconds of a command's network work (key managers, registries, RemoteConfig fetches), as --timeout, which wins over it. `bootstrap open` defaults to 120; `volume serve` and `image keyprovider` ignore it.",

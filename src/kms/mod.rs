@@ -10,6 +10,9 @@
 //! | [`VersionedStore`] | read and write a secret's fields with check-and-set | KV v2 | — |
 //! | [`SecretStore`] | create, fetch, delete a secret; register and remove consumers | — | secrets, consumers |
 //!
+//! KMIP ([`kmip`]) is its own client (Create, Register, Get, Locate, Activate, Revoke, Destroy, Encrypt/Decrypt
+//! with AES-GCM): KMIP has no check-and-set, so the `kmip://` key store builds its state machine on it directly.
+//!
 //! AWS ([`aws`]) implements [`Wrapping`] with KMS (GenerateDataKey, Encrypt, Decrypt, ReEncrypt) and reads
 //! Secrets Manager, SSM parameters and S3 objects; its credentials come as a provider object that refreshes itself.
 //!
@@ -27,6 +30,7 @@ pub mod barbican;
 pub mod clevis;
 pub mod http;
 pub mod keystone;
+pub mod kmip;
 pub mod reference;
 pub mod tang;
 pub mod vault;

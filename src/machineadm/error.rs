@@ -265,6 +265,20 @@ pub enum Error {
     /// The key manager of a built-in provider failed (denied, not found, sealed, unreachable).
     #[error("passphrase provider `vault-transit`: {0}")]
     KeyManager(#[source] crate::kms::Error),
+    /// A passphraseURI the built-in `kmip` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `kmip` provider: {problem}")]
+    BadKmipUri {
+        /// The URI (redacted).
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The `kmip` provider is used, but no KMIP server is configured.
+    #[error("passphrase provider `kmip`: no KMIP server is configured")]
+    NoKmipServer,
+    /// The KMIP server of the `kmip` provider failed (denied, not found, refused, unreachable).
+    #[error("passphrase provider `kmip`: {0}")]
+    Kmip(#[source] crate::kms::Error),
     /// The built-in `clevis` provider failed (a Tang server unreachable, a threshold not reached, a bad JWE).
     #[error("passphrase provider `clevis`: {0}")]
     Clevis(#[source] Box<crate::kms::clevis::Error>),
@@ -318,6 +332,8 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
+            Error::Kmip(source) => source.status(),
+            Error::NoKmipServer => ExitStatus::Usage,
             Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => source.status(),
             Error::Clevis(source) => source.status(),
             Error::NoAwsClient => ExitStatus::Failure,
@@ -343,6 +359,7 @@ impl Classify for Error {
             | Error::BadProviderName(_)
             | Error::BadPassphraseUri { .. }
             | Error::BadTransitUri { .. }
+            | Error::BadKmipUri { .. }
             | Error::BadKmsUri { .. }
             | Error::BadPassphrase(_)
             | Error::Template(_)
@@ -365,6 +382,11 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
+            Error::Kmip(source) => return source.hint(),
+            Error::NoKmipServer => {
+                "give --kmip-server HOST:PORT, --kmip-cacert, --kmip-client-cert and --kmip-client-key (or the \
+                 CRYPTADM_KMIP_* variables)"
+            }
             Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => {
                 return source.hint();
             }

@@ -20,6 +20,9 @@ pub const UNIT_NAME: &str = "cryptadm-bootstrap-open.service";
 /// provider (`VAULT_ADDR`, `VAULT_CACERT`, `CRYPTADM_VAULT_AUTH=jwt`, `CRYPTADM_VAULT_ROLE`,
 /// `CRYPTADM_VAULT_JWT_FILE`, …), which the machine image or another Ignition file provides.
 pub const VAULT_ENV_FILE: &str = "/etc/cryptadm/vault.env";
+/// The optional environment file of the unit for the `kmip` provider: `CRYPTADM_KMIP_SERVER`,
+/// `CRYPTADM_KMIP_CACERT`, `CRYPTADM_KMIP_CLIENT_CERT`, `CRYPTADM_KMIP_CLIENT_KEY` (docs/kmip.md).
+pub const KMIP_ENV_FILE: &str = "/etc/cryptadm/kmip.env";
 
 /// The unit file for a cryptadm at `cryptadm_path`.
 ///
@@ -29,7 +32,8 @@ pub const VAULT_ENV_FILE: &str = "/etc/cryptadm/vault.env";
 /// - `Before=kubeadm.service kubelet.service`: ordering only (systemd ignores units that do not exist); a consumer
 ///   that must not start without the configuration adds `Requires=` and `After=` on this unit itself.
 /// - `ConditionPathExists=` the stream: nothing to do (and no failure) on a machine that got none.
-/// - `EnvironmentFile=-`[`VAULT_ENV_FILE`]: the Vault settings when the machine has them (optional).
+/// - `EnvironmentFile=-`[`VAULT_ENV_FILE`], [`KMIP_ENV_FILE`]: the Vault and KMIP settings when the machine has
+///   them (optional).
 /// - It runs on every boot: the plaintext lives in tmpfs, and `open` leaves an identical output alone.
 pub fn unit(cryptadm_path: &str) -> Result<String, Error> {
     validate_cryptadm_path(cryptadm_path)?;
@@ -48,6 +52,7 @@ RuntimeDirectory=machineadm
 RuntimeDirectoryMode=0700
 RuntimeDirectoryPreserve=yes
 EnvironmentFile=-{VAULT_ENV_FILE}
+EnvironmentFile=-{KMIP_ENV_FILE}
 ExecStart={cryptadm_path} bootstrap open --in {IGNITION_STREAM_PATH} --out {CONFIG_PATH}
 
 [Install]

@@ -55,6 +55,8 @@ pub struct ProviderSettings {
     pub first_backoff: Duration,
     /// The OpenBao/Vault client of the `vault-transit` provider, when a server is configured.
     pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
+    /// The KMIP client of the `kmip` provider, when a server is configured.
+    pub kmip: Option<std::sync::Arc<crate::kms::kmip::Kmip>>,
     /// The AWS client of the `aws-kms` provider (see `aws_kms.rs`).
     pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
 }
@@ -75,6 +77,9 @@ impl ProviderSettings {
         }
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_open(uri, ui);
+        }
+        if provider == super::BUILTIN_KMIP_PROVIDER {
+            return self.kmip_open(uri, ui);
         }
         if provider == BUILTIN_CLEVIS_PROVIDER {
             return self.clevis_open(uri, ui);
@@ -104,6 +109,9 @@ impl ProviderSettings {
         validate_provider_name(provider)?;
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_new(uri, None, ui);
+        }
+        if provider == super::BUILTIN_KMIP_PROVIDER {
+            return self.kmip_new(uri, None, ui);
         }
         if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
             return self.aws_kms_new(uri, None, ui);

@@ -509,6 +509,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            kmip: None,
             aws: None,
         };
         let ui = crate::interact::NonInteractive;
@@ -531,6 +532,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            kmip: None,
             aws: None,
         };
         let ui = crate::interact::NonInteractive;

@@ -43,6 +43,10 @@ pub fn resolve_seal_passphrase(
         // A given passphrase is wrapped by Transit; without one, Transit makes a data key.
         return providers.vault_transit_new(&request.passphrase_uri, explicit, ui).map(Some);
     }
+    if request.provider == super::BUILTIN_KMIP_PROVIDER {
+        // A given passphrase is wrapped by the KMIP key; without one, a random one is.
+        return providers.kmip_new(&request.passphrase_uri, explicit, ui).map(Some);
+    }
     if request.provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
         // A given passphrase is wrapped by KMS Encrypt; without one, KMS GenerateDataKey makes it.
         return providers.aws_kms_new(&request.passphrase_uri, explicit, ui).map(Some);
@@ -354,6 +358,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            kmip: None,
             aws: None,
         }
     }

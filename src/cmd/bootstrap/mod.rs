@@ -63,6 +63,9 @@ pub struct PluginArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub aws: crate::cmd::aws_args::AwsArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub kmip: crate::cmd::kmip_args::KmipArgs,
 }
 
 impl PluginArgs {
@@ -82,6 +85,7 @@ impl PluginArgs {
             first_backoff: std::time::Duration::from_secs(1),
             vault,
             aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
+            kmip: self.kmip.client(std::time::Duration::from_secs(self.plugin_timeout))?,
         })
     }
 }

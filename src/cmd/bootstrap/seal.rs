@@ -32,6 +32,12 @@ pub const EXAMPLES: &str = "Examples:
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
       --ignition --cryptadm-path /opt/bin/cryptadm > config.ign
 
+  # Wrap a random passphrase with a KMIP key (an HSM's) by its unique identifier; the machine
+  # unwraps it with its own client certificate (CRYPTADM_KMIP_* in /etc/cryptadm/kmip.env)
+  cryptadm bootstrap seal --in machine-config.yaml --provider kmip --passphrase-uri kmip://KEY-UID \\
+      --kmip-server kmip.example:5696 --kmip-cacert kmip-ca.pem --kmip-client-cert admin.pem \\
+      --kmip-client-key admin.key --ignition > config.ign
+
   # A large configuration out of band: seal it, put it where the machine fetches it (here over
   # HTTPS), and ship userdata holding a RemoteConfig pointer to it plus the small in-band part
   # (e.g. the join token)

@@ -98,12 +98,16 @@ impl ResolveArgs {
 #[derive(Args, Debug, Clone)]
 pub struct VaultStoreArgs {
     /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv://
-    /// stores) or an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores)
+    /// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key
+    /// (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)
     #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub kmip: crate::cmd::kmip_args::KmipArgs,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub aws: crate::cmd::aws_args::AwsArgs,
@@ -122,6 +126,9 @@ impl VaultStoreArgs {
     /// The store settings, when the key store is `vault-kv://` (a usage error without a server address).
     pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<VaultStore>> {
         let is_vault = key_store.starts_with("vault-kv:");
+        if key_store.starts_with("kmip:") {
+            return Ok(None);
+        }
         if !is_vault {
             if self.aws_key_wrap()?.is_some() && key_store.starts_with("file://") {
                 return Ok(None);
@@ -176,6 +183,32 @@ pub(crate) fn parse_transit(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
     }
 }
 
+/// The KMIP client and `--key-wrap kmip://UID` of a `kmip://` key store (a usage error without a server).
+fn kmip_store(
+    key_store: &str,
+    args: &VaultStoreArgs,
+) -> anyhow::Result<(Option<std::sync::Arc<crate::kms::kmip::Kmip>>, Option<crate::kms::KeyRef>)> {
+    if !key_store.starts_with("kmip:") {
+        return Ok((None, None));
+    }
+    let client = args.kmip.require(std::time::Duration::from_secs(30), &format!("key store `{key_store}`"))?;
+    let wrap = match args.key_wrap.as_deref() {
+        None => None,
+        Some(uri) if uri.starts_with("kmip://") => {
+            Some(crate::kms::KeyRef::Plugin { name: "kmip".into(), uri: uri.into() })
+        }
+        Some(other) => {
+            return Err(crate::cmd::error::Failure::new(
+                ExitStatus::Usage,
+                format!("--key-wrap `{}` cannot wrap a kmip:// key store", crate::redact::url(other)),
+            )
+            .with_hint("give --key-wrap kmip://UID, the unique identifier of a KMIP AES key")
+            .into());
+        }
+    };
+    Ok((Some(client), wrap))
+}
+
 /// Resolves where the key store, the locks and the plugins are.
 fn settings(
     key_store: &str,
@@ -186,13 +219,15 @@ fn settings(
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
     let search_dirs =
         crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let (kmip, kmip_wrap) = kmip_store(key_store, vault)?;
     let aws = vault.aws_client()?;
     let file_key_wrap = if key_store.starts_with("file://") { vault.aws_key_wrap()? } else { None };
     let vault = vault.resolve(key_store)?;
     let backends = crate::volume::keystore::Backends {
         plugins: crate::volume::keystore::PluginSettings { search_dirs },
-        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()).or(file_key_wrap),
+        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()).or(file_key_wrap).or(kmip_wrap),
         vault: vault.map(|v| v.client),
+        kmip,
         aws,
     };
     Ok(Settings { key_store: key_store.to_owned(), lock_dir: run_dir.join("volume-locks"), backends, resolver })

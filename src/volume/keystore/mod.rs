@@ -8,15 +8,19 @@
 //! | --- | --- |
 //! | `file://DIR` | [`file::FileStore`] |
 //! | `vault-kv://MOUNT/PREFIX` | [`vault_kv::VaultKvStore`] (OpenBao/Vault KV v2, check-and-set) |
+//! | `kmip://PREFIX` | [`kmip::KmipStore`] (KMIP Secret Data objects named `PREFIX/ID/current`, …) |
 //! | `NAME:...` (any other scheme) | [`plugin::PluginStore`] (`cryptadm-plugin-kms-NAME`) |
 //!
 //! | `--key-wrap` | wrap |
 //! | --- | --- |
 //! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
+//! | `kmip://UID` | [`kmip_wrap::KmipWrap`] (server-side AES-GCM) |
 //! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores) |
 
 pub mod aws_kms_wrap;
 pub mod file;
+pub mod kmip;
+pub mod kmip_wrap;
 #[cfg(test)]
 pub(crate) mod memory;
 pub mod plugin;
@@ -49,6 +53,8 @@ pub struct Backends {
     pub vault: Option<Arc<Vault>>,
     /// The key that wraps every stored value (`--key-wrap`), if any.
     pub key_wrap: Option<KeyRef>,
+    /// The KMIP client, when a KMIP server is configured.
+    pub kmip: Option<Arc<crate::kms::kmip::Kmip>>,
     /// The AWS client (`--key-wrap aws-kms://…`).
     pub aws: Option<Arc<crate::kms::aws::Aws>>,
 }
@@ -59,6 +65,14 @@ impl Backends {
         self.vault.clone().ok_or_else(|| Error::Store {
             status: ExitStatus::Usage,
             message: format!("{what}: no OpenBao/Vault server is configured (VAULT_ADDR, --vault-addr)"),
+        })
+    }
+
+    /// The KMIP client, or a usage error naming what needs it.
+    fn kmip(&self, what: &str) -> Result<Arc<crate::kms::kmip::Kmip>, Error> {
+        self.kmip.clone().ok_or_else(|| Error::Store {
+            status: ExitStatus::Usage,
+            message: format!("{what}: no KMIP server is configured (--kmip-server, CRYPTADM_KMIP_SERVER)"),
         })
     }
 
@@ -81,6 +95,10 @@ pub fn open(
             let client = backends.vault(&format!("key store `{uri}`"))?;
             Ok(Box::new(VaultKvStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
         }
+        "kmip" => {
+            let client = backends.kmip(&format!("key store `{uri}`"))?;
+            Ok(Box::new(kmip::KmipStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
+        }
         // `file:x` without `//` stays a plugin's, as it always was.
         "file" if uri.starts_with("file://") => {
             Ok(Box::new(FileStore::from_uri(uri, volume_id)?.wrapped_by(backends.wrap()?)))
@@ -95,6 +113,10 @@ pub fn open_key_wrap(reference: &KeyRef, backends: &Backends) -> Result<Arc<dyn 
         KeyRef::VaultTransit { mount, key, wrapped: None } => {
             let client = backends.vault(&format!("--key-wrap `{reference}`"))?;
             Ok(Arc::new(transit_wrap::TransitWrap::new(client, mount, key)))
+        }
+        KeyRef::Plugin { name, uri } if name == "kmip" => {
+            let client = backends.kmip(&format!("--key-wrap `{uri}`"))?;
+            Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client)?))
         }
         KeyRef::AwsKms { key } => {
             let client = backends.aws.clone().ok_or_else(|| Error::Store {

@@ -1,0 +1,327 @@
+//! The built-in `kmip://PREFIX` key store: volume `ID`'s keys are KMIP Secret Data objects (type Password) named
+//! `PREFIX/ID/current`, `PREFIX/ID/pending` and `PREFIX/ID/previous` (the Name attribute), as any KMIP client can
+//! register them (an operator seeds a volume by registering `PREFIX/ID/current`).
+//!
+//! **Atomicity without check-and-set.** KMIP has no compare-and-swap and renaming (Modify Attribute on Name) is
+//! not offered everywhere, so every transition registers new objects first and destroys old ones after, in an order
+//! where every crash point leaves a `current` object that opens the volume:
+//!
+//! - put-pending: Register `pending`; Locate `pending`; a pending object this run did not see at its first read
+//!   is another run's (see below); then Destroy the pending objects it replaces.
+//! - commit: (1) Register a copy of the pending value as `current` (two `current` objects now); (2) Register the
+//!   old current value as `previous`; (3) Destroy the old `current`; (4) Destroy `pending`.
+//! - forget-previous: Destroy `previous` (and a `pending` left equal to `current` by a crash after step 3).
+//!
+//! Reading resolves what a crash left: two `current` objects of which one equals `pending` are a commit under way
+//! (the other is the current key; both open the volume at that point, the engine commits again); a `pending` equal
+//! to the one `current` is a commit finished but for its clean-up (no pending). Any other ambiguity (several
+//! `current` objects an operator registered) is refused with exit 3 rather than guessed.
+//!
+//! **Concurrent runs** (two nodes rotating one volume, each with its own lock directory): the pending object is the
+//! claim. After registering its own, a run that finds another pending object it had not seen at its first read
+//! destroys its own and backs off a random 100–400 ms; if the other is still there it fails with ABORTED (exit
+//! 10) before touching the header; if both backed off, the first to retry wins. At commit, a `current` object the
+//! run had not seen also aborts it.
+//!
+//! **Wrapped values** (`--key-wrap`): every object holds the wrap's text form instead of the passphrase; a commit
+//! copies the stored (wrapped) bytes, never unwrapping them.
+
+use super::store::{KeyStore, StoredKeys, same, store_error};
+use super::wrap::KeyWrap;
+use crate::crypto::{Passphrase, SecretBytes};
+use crate::exit::ExitStatus;
+use crate::kms::kmip::Kmip;
+use crate::volume::Error;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The scheme of KMIP key stores.
+pub const SCHEME: &str = "kmip://";
+
+/// One stored object: its unique id, stored bytes and the key they hold (unwrapped).
+struct Stored {
+    uid: String,
+    bytes: SecretBytes,
+    key: Passphrase,
+}
+
+/// What one name holds.
+type Slot = Vec<Stored>;
+
+/// One volume's entry in a `kmip://` store.
+pub struct KmipStore {
+    client: Arc<Kmip>,
+    wrap: Option<Arc<dyn KeyWrap>>,
+    /// `PREFIX/ID`.
+    base: String,
+    volume_id: String,
+    /// The unique ids of the pending objects this run saw at its first read (a crashed run's, replaceable).
+    seen_pending: Mutex<Option<Vec<String>>>,
+    /// The unique ids of the current objects this run saw at its first read.
+    seen_current: Mutex<Option<Vec<String>>>,
+}
+
+/// Whether a volume id can be a name segment as it is.
+fn valid_volume_id(id: &str) -> bool {
+    !id.is_empty()
+        && id != "."
+        && id != ".."
+        && id.len() <= 253
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl KmipStore {
+    /// The entry of `volume_id` in the store `uri` (`kmip://PREFIX`) on `client`.
+    pub fn from_uri(
+        uri: &str,
+        volume_id: &str,
+        client: Arc<Kmip>,
+        wrap: Option<Arc<dyn KeyWrap>>,
+    ) -> Result<Self, Error> {
+        let prefix = uri
+            .strip_prefix(SCHEME)
+            .map(|p| p.trim_matches('/'))
+            .filter(|p| !p.is_empty() && p.split('/').all(|s| !s.is_empty() && s != "." && s != ".."))
+            .filter(|p| p.bytes().all(|b| b.is_ascii_graphic()))
+            .ok_or_else(|| {
+                Error::BadRequest(format!("key store `{uri}`: expected kmip://PREFIX, e.g. kmip://volumes"))
+            })?;
+        if !valid_volume_id(volume_id) {
+            return Err(Error::BadRequest(format!(
+                "volume id `{}` cannot be a KMIP name segment (letters, digits and -_. only)",
+                crate::redact::server_message(volume_id.as_bytes())
+            )));
+        }
+        Ok(Self {
+            client,
+            wrap,
+            base: format!("{prefix}/{volume_id}"),
+            volume_id: volume_id.to_owned(),
+            seen_pending: Mutex::new(None),
+            seen_current: Mutex::new(None),
+        })
+    }
+
+    fn name(&self, slot: &str) -> String {
+        format!("{}/{slot}", self.base)
+    }
+
+    /// The objects named `slot`, with their stored bytes (objects destroyed meanwhile are skipped).
+    fn read(&self, slot: &str) -> Result<Slot, Error> {
+        let mut objects = Vec::new();
+        for uid in self.client.locate(&self.name(slot)).map_err(store_error)? {
+            match self.client.get(&uid) {
+                Ok(object) if object.is_secret_data() => {
+                    let key = self.open_value(&uid, &object.material)?;
+                    objects.push(Stored { uid, bytes: object.material, key });
+                }
+                Ok(_) => {
+                    return Err(Error::Store {
+                        status: ExitStatus::InvalidInput,
+                        message: format!("KMIP object `{uid}` named `{}` is not Secret Data", self.name(slot)),
+                    });
+                }
+                Err(e) if crate::exit::Classify::status(&e) == ExitStatus::NotFound => {}
+                Err(e) => return Err(store_error(e)),
+            }
+        }
+        Ok(objects)
+    }
+
+    fn open_value(&self, uid: &str, bytes: &[u8]) -> Result<Passphrase, Error> {
+        let Some(wrap) = &self.wrap else { return Ok(Passphrase::new(bytes.to_vec())) };
+        let text = std::str::from_utf8(bytes).ok().filter(|_| wrap.is_wrapped(bytes)).ok_or_else(|| Error::Store {
+            status: ExitStatus::InvalidInput,
+            message: format!("KMIP object `{uid}` is not a {}, and --key-wrap stores only wrapped keys", wrap.form()),
+        })?;
+        wrap.unwrap(text)
+    }
+
+    fn seal_value(&self, key: &Passphrase) -> Result<SecretBytes, Error> {
+        match &self.wrap {
+            Some(wrap) => Ok(SecretBytes::new(wrap.wrap(key)?.into_bytes())),
+            None => Ok(SecretBytes::new(key.expose().to_vec())),
+        }
+    }
+
+    fn register(&self, slot: &str, bytes: &[u8]) -> Result<String, Error> {
+        self.client.register_password(&self.name(slot), bytes).map_err(store_error)
+    }
+
+    fn destroy(&self, uid: &str) -> Result<(), Error> {
+        self.client.destroy(uid).map_err(store_error)
+    }
+
+    fn conflict(&self, what: &str) -> Error {
+        Error::Store {
+            status: ExitStatus::Aborted,
+            message: format!(
+                "KMIP key store `{}` of volume `{}`: {what} (hint: another rotation of this volume is under way; \
+                 retry later)",
+                self.base, self.volume_id
+            ),
+        }
+    }
+
+    /// Every slot, opened, and the resolved keys.
+    fn state(&self) -> Result<(Slot, Slot, Slot, StoredKeys), Error> {
+        let (currents, pendings, previous) = (self.read("current")?, self.read("pending")?, self.read("previous")?);
+        let keys = |slot: &Slot| slot.iter().map(|s| s.key.clone()).collect::<Vec<Passphrase>>();
+        let (current_keys, pending_keys) = (keys(&currents), keys(&pendings));
+        if pending_keys.len() > 1 {
+            return Err(self.conflict("there are several pending keys"));
+        }
+        let pending = pending_keys.into_iter().next();
+        let current = match current_keys.len() {
+            0 => return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() }),
+            1 => current_keys.into_iter().next().expect("one"),
+            2 if pending.as_ref().is_some_and(|p| current_keys.iter().filter(|c| same(c, p)).count() == 1) => {
+                let p = pending.as_ref().expect("checked");
+                current_keys.into_iter().find(|c| !same(c, p)).expect("one differs")
+            }
+            n => {
+                return Err(Error::Store {
+                    status: ExitStatus::InvalidInput,
+                    message: format!(
+                        "KMIP key store: {n} objects are named `{}` (hint: destroy the stale ones with the key \
+                         manager's tools; the one that opens the volume stays)",
+                        self.name("current")
+                    ),
+                });
+            }
+        };
+        let pending = pending.filter(|p| !same(p, &current) || currents.len() > 1);
+        let previous_key = previous.first().map(|s| s.key.clone());
+        Ok((currents, pendings, previous, StoredKeys { current, pending, previous: previous_key }))
+    }
+
+    fn remember(&self, currents: &Slot, pendings: &Slot) {
+        let ids = |slot: &Slot| slot.iter().map(|s| s.uid.clone()).collect::<Vec<_>>();
+        lock(&self.seen_current).get_or_insert_with(|| ids(currents));
+        lock(&self.seen_pending).get_or_insert_with(|| ids(pendings));
+    }
+
+    /// Registers `bytes` as pending, and keeps it only when no other run's pending object is there.
+    fn claim_pending(&self, bytes: &[u8], seen: &[String]) -> Result<String, Error> {
+        for attempt in 0..3 {
+            let mine = self.register("pending", bytes)?;
+            let others: Vec<String> = self
+                .client
+                .locate(&self.name("pending"))
+                .map_err(store_error)?
+                .into_iter()
+                .filter(|uid| *uid != mine && !seen.contains(uid))
+                .collect();
+            if others.is_empty() {
+                return Ok(mine);
+            }
+            self.destroy(&mine)?;
+            if attempt == 2 {
+                break;
+            }
+            std::thread::sleep(backoff());
+            let still = self.client.locate(&self.name("pending")).map_err(store_error)?;
+            if still.iter().any(|uid| !seen.contains(uid)) {
+                break;
+            }
+        }
+        Err(self.conflict("another run registered a pending key"))
+    }
+}
+
+/// 100–400 ms, random.
+fn backoff() -> Duration {
+    let mut byte = [0u8; 2];
+    let _ = getrandom::fill(&mut byte);
+    Duration::from_millis(100 + u64::from(u16::from_le_bytes(byte)) % 300)
+}
+
+impl KeyStore for KmipStore {
+    fn get(&self) -> Result<StoredKeys, Error> {
+        let (currents, pendings, _, keys) = self.state()?;
+        self.remember(&currents, &pendings);
+        Ok(keys)
+    }
+
+    fn put_pending(&self, new: &Passphrase) -> Result<(), Error> {
+        let (currents, pendings, _, _) = self.state()?;
+        self.remember(&currents, &pendings);
+        let seen = lock(&self.seen_pending).clone().unwrap_or_default();
+        let mine = self.claim_pending(&self.seal_value(new)?, &seen)?;
+        for old in pendings.iter().filter(|p| p.uid != mine) {
+            self.destroy(&old.uid)?;
+        }
+        *lock(&self.seen_pending) = Some(vec![mine]);
+        Ok(())
+    }
+
+    fn commit(&self, new: &Passphrase) -> Result<(), Error> {
+        let (currents, pendings, previous, keys) = self.state()?;
+        let seen_current = lock(&self.seen_current).clone().unwrap_or_default();
+        if currents.iter().any(|c| !seen_current.contains(&c.uid) && !same(&c.key, new)) {
+            return Err(self.conflict("the current key changed since this run read it"));
+        }
+        let pending = pendings.iter().find(|p| same(&p.key, new));
+        let Some(pending) = pending else {
+            if same(&keys.current, new) {
+                return Ok(());
+            }
+            return Err(Error::Store {
+                status: ExitStatus::Failure,
+                message: format!("KMIP key store `{}`: `pending` does not hold the key being committed", self.base),
+            });
+        };
+        let mut new_current = None;
+        let mut old_currents = Vec::new();
+        for c in &currents {
+            if same(&c.key, new) { new_current = Some(c) } else { old_currents.push(c) }
+        }
+        // (1) the new key as current, beside the old one
+        if new_current.is_none() {
+            self.register("current", &pending.bytes)?;
+        }
+        // (2) the old key as previous
+        for old in &old_currents {
+            let kept = previous.iter().any(|p| same(&p.key, &old.key));
+            if !kept {
+                self.register("previous", &old.bytes)?;
+            }
+        }
+        // (3) the old current gone, (4) pending gone
+        for old in old_currents {
+            self.destroy(&old.uid)?;
+        }
+        self.destroy(&pending.uid)?;
+        Ok(())
+    }
+
+    fn forget_previous(&self) -> Result<(), Error> {
+        for object in self.read("previous")? {
+            self.destroy(&object.uid)?;
+        }
+        let (_, pendings, _, keys) = self.state()?;
+        for object in pendings {
+            if same(&object.key, &keys.current) {
+                self.destroy(&object.uid)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_ids_and_prefixes() {
+        assert!(valid_volume_id("pvc-0a1b_c.d"));
+        for bad in ["", ".", "..", "a/b", "a b"] {
+            assert!(!valid_volume_id(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! A real KMIP server for the tests: ONE PyKMIP server (`pykmip-server` from `.ci/deps/kmip.sh`'s venv) per test
+//! binary on 127.0.0.1 and a random port, TLS 1.2 with client-certificate authentication (a CA, server and client
+//! certificates made by openssl: ECDSA P-256, because the only suites PyKMIP's TLS 1.2 profile shares with rustls
+//! are ECDHE-ECDSA with AES-GCM), its SQLite store in a scratch directory; and PyKMIP's client as the oracle
+//! ([`Kmip::oracle`], tests/cli/kmip_oracle.py).
+//!
+//! Identities: `client` (CN cryptadm) is what cryptadm uses and what the oracle uses to read its objects (PyKMIP's
+//! default policy lets only an object's owner use it); `other` (CN intruder, same CA) is a valid client that owns
+//! nothing; `rogue` is a client certificate from a CA the server does not trust.
+//!
+//! The server dies with the test process (the watchdog of [`crate::support_openbao`]'s kind).
+#![allow(dead_code)]
+
+use crate::support::Scratch;
+pub use crate::support_openbao::spawn_watched;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// PyKMIP's virtual environment.
+pub fn venv() -> PathBuf {
+    let venv =
+        std::env::var_os("CRYPTADM_PYKMIP_VENV").map_or_else(|| PathBuf::from("/opt/pykmip-venv"), PathBuf::from);
+    assert!(
+        venv.join("bin/pykmip-server").is_file(),
+        "PyKMIP is not installed in {}; install it with `bash .ci/deps/kmip.sh` (bash .ci/run does)",
+        venv.display()
+    );
+    venv
+}
+
+/// A certificate and its key.
+pub struct Identity {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+pub struct Kmip {
+    /// `127.0.0.1:PORT`.
+    pub server: String,
+    pub port: u16,
+    pub ca: PathBuf,
+    pub client: Identity,
+    pub other: Identity,
+    pub rogue: Identity,
+    /// The server's own certificate (for the junk server of tests/cli/kmip.rs).
+    pub server_identity: Identity,
+    pub dir: Scratch,
+    child: Child,
+}
+
+fn openssl(args: &[&str]) {
+    let output = Command::new("openssl").args(args).output().expect("run openssl");
+    assert!(output.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+}
+
+pub fn s(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// A CA (self-signed) in `dir`: `NAME.pem`, `NAME.key`.
+fn make_ca(dir: &Scratch, name: &str) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.path(&format!("{name}.pem")), dir.path(&format!("{name}.key")));
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        &format!("/CN={name}"),
+        "-keyout",
+        &s(&key),
+        "-out",
+        &s(&cert),
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    (cert, key)
+}
+
+/// A leaf certificate `NAME.pem`/`NAME.key` for CN `cn`, signed by `ca`.
+fn make_leaf(dir: &Scratch, ca: &(PathBuf, PathBuf), name: &str, cn: &str) -> Identity {
+    let (cert, key, csr, ext) = (
+        dir.path(&format!("{name}.pem")),
+        dir.path(&format!("{name}.key")),
+        dir.path(&format!("{name}.csr")),
+        dir.write(
+            &format!("{name}.ext"),
+            "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n",
+        ),
+    );
+    openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        &format!("/CN={cn}"),
+        "-keyout",
+        &s(&key),
+        "-out",
+        &s(&csr),
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &s(&csr),
+        "-CA",
+        &s(&ca.0),
+        "-CAkey",
+        &s(&ca.1),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        &s(&ext),
+        "-out",
+        &s(&cert),
+    ]);
+    Identity { cert, key }
+}
+
+/// The one PyKMIP server of this test run.
+pub fn server() -> &'static Kmip {
+    static SERVER: LazyLock<Kmip> = LazyLock::new(start);
+    &SERVER
+}
+
+fn start() -> Kmip {
+    let venv = venv();
+    let dir = Scratch::new();
+    let ca = make_ca(&dir, "ca");
+    let server_identity = make_leaf(&dir, &ca, "server", "127.0.0.1");
+    let client = make_leaf(&dir, &ca, "client", "cryptadm");
+    let other = make_leaf(&dir, &ca, "other", "intruder");
+    let rogue_ca = make_ca(&dir, "rogue-ca");
+    let rogue = make_leaf(&dir, &rogue_ca, "rogue", "cryptadm");
+    for identity in [&client, &other, &rogue] {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&identity.key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    std::fs::create_dir_all(dir.path("policies")).unwrap();
+    let config = dir.write(
+        "server.conf",
+        format!(
+            "[server]\nhostname=127.0.0.1\nport={port}\ncertificate_path={}\nkey_path={}\nca_path={}\n\
+             auth_suite=TLS1.2\npolicy_path={}\nenable_tls_client_auth=True\ndatabase_path={}\n",
+            s(&server_identity.cert),
+            s(&server_identity.key),
+            s(&ca.0),
+            s(&dir.path("policies")),
+            s(&dir.path("kmip.db")),
+        ),
+    );
+    let log = dir.path("server.log");
+    let child =
+        spawn_watched(&venv.join("bin/pykmip-server"), &["-f", &s(&config), "-l", &s(&dir.path("pykmip.log"))], &log);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "pykmip-server did not listen on {port}: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Kmip { server: format!("127.0.0.1:{port}"), port, ca: ca.0, client, other, rogue, server_identity, dir, child }
+}
+
+impl Kmip {
+    /// Runs PyKMIP's client (`tests/cli/kmip_oracle.py`) as `identity`; panics on failure; returns stdout
+    /// trimmed.
+    pub fn oracle_as(&self, identity: &Identity, args: &[&str]) -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/kmip_oracle.py");
+        let output = Command::new(venv().join("bin/python"))
+            .arg(script)
+            .args(["127.0.0.1", &self.port.to_string(), &s(&identity.cert), &s(&identity.key), &s(&self.ca)])
+            .args(args)
+            .output()
+            .expect("run the PyKMIP oracle");
+        assert!(output.status.success(), "PyKMIP client {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// PyKMIP's client as cryptadm's identity.
+    pub fn oracle(&self, args: &[&str]) -> String {
+        self.oracle_as(&self.client, args)
+    }
+
+    /// The library client's settings for `identity` (None: no client certificate).
+    pub fn settings(&self, identity: Option<&Identity>) -> cryptadm::kms::kmip::KmipSettings {
+        cryptadm::kms::kmip::KmipSettings {
+            server: self.server.clone(),
+            ca: self.ca.clone(),
+            client_identity: identity.map(|i| (i.cert.clone(), i.key.clone())),
+            credential: None,
+            timeout: Duration::from_secs(20),
+        }
+    }
+
+    /// The `--kmip-*` flags for cryptadm as `client`.
+    pub fn flags(&self) -> Vec<String> {
+        vec![
+            "--kmip-server".into(),
+            self.server.clone(),
+            "--kmip-cacert".into(),
+            s(&self.ca),
+            "--kmip-client-cert".into(),
+            s(&self.client.cert),
+            "--kmip-client-key".into(),
+            s(&self.client.key),
+        ]
+    }
+}
