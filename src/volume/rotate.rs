@@ -39,7 +39,13 @@ pub trait Keyslots {
     fn unlock_keyslot(&self, id: u32, passphrase: &[u8]) -> Result<Option<Self::VolumeKey>, Error>;
     /// Adds a keyslot for `passphrase` with `kdf` in the lowest free id; durable when it returns.
     fn add_keyslot(&mut self, key: &Self::VolumeKey, passphrase: &[u8], kdf: &Self::Kdf) -> Result<u32, Error>;
-    /// Wipes and removes keyslot `id`; durable when it returns.
+    /// Destroys keyslot `id`'s material so that nothing opens it, leaving the slot recognisable as wiped
+    /// ([`Keyslots::keyslot_wiped`]) until it is removed; durable when it returns.
+    fn wipe_keyslot(&mut self, id: u32) -> Result<(), Error>;
+    /// Whether keyslot `id`'s material was destroyed by [`Keyslots::wipe_keyslot`] (a removal that a crash
+    /// interrupted): no key opens it.
+    fn keyslot_wiped(&self, id: u32) -> Result<bool, Error>;
+    /// Wipes and removes keyslot `id` (finishing [`Keyslots::wipe_keyslot`]); durable when it returns.
     fn remove_keyslot(&mut self, id: u32) -> Result<(), Error>;
 }
 
@@ -58,6 +64,8 @@ pub enum Step {
     Verified,
     /// The key store's current key is the new one; the old one is kept as previous.
     Committed,
+    /// One keyslot of the previous key has its material destroyed, and is still in the header (once per slot).
+    OldKeyslotWiped,
     /// One keyslot of the previous key is wiped and removed (once per such slot).
     OldKeyslotRemoved,
     /// The key store forgot the previous key: the rotation is complete.
@@ -72,6 +80,7 @@ impl Step {
         Step::KeyslotAdded,
         Step::Verified,
         Step::Committed,
+        Step::OldKeyslotWiped,
         Step::OldKeyslotRemoved,
         Step::PreviousForgotten,
     ];
@@ -84,6 +93,7 @@ impl Step {
             Step::KeyslotAdded => "keyslot-added",
             Step::Verified => "verified",
             Step::Committed => "committed",
+            Step::OldKeyslotWiped => "old-keyslot-wiped",
             Step::OldKeyslotRemoved => "old-keyslot-removed",
             Step::PreviousForgotten => "previous-forgotten",
         }
@@ -223,19 +233,23 @@ impl<V: Keyslots> Run<'_, V> {
         Ok(removed)
     }
 
-    /// Removes every keyslot `old` opens. `keep_slot` opens with `keep` (the store's current key) and is never
-    /// tried; no other slot can open with both keys, since they differ. Slots someone else owns (recovery keys)
-    /// open with neither and stay. One KDF run per other active slot.
+    /// Removes every keyslot `old` opens, and every keyslot an interrupted removal left wiped (its material
+    /// destroyed, so no key opens it: the interrupted rotation's own). `keep_slot` opens with `keep` (the store's
+    /// current key) and is never tried; no other slot can open with both keys, since they differ. Slots someone
+    /// else owns (recovery keys, clevis bindings) open with neither, have intact material, and stay. One KDF run
+    /// per other active slot.
     fn retire(&mut self, old: &Passphrase, keep: &Passphrase, keep_slot: u32) -> Result<Vec<u32>, Error> {
-        if same(old, keep) {
-            return Ok(Vec::new());
-        }
         let mut removed = Vec::new();
         let ids: Vec<u32> =
             self.volume.keyslots().into_iter().map(|(id, _)| id).filter(|id| *id != keep_slot).collect();
         for id in ids {
-            if self.volume.unlock_keyslot(id, old.expose())?.is_none() {
-                continue;
+            let wiped = self.volume.keyslot_wiped(id)?;
+            if !wiped {
+                if same(old, keep) || self.volume.unlock_keyslot(id, old.expose())?.is_none() {
+                    continue;
+                }
+                self.volume.wipe_keyslot(id)?;
+                self.step(Step::OldKeyslotWiped)?;
             }
             self.volume.remove_keyslot(id)?;
             removed.push(id);
@@ -262,11 +276,14 @@ pub(crate) mod tests {
     use crate::volume::keystore::MemoryStore;
     use std::collections::BTreeMap;
 
-    /// An in-memory LUKS header: slot id → passphrase; "KDF" is a label copied to new slots.
+    /// An in-memory LUKS header: slot id → passphrase; "KDF" is a label copied to new slots. A wiped slot's
+    /// passphrase is empty.
     #[derive(Clone, Debug, Default, PartialEq, Eq)]
     pub struct FakeVolume {
         pub slots: BTreeMap<u32, (Vec<u8>, &'static str)>,
     }
+
+    const WIPED: &[u8] = b"";
 
     impl FakeVolume {
         pub fn with(slots: &[(u32, &[u8], &'static str)]) -> Self {
@@ -296,6 +313,14 @@ pub(crate) mod tests {
             let id = (0..32).find(|id| !self.slots.contains_key(id)).expect("a free slot");
             self.slots.insert(id, (passphrase.to_vec(), kdf));
             Ok(id)
+        }
+        fn wipe_keyslot(&mut self, id: u32) -> Result<(), Error> {
+            assert!(self.slots.len() > 1, "the engine never wipes the last keyslot");
+            self.slots.get_mut(&id).expect("an active slot").0 = WIPED.to_vec();
+            Ok(())
+        }
+        fn keyslot_wiped(&self, id: u32) -> Result<bool, Error> {
+            Ok(self.slots.get(&id).is_some_and(|(k, _)| k == WIPED))
         }
         fn remove_keyslot(&mut self, id: u32) -> Result<(), Error> {
             assert!(self.slots.len() > 1, "the engine never removes the last keyslot");
@@ -386,6 +411,19 @@ pub(crate) mod tests {
             }
             assert_eq!(stops, Step::ALL.len(), "one stop per step (one old keyslot)");
         }
+    }
+
+    /// A slot an interrupted removal left wiped is reclaimed by the next run; intact slots no stored key opens
+    /// (someone else's) stay.
+    #[test]
+    fn a_wiped_slot_left_by_a_crash_is_removed_and_only_it() {
+        let mut volume = FakeVolume::with(&[(0, b"cur", "p"), (3, WIPED, "p"), (5, b"clevis", "p")]);
+        let store = MemoryStore::with_current(b"cur");
+        store.set_previous(b"old");
+        let outcome = run_all(&mut volume, &store, None);
+        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![3] });
+        assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p"), (5, b"clevis", "p")]));
+        assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
     }
 
     #[test]
