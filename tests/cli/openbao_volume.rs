@@ -328,6 +328,7 @@ fn the_transit_envelope_stores_only_wrapped_keys_and_rewrap_keeps_every_volume_o
 /// Mends item 5: `volume rewrap` reads every stored value before it changes anything. A store with one wrapped
 /// secret and one plain value (listed after it) is refused whole: exit 3, the plain value named, the Transit key
 /// not rotated, the wrapped secret not rewritten. (It used to rotate the key, rewrap the first secret, then stop.)
+/// Likewise a token whose policy allows rotating the key but only reading KV: exit 16, the key not rotated.
 #[test]
 fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     let bao = dev();
@@ -343,15 +344,16 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/a-wrapped"), &format!("current={wrapped}")]);
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), "current=wrapped", "pending=plain"]);
     let version = || -> String { bao.bao(&["read", "-field=latest_version", &format!("transit/keys/{key}")]) };
-    let rewrap = || {
+    let rewrap_as = |token: &str| {
         cryptadm()
             .env("VAULT_ADDR", &bao.addr)
-            .env("VAULT_TOKEN", &bao.root_token)
+            .env("VAULT_TOKEN", token)
             .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}")])
             .args(["--key-wrap", &format!("vault-transit://transit/{key}")])
             .output()
             .unwrap()
     };
+    let rewrap = || rewrap_as(&bao.root_token);
     let before = version();
     let output = rewrap();
     let err = stderr(&output);
@@ -369,6 +371,27 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     assert_eq!(field(bao, &format!("{prefix}/z-plain"), "pending").as_deref(), Some("plain"));
     // Once the plain secret is wrapped, the same command rotates and rewraps both.
     bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/z-plain"), &format!("current={wrapped}")]);
+    // But not with a token that may rotate the key and rewrap, and only read KV: refused before the rotation.
+    let scratch = crate::support::Scratch::new();
+    let policy = scratch.write(
+        "rotate-only.hcl",
+        format!(
+            "path \"transit/keys/{key}/rotate\" {{ capabilities = [\"update\"] }}\n\
+             path \"transit/rewrap/{key}\" {{ capabilities = [\"update\"] }}\n\
+             path \"kv/metadata/{prefix}\" {{ capabilities = [\"list\"] }}\n\
+             path \"kv/metadata/{prefix}/*\" {{ capabilities = [\"list\", \"read\"] }}\n\
+             path \"kv/data/{prefix}/*\" {{ capabilities = [\"read\"] }}\n"
+        ),
+    );
+    let policy_name = format!("rotate-only-{key}");
+    bao.bao(&["policy", "write", &policy_name, &policy.display().to_string()]);
+    let output = rewrap_as(&bao.token_with_policy(&policy_name));
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(16), "{err}");
+    assert!(err.contains(&format!("may not update `kv/data/{prefix}/a-wrapped`")), "{err}");
+    assert!(err.contains("nothing was rotated or rewrapped"), "{err}");
+    assert_eq!(version(), before, "the Transit key was rotated although KV could not be written");
+    assert_eq!(field(bao, &format!("{prefix}/a-wrapped"), "current").as_deref(), Some(wrapped.as_str()));
     let output = rewrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(

@@ -230,8 +230,47 @@ fn not_wrapped(name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String
         .collect()
 }
 
+/// Refuses (exit 16, before anything changes) a token that may not do every step of the run: rotate the Transit
+/// key (when asked), rewrap with it, and write each volume secret. Rotating and then failing to write KV would leave
+/// the store wrapped by an old key version the operator meant to retire.
+fn check_permissions(client: &Vault, names: &[(String, String)], transit: &str, rotate: bool) -> Result<(), Error> {
+    use crate::kms::vault::{kv_write_path, transit_rotate_and_rewrap_paths};
+    let (rotate_path, rewrap_path) = transit_rotate_and_rewrap_paths(transit).map_err(store_error)?;
+    let mut needed = Vec::new();
+    if rotate {
+        needed.push(rotate_path);
+    }
+    needed.push(rewrap_path);
+    for (_, name) in names {
+        needed.push(kv_write_path(name).map_err(store_error)?);
+    }
+    let granted = client.capabilities_self(&needed).map_err(store_error)?;
+    let may_update = |path: &String| {
+        granted
+            .get(path)
+            .is_some_and(|caps| !caps.iter().any(|c| c == "deny") && caps.iter().any(|c| c == "update" || c == "root"))
+    };
+    let refused: Vec<&String> = needed.iter().filter(|path| !may_update(path)).collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let more = refused.len().saturating_sub(NAMED_VALUES);
+    let mut listed = refused.iter().take(NAMED_VALUES).map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
+    }
+    Err(Error::Store {
+        status: ExitStatus::Unauthenticated,
+        message: format!(
+            "the token may not update {listed}; nothing was rotated or rewrapped (hint: the policy needs `update` on \
+             the Transit key's rotate and rewrap paths and on every volume secret's KV data path)"
+        ),
+    })
+}
+
 /// `volume rewrap`: checks that every value of every volume secret under `prefix` is a Transit ciphertext (a
-/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written), then
+/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written) and that
+/// the token may do every step (exit 16 otherwise, before anything changes), then
 /// optionally rotates the Transit key, then rewraps every value with its newest version (`transit/rewrap`, the
 /// plaintext never leaving Vault), each secret written with check-and-set (a secret changed meanwhile is read
 /// again once, then reported as a conflict; one that a writer filled with a non-ciphertext meanwhile is left as
@@ -273,6 +312,7 @@ pub fn rewrap_all(
             ),
         });
     }
+    check_permissions(client, &names, &transit, rotate)?;
     if rotate {
         client.rotate_key(&transit).map_err(store_error)?;
     }
