@@ -604,6 +604,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
             cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
             cand --color 'When to colour messages'
+            cand --take-over-claim 'Take over another run''s rotation claim in the key store even before it expires (only when that run is known to be dead, e.g. its node is gone; see docs/volume-rotation.md)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'

@@ -117,6 +117,8 @@ pub struct Outcome {
     pub keyslot: u32,
     /// Keyslots of the replaced key that were wiped and removed.
     pub removed: Vec<u32>,
+    /// The rotation claim of another run this one took over (expired, dead or forced), described.
+    pub took_over: Option<String>,
 }
 
 /// Called after each durable step; `Break` stops the rotation there (as a crash would).
@@ -145,7 +147,7 @@ pub fn rotate<V: Keyslots>(
     let current = if finished.is_some() { keys.pending_or_current() } else { keys.current };
     if requested.is_some_and(|r| same(r, &current)) {
         let (keyslot, _) = run.volume.unlock(current.expose())?.ok_or(Error::NoKeyslotOpens)?;
-        return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new() });
+        return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new(), took_over: None });
     }
     let new = match requested {
         Some(key) => key.clone(),
@@ -181,7 +183,7 @@ impl<V: Keyslots> Run<'_, V> {
                 }
             };
             let removed = self.commit_and_retire(pending, &keys.current, keyslot)?;
-            return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }));
+            return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }));
         }
         let Some(previous) = &keys.previous else { return Ok(None) };
         let (keyslot, _) = self.volume.unlock(keys.current.expose())?.ok_or(Error::NoKeyslotOpens)?;
@@ -189,7 +191,7 @@ impl<V: Keyslots> Run<'_, V> {
         let removed = self.retire(previous, &keys.current, keyslot)?;
         self.store.forget_previous()?;
         self.step(Step::PreviousForgotten)?;
-        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }))
+        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }))
     }
 
     /// Steps 2–6 from a volume that only the current key opens.
@@ -199,7 +201,7 @@ impl<V: Keyslots> Run<'_, V> {
         self.step(Step::PendingStored)?;
         let keyslot = self.add_and_verify(old_slot, &volume_key, new)?;
         let removed = self.commit_and_retire(new, current, keyslot)?;
-        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed })
+        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed, took_over: None })
     }
 
     /// Step 4: the new key in a free keyslot with the old slot's KDF, then unlocked from disk.
@@ -350,7 +352,10 @@ pub(crate) mod tests {
         let mut volume = FakeVolume::with(&[(3, b"old", "argon2id-4"), (5, b"recovery", "pbkdf2")]);
         let store = MemoryStore::with_current(b"old");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: false, unchanged: false, keyslot: 0, removed: vec![3] });
+        assert_eq!(
+            outcome,
+            Outcome { resumed: false, unchanged: false, keyslot: 0, removed: vec![3], took_over: None }
+        );
         assert_eq!(volume, FakeVolume::with(&[(0, b"generated-1", "argon2id-4"), (5, b"recovery", "pbkdf2")]));
         assert_eq!(store.snapshot(), (Some(b"generated-1".to_vec()), None, None));
     }
@@ -421,7 +426,7 @@ pub(crate) mod tests {
         let store = MemoryStore::with_current(b"cur");
         store.set_previous(b"old");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![3] });
+        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![3], took_over: None });
         assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p"), (5, b"clevis", "p")]));
         assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
     }
@@ -432,7 +437,7 @@ pub(crate) mod tests {
         let store = MemoryStore::with_current(b"cur");
         store.set_previous(b"long-gone");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![] });
+        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![], took_over: None });
         assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p")]));
         assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
         assert!(!run_all(&mut volume, &store, None).resumed, "the next run rotates");

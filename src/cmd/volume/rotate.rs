@@ -92,6 +92,10 @@ pub struct RotateArgs {
     /// The RPC's request as JSON (`-`: standard input) instead of --volume-id and --volume-path
     #[arg(long, value_name = "FILE")]
     pub request: Option<PathBuf>,
+    /// Take over another run's rotation claim in the key store even before it expires (only when that run is
+    /// known to be dead, e.g. its node is gone; see docs/volume-rotation.md)
+    #[arg(long)]
+    pub take_over_claim: bool,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub resolve: ResolveArgs,
@@ -124,10 +128,16 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         request.new_key = Some(read_new_key(path, &mut stdin)?);
     }
-    let settings = settings(&args.key_store, args.resolve.resolver()?, &args.vault)?;
+    let settings = operation::Settings {
+        take_over_claim: args.take_over_claim,
+        ..settings(&args.key_store, args.resolve.resolver()?, &args.vault)?
+    };
     let mut observe = step_observer(printer);
     let outcome = operation::rotate_volume(&request, &settings, &mut observe)
         .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;
+    if let Some(held) = &outcome.took_over {
+        printer.info(&format!("took over the rotation claim of {held}"));
+    }
     printer.info(&describe(&request.volume_id, &outcome));
     Ok(ExitStatus::Success)
 }

@@ -1,5 +1,5 @@
 //! Where the passphrase that opens a volume lives, as a plug board: [`store`] is the contract every key store
-//! keeps ([`KeyStore`]), and [`wrap`] the contract of every `--key-wrap` key ([`KeyWrap`]); each store and each
+//! keeps ([`KeyStore`], with the rotation [`Claim`] every store records), and [`wrap`] the contract of every `--key-wrap` key ([`KeyWrap`]); each store and each
 //! wrap is one file beside them that imports only its contract, and this file (the chooser) sits above them all:
 //! [`open`] parses `--key-store` and builds the store, [`open_key_wrap`] parses `--key-wrap`. Adding a store is a
 //! new file and one arm in [`open`]; adding a wrap, a new file and one arm in [`open_key_wrap`].
@@ -14,6 +14,7 @@
 //! | --- | --- |
 //! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
 
+pub mod claim;
 pub mod file;
 #[cfg(test)]
 pub(crate) mod memory;
@@ -23,6 +24,7 @@ pub mod transit_wrap;
 pub mod vault_kv;
 pub mod wrap;
 
+pub use claim::Claim;
 pub use file::FileStore;
 #[cfg(test)]
 pub(crate) use memory::MemoryStore;
