@@ -215,6 +215,9 @@ mod tests {
         store.release(&rival).unwrap();
         assert!(root.path().join("pvc-1/claim").exists(), "a rival's release removes nothing");
         assert_eq!(store.claim(&rival, true).unwrap(), Some(mine.clone()));
+        let expired = Claim { run: "expired".into(), expires: 1, ..rival.clone() };
+        std::fs::write(root.path().join("pvc-1/claim"), expired.to_json()).unwrap();
+        assert_eq!(store.claim(&rival, false).unwrap(), Some(expired), "an expired claim is taken over");
         store.release(&rival).unwrap();
         assert!(!root.path().join("pvc-1/claim").exists());
         let names: Vec<_> =
