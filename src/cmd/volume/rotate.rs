@@ -45,7 +45,10 @@ pub const EXAMPLES: &str = "Examples:
 /// store's current key, and then the old keyslot is wiped and removed. The volume key and the data do not change;
 /// other keyslots and tokens are kept. At every instant the store's current key opens the volume; a rerun after a
 /// crash finishes the interrupted rotation instead of starting another. Another rotation of the same volume (by
-/// path or volume id) makes this one exit 10 at once.
+/// path or volume id) makes this one exit 10 at once. Before touching the header a run claims the rotation in the
+/// key store (a record naming the run, expiring after 10 minutes): another node's live claim makes it exit 10
+/// without writing; an expired claim, or one of a dead process on this node, is taken over
+/// (docs/volume-rotation.md).
 ///
 /// Key stores (--key-store URI):
 ///
@@ -55,7 +58,8 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// vault-kv://MOUNT/PREFIX: the KV version 2 secret PREFIX/<volume-id> of mount MOUNT on OpenBao/Vault (VAULT_ADDR
 /// and the --vault-* options), fields `current`, `pending`, `previous`; every change is a check-and-set on the
-/// version this run read, so a concurrent writer makes this run exit 10 without writing. With --key-wrap
+/// version this run read, so a concurrent writer makes this run exit 10 without writing; field `claim` holds the
+/// rotation claim. With --key-wrap
 /// vault-transit://MOUNT/KEY the values are Transit ciphertexts of that key and never stored in plain.
 ///
 /// NAME:REST: the plugin cryptadm-plugin-kms-NAME from PATH, run as `PLUGIN VERB` with a JSON object on standard
@@ -64,7 +68,8 @@ pub const EXAMPLES: &str = "Examples:
 /// null, "previous": B64 or null}; `put-pending` records the passphrase as pending; `commit` makes that pending
 /// passphrase current and keeps the replaced one as previous, and must succeed again when repeated;
 /// `forget-previous` drops the previous key (required: a previous key tells the next run that a rotation was
-/// interrupted after its commit). Exit status 0 success, 3 verb not supported, 5 no key for
+/// interrupted after its commit). Optional: `claim` (input also has "claim" and "take_over"; exit 10 when another
+/// run's claim stands) and `release`. Exit status 0 success, 3 verb not supported, 5 no key for
 /// this volume id, 16 secrets rejected, else failure (its last stderr line is reported). At most 64 KiB of
 /// output is read; a run is killed after 60 s.
 ///
