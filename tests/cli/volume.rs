@@ -419,6 +419,10 @@ elif verb == "commit":
 elif verb == "forget-previous":
     if os.path.exists(os.path.join(entry, "previous")):
         os.remove(os.path.join(entry, "previous"))
+elif verb == "claim" and os.path.exists(os.path.join(entry, "held-elsewhere")):
+    # The optional claim verb: another node's claim stands (unless taken over).
+    if not request["take_over"] and request["claim"]["run"]:
+        print("claimed by node-b", file=sys.stderr); sys.exit(10)
 else:
     sys.exit(3)
 "#;
@@ -493,6 +497,23 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
     assert_eq!(output.status.code(), Some(16), "{}", stderr_of(&output));
     assert!(stderr_of(&output).contains("token rejected"), "{}", stderr_of(&output));
     assert!(before == volume.bytes());
+
+    // A plugin with the optional `claim` verb that reports another node's claim: exit 10, nothing written.
+    let entry = volume.store_dir().join(&volume.id);
+    std::fs::write(entry.join("held-elsewhere"), b"").unwrap();
+    let stored = std::fs::read(entry.join("current")).unwrap();
+    let request = volume.scratch.write("claimed.json", plugin_request(&volume, "", "let-me-in"));
+    let output = cryptadm()
+        .env("PATH", &path)
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--key-store", &store, "--request"])
+        .arg(&request)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(10), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("claimed by node-b") && stderr_of(&output).contains("nothing was written"));
+    assert!(before == volume.bytes());
+    assert_eq!(std::fs::read(entry.join("current")).unwrap(), stored);
 }
 
 /// Every crash point of the fault-injection build, on LUKS1 and LUKS2: after the crash the key store's current key
