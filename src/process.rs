@@ -33,6 +33,8 @@ pub const SCRUBBED_VARIABLES: &[&str] = &[
     "OS_TOKEN",
     "VAULT_TOKEN",
     "BAO_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
 ];
 
 /// How long a program may run and how much of its output is kept.

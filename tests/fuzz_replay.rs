@@ -149,6 +149,7 @@ macro_rules! replay_tests {
 }
 
 replay_tests!(
+    aws_answers,
     bootstrap_document,
     bootstrap_template,
     jwe_unwrap,

@@ -5,7 +5,7 @@
 # 127.0.0.1 (tests/interop/openstack/services.sh); postinst scripts cannot start them (no systemd).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(keystone barbican-api glance-api python3-openstackclient python3-barbicanclient python3-glanceclient
+pkgs=(keystone barbican-api glance-api python3-openstackclient python3-barbicanclient python3-glanceclient python3-castellan
   uwsgi-core uwsgi-plugin-python3 sqlite3 curl)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,6 +3,7 @@
 //! (`tests/fuzz_replay.rs` includes this file), so a crash found once stays fixed without nightly or cargo-fuzz.
 //! Each body panics on a bug and returns otherwise; none may assume it runs in libFuzzer.
 
+pub mod aws_answers;
 pub mod bootstrap_document;
 pub mod bootstrap_template;
 pub mod jwe_unwrap;
@@ -23,6 +24,7 @@ pub type Target = fn(&[u8]);
 
 /// Every target by name: its `[[bin]]` in fuzz/Cargo.toml and its seed corpus `fuzz/corpus/<name>/`.
 pub const TARGETS: &[(&str, Target)] = &[
+    ("aws_answers", aws_answers::run),
     ("bootstrap_document", bootstrap_document::run),
     ("bootstrap_template", bootstrap_template::run),
     ("jwe_unwrap", jwe_unwrap::run),

@@ -40,6 +40,46 @@ pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 pub const CRYPTADM_FAULT_WAIT: &str = "CRYPTADM_FAULT_WAIT";
 /// containerd's stream processors: the media type of the layer on standard input (`image stream-decrypt`).
 pub const STREAM_PROCESSOR_MEDIATYPE: &str = "STREAM_PROCESSOR_MEDIATYPE";
+/// AWS access key id (with AWS_SECRET_ACCESS_KEY): the first credentials the AWS client looks for.
+pub const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
+/// AWS secret access key (never passed to a child).
+pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+/// AWS session token of temporary keys (never passed to a child).
+pub const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+/// Profile of the AWS shared files (`--aws-profile` wins).
+pub const AWS_PROFILE: &str = "AWS_PROFILE";
+/// The AWS credentials file instead of `~/.aws/credentials`.
+pub const AWS_SHARED_CREDENTIALS_FILE: &str = "AWS_SHARED_CREDENTIALS_FILE";
+/// The AWS config file instead of `~/.aws/config`.
+pub const AWS_CONFIG_FILE: &str = "AWS_CONFIG_FILE";
+/// Role assumed with a web identity token (with AWS_WEB_IDENTITY_TOKEN_FILE).
+pub const AWS_ROLE_ARN: &str = "AWS_ROLE_ARN";
+/// File of the web identity token (EKS IRSA), read again at each refresh.
+pub const AWS_WEB_IDENTITY_TOKEN_FILE: &str = "AWS_WEB_IDENTITY_TOKEN_FILE";
+/// Session name of the web identity role.
+pub const AWS_ROLE_SESSION_NAME: &str = "AWS_ROLE_SESSION_NAME";
+/// Base URL of the EC2 instance metadata service.
+pub const AWS_EC2_METADATA_SERVICE_ENDPOINT: &str = "AWS_EC2_METADATA_SERVICE_ENDPOINT";
+/// `true`: never ask the EC2 instance metadata service.
+pub const AWS_EC2_METADATA_DISABLED: &str = "AWS_EC2_METADATA_DISABLED";
+/// AWS region (`--aws-region` wins).
+pub const AWS_REGION: &str = "AWS_REGION";
+/// AWS region when AWS_REGION is not set.
+pub const AWS_DEFAULT_REGION: &str = "AWS_DEFAULT_REGION";
+/// Endpoint of every AWS service.
+pub const AWS_ENDPOINT_URL: &str = "AWS_ENDPOINT_URL";
+/// Endpoint of AWS KMS (wins over AWS_ENDPOINT_URL).
+pub const AWS_ENDPOINT_URL_KMS: &str = "AWS_ENDPOINT_URL_KMS";
+/// Endpoint of S3 or an S3-compatible server (path-style requests).
+pub const AWS_ENDPOINT_URL_S3: &str = "AWS_ENDPOINT_URL_S3";
+/// Endpoint of AWS Secrets Manager.
+pub const AWS_ENDPOINT_URL_SECRETS_MANAGER: &str = "AWS_ENDPOINT_URL_SECRETS_MANAGER";
+/// Endpoint of AWS SSM Parameter Store.
+pub const AWS_ENDPOINT_URL_SSM: &str = "AWS_ENDPOINT_URL_SSM";
+/// Endpoint of AWS STS (web identity).
+pub const AWS_ENDPOINT_URL_STS: &str = "AWS_ENDPOINT_URL_STS";
+/// PEM CA bundle trusted for AWS endpoints (`--aws-ca-bundle` wins).
+pub const AWS_CA_BUNDLE: &str = "AWS_CA_BUNDLE";
 /// OpenBao/Vault server address (the Vault CLI's variable; `--vault-addr` wins).
 pub const VAULT_ADDR: &str = "VAULT_ADDR";
 /// OpenBao's name for [`VAULT_ADDR`], read when that is not set.
@@ -212,6 +252,21 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         STREAM_PROCESSOR_MEDIATYPE,
         "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
+    (
+        "AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
+        "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys); web identity through STS (the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. See docs/aws.md.",
+    ),
+    (AWS_SECRET_ACCESS_KEY, "The AWS secret access key, with AWS_ACCESS_KEY_ID. Never passed to a child process."),
+    (AWS_SESSION_TOKEN, "The session token of temporary AWS keys. Never passed to a child process."),
+    (
+        "AWS_REGION, AWS_DEFAULT_REGION",
+        "AWS region of requests whose resource is not an ARN (--aws-region wins; then the profile's region, then the instance's).",
+    ),
+    (
+        "AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_KMS, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL_STS",
+        "AWS endpoints (a service's own variable wins over AWS_ENDPOINT_URL; --aws-endpoint-url wins over both). S3 on a custom endpoint is reached path-style.",
+    ),
+    (AWS_CA_BUNDLE, "PEM CA bundle trusted for AWS endpoints besides the system roots (--aws-ca-bundle wins)."),
     (
         VAULT_ADDR,
         "OpenBao/Vault server address for vault-transit:// and vault-kv:// references (BAO_ADDR when unset; --vault-addr wins).",

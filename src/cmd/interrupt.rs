@@ -1,7 +1,9 @@
-//! SIGTERM and SIGINT while a command writes large partial outputs (disk images, image layouts): the partial
-//! files are removed before the process dies of the signal, as it would have without the handler. Destructors
-//! do not run when a signal ends a process, so without this every interrupted run would leave a full-size hidden
-//! file behind (kill -9 still does; the next run into the same directory removes those, see `atomic`).
+//! SIGTERM, SIGINT and SIGHUP (the terminal closed) while a command writes large partial outputs (disk images,
+//! image layouts): the partial files are removed before the process dies of the signal, as it would have without
+//! the handler. Destructors do not run when a signal ends a process, so without this every interrupted run would
+//! leave a full-size hidden file behind (kill -9 still does; the next run into the same directory removes those,
+//! see `atomic`). A commit of several files in progress (a new key file and its image) is finished first, so a
+//! signal leaves both or neither.
 
 use std::sync::Once;
 
@@ -10,10 +12,12 @@ use std::sync::Once;
 pub fn remove_partials_on_signal() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT]) else { return };
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else { return };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                // Held until the process is gone: no commit starts, and one under way has finished.
+                let _commits = crate::disk::pipeline::hold_commits();
                 crate::atomic::remove_live_partials();
                 let hooks = std::mem::take(&mut *HOOKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
                 for hook in hooks {
@@ -27,7 +31,7 @@ pub fn remove_partials_on_signal() {
 
 type Hook = Box<dyn FnOnce() + Send>;
 
-/// What runs on SIGTERM/SIGINT after the partial files are removed, before the process dies.
+/// What runs on SIGTERM/SIGINT/SIGHUP after the partial files are removed, before the process dies.
 static HOOKS: std::sync::Mutex<Vec<Hook>> = std::sync::Mutex::new(Vec::new());
 
 /// Runs `hook` if a SIGTERM or SIGINT ends the process (after [`remove_partials_on_signal`] installed the

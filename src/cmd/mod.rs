@@ -4,6 +4,7 @@
 //! checked) before touching anything, calls the core and renders the result. Command modules never call each
 //! other.
 
+pub mod aws_args;
 pub mod bootstrap;
 pub mod disk;
 pub mod env_vars;

@@ -196,6 +196,8 @@ pub struct FetchedSecret {
     pub uuid: String,
     /// Its type, as the consuming service reads it.
     pub secret_type: crate::qcow2::secret::SecretType,
+    /// Its Barbican `secret_type` (`passphrase`, `symmetric`, `opaque`, …).
+    pub barbican_type: String,
     /// Its payload.
     pub payload: SecretBytes,
 }
@@ -217,7 +219,7 @@ impl KeyManagerArgs {
     }
 
     /// Logs in (before anything is written) when a key manager or an upload is asked for.
-    pub fn connect(&self) -> anyhow::Result<Option<CloudRun>> {
+    pub fn connect(&self, printer: &dyn crate::interact::Interaction) -> anyhow::Result<Option<CloudRun>> {
         if !self.used() {
             return Ok(None);
         }
@@ -228,13 +230,25 @@ impl KeyManagerArgs {
             return Err(Failure::new(ExitStatus::Usage, "--upload needs an image name").into());
         }
         let cloud = self.cloud.resolve()?;
+        printer.debug(&describe_cloud(&cloud));
         let ledger = Arc::new(crate::openstack::publish::Ledger::new(cloud.clone()));
         let session = Arc::new(Session::new(cloud)?);
-        session.token().context("logging in to Keystone")?;
+        // Every service the run needs is found (and Glance answers) before anything is created or written: a
+        // cloud without an image endpoint must not cost a secret and a whole encryption first.
+        session.token()?;
         let barbican = match self.key_manager {
             Some(KeyManagerArg::Barbican) => Some(crate::kms::barbican::Barbican::new(session.clone())?),
             None => None,
         };
+        if self.key_manager.is_some() {
+            let endpoint = session.endpoint(crate::kms::barbican::SERVICE_TYPE, "Barbican")?;
+            printer.debug(&format!("Barbican (key-manager) endpoint: {}", crate::redact::url(&endpoint)));
+        }
+        if self.upload.is_some() {
+            crate::openstack::glance::Glance::new(session.clone())?.check()?;
+            let endpoint = session.endpoint(crate::openstack::glance::SERVICE_TYPE, "Glance")?;
+            printer.debug(&format!("Glance (image) endpoint: {}, answering", crate::redact::url(&endpoint)));
+        }
         crate::cmd::interrupt::remove_partials_on_signal();
         let hook_ledger = ledger.clone();
         crate::cmd::interrupt::before_dying(move || {
@@ -245,6 +259,22 @@ impl KeyManagerArgs {
 }
 
 use anyhow::Context as _;
+
+/// What `-v` says of the cloud: Keystone, the login method and scope, region and interface (no secret).
+fn describe_cloud(cloud: &Cloud) -> String {
+    let method = match &cloud.method {
+        Method::Password { .. } => "password",
+        Method::ApplicationCredential { .. } => "application credential",
+        Method::Token(_) => "token",
+    };
+    let project = cloud.project.name.as_deref().or(cloud.project.id.as_deref()).unwrap_or("(the credential's)");
+    format!(
+        "Keystone {}: {method} login, project {project}, region {}, interface {}",
+        crate::redact::url(&cloud.auth_url),
+        cloud.region.as_deref().unwrap_or("(any)"),
+        cloud.interface
+    )
+}
 
 impl CloudRun {
     fn barbican(&self) -> anyhow::Result<&crate::kms::barbican::Barbican> {
@@ -261,7 +291,8 @@ impl CloudRun {
             crate::kms::KeyRef::Barbican { uuid, .. } => uuid,
             _ => unreachable!("parse_secret gives Barbican references only"),
         };
-        let secret_type = match barbican.secret_type(id)?.as_str() {
+        let barbican_type = barbican.secret_type(id)?;
+        let secret_type = match barbican_type.as_str() {
             "passphrase" => crate::qcow2::secret::SecretType::Passphrase,
             // os-brick hexlifies every type but passphrase (symmetric, opaque, …).
             _ => crate::qcow2::secret::SecretType::Symmetric,
@@ -270,7 +301,7 @@ impl CloudRun {
         if payload.is_empty() {
             return Err(Failure::new(ExitStatus::InvalidInput, format!("secret `{uuid}` has an empty payload")).into());
         }
-        Ok(FetchedSecret { uuid, secret_type, payload })
+        Ok(FetchedSecret { uuid, secret_type, barbican_type, payload })
     }
 
     /// Stores a new secret named `name` of `secret_type` (a symmetric one as an AES key of its length in XTS
@@ -326,6 +357,17 @@ impl CloudRun {
         Ok(id)
     }
 
+    /// Records the local image the run is about to write under the secret it stores (see `output_written`).
+    pub fn output_pending(&self, path: &std::path::Path) {
+        self.ledger.output_pending(path);
+    }
+
+    /// Records the local image written under the run's secret: should the run then fail (or be stopped) and its
+    /// own secret be deleted, the image goes too (no file is left that no key opens).
+    pub fn output_written(&self, path: &std::path::Path) {
+        self.ledger.output_written(path);
+    }
+
     /// Everything is in place: keep it.
     pub fn finish(mut self) {
         self.ledger.finish();
@@ -336,8 +378,14 @@ impl CloudRun {
     /// Undoes what the run created (on failure); warns about what could not be deleted.
     pub fn abandon(mut self, printer: &dyn crate::interact::Interaction) {
         self.done = true;
-        for left in self.ledger.undo() {
+        let undone = self.ledger.undo();
+        for left in &undone.left {
             printer.warn(&format!("could not clean up: {left}"));
+        }
+        if let Some(path) = &undone.removed_output {
+            printer.warn(&format!("removed `{}`: the secret this run stored for it was deleted", path.display()));
+        } else if let Some((path, _)) = self.ledger.created().output.filter(|_| !undone.left.is_empty()) {
+            printer.warn(&format!("kept `{}` with its secret, which could not be deleted", path.display()));
         }
         crate::cmd::interrupt::clear_hooks();
     }

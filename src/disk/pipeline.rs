@@ -257,6 +257,17 @@ impl SecretSink for KeyFile {
     }
 }
 
+/// Held from a new secret's commit until its image is in place (or the secret withdrawn again): a signal's handler
+/// takes it before removing partial files ([`hold_commits`]), so a SIGTERM during the final flush leaves both files
+/// or neither, never the key alone.
+static COMMITTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Waits for a commit under way to finish and keeps new ones from starting, for as long as the guard lives (the
+/// signal handler holds it until the process is gone).
+pub fn hold_commits() -> std::sync::MutexGuard<'static, ()> {
+    COMMITTING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A source that remembers whether one of its reads failed (so the error is blamed on the input, not the output).
 struct Watched<'a> {
     inner: &'a mut dyn qcow2::Source,
@@ -325,14 +336,18 @@ pub fn convert(
     let progress = ui.transfer("converting", from.len());
     let failed = AtomicBool::new(false);
     let committed = AtomicBool::new(false);
+    let mut commit_guard = None;
     let written = crate::atomic::write_with(dst, crate::atomic::MODE_PRIVATE, |file| {
         let mut watched = Watched { inner: from.as_mut(), failed: &failed };
         let converted = qcow2::convert(&mut watched, file, &spec, cipher_threads(), progress.as_ref())
             .map_err(|e| if failed.load(Ordering::Relaxed) { reading(&path, e) } else { writing(dst, e) })
             .map_err(|e| blame_output(e, dst))?;
         // The secret is final before the image takes its place: an image in place without its secret opens for
-        // nobody (and with --force it replaced the one that did), a secret without its image costs nothing.
+        // nobody (and with --force it replaced the one that did), a secret without its image costs nothing. The
+        // image is flushed first, so the step a signal waits for (key commit to image rename) is short.
         if let Some(sink) = sink.as_deref_mut() {
+            file.sync_all()?;
+            commit_guard = Some(hold_commits());
             sink.commit()?;
             committed.store(true, Ordering::Relaxed);
         }
@@ -346,6 +361,7 @@ pub fn convert(
             {
                 sink.withdraw();
             }
+            drop(commit_guard);
             Err(match e {
                 Stop::Said(e) => e,
                 Stop::Io(e) => blame_output(e.into(), dst),

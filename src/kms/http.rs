@@ -267,7 +267,15 @@ impl Http {
             let response = builder.send().await.map_err(|e| self.failure(&e))?;
             self.bounded(request, response).await
         });
-        let read = reader.join().unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")));
+        // An answer that came before the body was all taken (Glance's 413 over its size cap, sent mid-body with
+        // the connection left open) stands: the feeding thread may be blocked on a channel nothing drains any more,
+        // so it is not waited for (it ends when the connection is dropped).
+        let early = matches!(&result, Ok(response) if !response.status.is_success()) && !reader.is_finished();
+        let read = if early {
+            Ok(())
+        } else {
+            reader.join().unwrap_or_else(|_| Err(std::io::Error::other("the reading thread panicked")))
+        };
         match (result, read) {
             (_, Err(source)) => Err(Error::Input { what: request.what.clone(), source }),
             (Ok(response), Ok(())) if response.status.is_server_error() => Err(self.unavailable(

@@ -248,10 +248,17 @@ impl Session {
                     message: error_message(&response),
                 });
             }
+            // Keystone answers 404 for a token, application credential, user or project that does not exist:
+            // an authentication failure, not a missing resource.
             404 => {
-                return Err(Error::NotFound {
-                    what: "the project or user to log in as".into(),
+                return Err(Error::Denied {
+                    what: what.into(),
                     service: self.http.service.clone(),
+                    message: format!(
+                        "the credentials name a token, application credential, user or project Keystone does not \
+                         know ({})",
+                        error_message(&response)
+                    ),
                 });
             }
             _ => return Err(unexpected(what, &self.http.service, &response)),

@@ -10,11 +10,15 @@
 //! | [`VersionedStore`] | read and write a secret's fields with check-and-set | KV v2 | — |
 //! | [`SecretStore`] | create, fetch, delete a secret; register and remove consumers | — | secrets, consumers |
 //!
+//! AWS ([`aws`]) implements [`Wrapping`] with KMS (GenerateDataKey, Encrypt, Decrypt, ReEncrypt) and reads
+//! Secrets Manager, SSM parameters and S3 objects; its credentials come as a provider object that refreshes itself.
+//!
 //! Credentials, server addresses and TLS settings are resolved by `cmd/` (environment variables, token files,
 //! `clouds.yaml`) and handed down as values: this layer reads no environment and prints nothing. Every URL it
 //! puts in an error goes through [`crate::redact::url`] and every server message through
 //! [`crate::redact::server_message`].
 
+pub mod aws;
 pub mod barbican;
 pub mod http;
 pub mod keystone;
@@ -111,6 +115,30 @@ pub trait SecretStore {
     fn remove_consumer(&self, id: &str, consumer: &Consumer) -> Result<(), Error>;
 }
 
+/// A refusal with the key manager's own error code (see [`Error::Refused`]): the fields of that variant, boxed to
+/// keep [`Error`] small.
+#[derive(Debug)]
+pub struct Refusal {
+    /// What was asked.
+    pub what: String,
+    /// The key manager.
+    pub service: String,
+    /// The key manager's error code, e.g. `KMSInvalidStateException`.
+    pub code: String,
+    /// The server's words, bounded and escaped.
+    pub message: String,
+    /// The exit status the code means.
+    pub status: ExitStatus,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} refused it: {}: {}", self.what, self.service, self.code, self.message)
+    }
+}
+
 /// What went wrong talking to a key manager, in the key manager's terms. Messages never hold a secret, a token
 /// or a URL's credentials.
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +198,19 @@ pub enum Error {
         /// What rustls said.
         problem: String,
     },
+    /// A key manager refused with an error code of its own, classed by the backend (AWS:
+    /// `AccessDeniedException` → 16, `KMSInvalidStateException` → 16, …).
+    #[error("{0}")]
+    Refused(Box<Refusal>),
+    /// No credentials were found, or those found cannot be used (an expired session, a token file that cannot be
+    /// read); the problem names every place searched.
+    #[error("{problem}")]
+    Credentials {
+        /// What is missing or wrong, with the places searched.
+        problem: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// A local setting is wrong: an unreadable token file, a CA file that is not PEM, a missing address.
     #[error("{0}")]
     Config(String),
@@ -204,6 +245,8 @@ impl Classify for Error {
             Self::Conflict { .. } => ExitStatus::Aborted,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
             Self::Input { source, .. } => crate::exit::io_status(source.kind()),
+            Self::Refused(refusal) => refusal.status,
+            Self::Credentials { .. } => ExitStatus::Unauthenticated,
         }
     }
 
@@ -216,6 +259,8 @@ impl Classify for Error {
             Self::Unavailable { .. } => Some("check the server address and that the server is up; then retry".into()),
             Self::Conflict { .. } => Some("another operation on the same secret is under way; retry later".into()),
             Self::Tls { .. } => Some("give the CA that signed the server's certificate".into()),
+            Self::Refused(refusal) => refusal.hint.as_deref().map(Into::into),
+            Self::Credentials { hint, .. } => Some(hint.as_str().into()),
             _ => None,
         }
     }

@@ -39,6 +39,11 @@ pub enum KeyRef {
         /// The href when one was given (its endpoint is used instead of the catalog's).
         href: Option<String>,
     },
+    /// An AWS KMS key (`aws-kms://ARN`, `aws-kms://alias/NAME`): its key id as KMS takes it.
+    AwsKms {
+        /// A key or alias ARN, `alias/NAME` or a key id.
+        key: String,
+    },
     /// A local file.
     File(PathBuf),
     /// A plugin's reference: `NAME` and the whole text.
@@ -54,6 +59,8 @@ pub enum KeyRef {
 pub const VAULT_TRANSIT: &str = "vault-transit";
 /// The scheme of KV v2 references.
 pub const VAULT_KV: &str = "vault-kv";
+/// The scheme of AWS KMS key references.
+pub const AWS_KMS: &str = "aws-kms";
 /// The scheme of Barbican references by UUID.
 pub const BARBICAN: &str = "barbican";
 
@@ -107,6 +114,13 @@ impl KeyRef {
                 }
                 let uuid = secret_href_uuid(text).unwrap_or_default();
                 Ok(Self::Barbican { uuid, href: Some(text.to_owned()) })
+            }
+            AWS_KMS => {
+                let key = rest
+                    .strip_prefix("//")
+                    .ok_or_else(|| bad("expected aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID"))?;
+                super::aws::check_kms_key(key).map_err(|problem| bad(&problem))?;
+                Ok(Self::AwsKms { key: key.to_owned() })
             }
             "file" => {
                 let path = rest
@@ -169,6 +183,7 @@ impl fmt::Display for KeyRef {
             Self::VaultKv { mount, prefix } => write!(f, "{VAULT_KV}://{}/{prefix}", encode_mount(mount)),
             Self::Barbican { href: Some(href), .. } => f.write_str(href),
             Self::Barbican { uuid, href: None } => write!(f, "{BARBICAN}://{uuid}"),
+            Self::AwsKms { key } => write!(f, "{AWS_KMS}://{key}"),
             Self::File(path) => write!(f, "file://{}", path.display()),
             Self::Plugin { uri, .. } => f.write_str(uri),
         }
@@ -216,6 +231,18 @@ fn secret_href_uuid(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aws_kms_references() {
+        let arn = "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+        let key = KeyRef::parse(&format!("aws-kms://{arn}")).unwrap();
+        assert_eq!(key, KeyRef::AwsKms { key: arn.into() });
+        assert_eq!(key.to_string(), format!("aws-kms://{arn}"));
+        assert_eq!(KeyRef::parse("aws-kms://alias/volumes").unwrap(), KeyRef::AwsKms { key: "alias/volumes".into() });
+        for bad in ["aws-kms://", "aws-kms:arn:aws:kms:r:1:key/x", "aws-kms://arn:aws:s3:r:1:key/x"] {
+            assert!(KeyRef::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn transit_references() {

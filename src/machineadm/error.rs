@@ -232,6 +232,30 @@ pub enum Error {
         /// What is wrong.
         problem: &'static str,
     },
+    /// A passphraseURI the built-in `aws-kms` provider cannot use.
+    #[error("passphraseURI `{uri}` is not usable by the `aws-kms` provider: {problem}")]
+    BadKmsUri {
+        /// The URI (redacted).
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The `aws-kms` provider is used where no AWS client was set up.
+    #[error("passphrase provider `aws-kms`: no AWS client is configured")]
+    NoAwsClient,
+    /// AWS KMS failed for the built-in `aws-kms` provider (denied, not found, unreachable, no credentials).
+    #[error("passphrase provider `aws-kms`: {0}")]
+    AwsKms(#[source] crate::kms::Error),
+    /// An AWS RemoteConfig source (`s3`, `aws-secrets-manager`, `aws-ssm`) failed (denied, unreachable, no
+    /// credentials).
+    #[error("fetching `{}`: {source}", crate::redact::url(uri))]
+    AwsRemote {
+        /// The URI.
+        uri: String,
+        /// What AWS said.
+        #[source]
+        source: crate::kms::Error,
+    },
     /// A built-in key-manager provider is used, but no server is configured.
     #[error("passphrase provider `{provider}`: no OpenBao/Vault server is configured")]
     NoKeyManager {
@@ -291,7 +315,8 @@ impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
             Error::Remote { source, .. } => source.status(),
-            Error::KeyManager(source) => source.status(),
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => source.status(),
+            Error::NoAwsClient => ExitStatus::Failure,
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
             Error::ProviderNotFound { .. } | Error::RemoteProviderNotFound { .. } | Error::RemoteNotFound { .. } => {
@@ -314,6 +339,7 @@ impl Classify for Error {
             | Error::BadProviderName(_)
             | Error::BadPassphraseUri { .. }
             | Error::BadTransitUri { .. }
+            | Error::BadKmsUri { .. }
             | Error::BadPassphrase(_)
             | Error::Template(_)
             | Error::RemoteTooLarge { .. }
@@ -335,7 +361,9 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
             Error::Remote { source, .. } => return source.hint(),
-            Error::KeyManager(source) => return source.hint(),
+            Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => {
+                return source.hint();
+            }
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

@@ -6,6 +6,8 @@
 //! The proposal (kubernetes-sigs/cluster-api PR #4221) was never merged or implemented, so this module pins
 //! down what it left open; `../shared/spec/machineadm.md` §3.2 lists each choice and why.
 
+mod aws_kms;
+mod aws_remote;
 mod cloudinit;
 mod document;
 mod envelope;
@@ -15,6 +17,8 @@ mod provider;
 pub(crate) mod remote;
 mod stream;
 
+pub use aws_kms::{AWS_DATA_KEY_BYTES, BUILTIN_AWS_KMS_PROVIDER, parse_kms_uri};
+pub use aws_remote::{BUILTIN_REMOTE_S3, BUILTIN_REMOTE_SECRETS_MANAGER, BUILTIN_REMOTE_SSM};
 pub use cloudinit::{
     CLOUD_INIT_STREAM_PATH, CONFIG_PATH, DEFAULT_CRYPTADM_PATH, USERDATA_SIZE_WARNING, default_template, gzip_base64,
     render_template, validate_cryptadm_path,

@@ -52,6 +52,8 @@ pub struct ProviderSettings {
     pub first_backoff: Duration,
     /// The OpenBao/Vault client of the `vault-transit` provider, when a server is configured.
     pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
+    /// The AWS client of the `aws-kms` provider (see `aws_kms.rs`).
+    pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
 }
 
 impl ProviderSettings {
@@ -70,6 +72,9 @@ impl ProviderSettings {
         }
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_open(uri, ui);
+        }
+        if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+            return self.aws_kms_open(uri, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["get-passphrase", uri], ui)?;
@@ -93,6 +98,9 @@ impl ProviderSettings {
         validate_provider_name(provider)?;
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_new(uri, None, ui);
+        }
+        if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+            return self.aws_kms_new(uri, None, ui);
         }
         let program = self.find_plugin(provider)?;
         let output = self.run_with_retries(provider, &program, &["new-passphrase", uri], ui)?;

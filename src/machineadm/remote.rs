@@ -88,6 +88,9 @@ impl RemoteSettings {
                 let allow_local = !fetched || self.allow_local_targets;
                 self.fetch_https(&remote.uri, allow_local, providers, ui)
             }
+            provider if super::aws_remote::is_aws_source(provider) => {
+                super::aws_remote::fetch(provider, &remote.uri, fetched, providers, ui)
+            }
             provider => self.fetch_with_plugin(provider, &remote.uri, providers, ui),
         }
     }
@@ -485,6 +488,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -506,6 +510,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

@@ -43,6 +43,10 @@ pub fn resolve_seal_passphrase(
         // A given passphrase is wrapped by Transit; without one, Transit makes a data key.
         return providers.vault_transit_new(&request.passphrase_uri, explicit, ui).map(Some);
     }
+    if request.provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
+        // A given passphrase is wrapped by KMS Encrypt; without one, KMS GenerateDataKey makes it.
+        return providers.aws_kms_new(&request.passphrase_uri, explicit, ui).map(Some);
+    }
     if let Some(passphrase) = explicit {
         return Ok(Some((passphrase, request.passphrase_uri.clone())));
     }
@@ -350,6 +354,7 @@ mod tests {
             retries: 0,
             first_backoff: Duration::ZERO,
             vault: None,
+            aws: None,
         }
     }
 

@@ -7,6 +7,7 @@
 use crate::kms::Error;
 use crate::kms::http::{Http, Request};
 use crate::kms::keystone::{Session, expect_status};
+use crate::kms::reference::is_uuid;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +52,29 @@ impl Glance {
             .map_err(|e| Error::Config(format!("Glance endpoint: {e}")))
     }
 
+    /// The URL of image `id` (plus `tail`): ids are UUIDs, checked like secret references before they become part
+    /// of a path (an id like `../../x` from an untrusted server would send the request elsewhere on it).
+    fn image_url(&self, id: &str, tail: &str) -> Result<reqwest::Url, Error> {
+        if !is_uuid(id) {
+            return Err(Error::Protocol {
+                what: "naming an image".into(),
+                service: self.http.service.clone(),
+                problem: format!("the image id `{}` is not a UUID", crate::redact::server_message(id.as_bytes())),
+            });
+        }
+        self.url(&format!("images/{id}{tail}"))
+    }
+
+    /// Checks, before anything is created, that Glance answers and lets this user list images.
+    pub fn check(&self) -> Result<(), Error> {
+        let url = self.url("images?limit=1")?;
+        let what = "listing images (checking Glance before anything is created)";
+        let response = self.session.send(&self.http, &|token| {
+            Request::new(reqwest::Method::GET, url.clone(), what).header("X-Auth-Token", token)
+        })?;
+        expect_status(what, &self.http.service, &response, &[200])
+    }
+
     /// Creates the image record (`queued`); returns its id.
     pub fn create(&self, image: &NewImage<'_>) -> Result<String, Error> {
         let url = self.url("images")?;
@@ -69,28 +93,50 @@ impl Glance {
         })?;
         expect_status(&what, &self.http.service, &response, &[201])?;
         let json = response.json(&what, &self.http.service)?;
-        json["id"].as_str().map(str::to_owned).ok_or_else(|| Error::Protocol {
-            what,
-            service: self.http.service.clone(),
-            problem: "no image id in the answer".into(),
-        })
+        match json["id"].as_str() {
+            Some(id) if is_uuid(id) => Ok(id.to_owned()),
+            Some(id) => Err(Error::Protocol {
+                what,
+                service: self.http.service.clone(),
+                problem: format!(
+                    "the new image's id `{}` is not a UUID (not used in any path; nothing was deleted)",
+                    crate::redact::server_message(id.as_bytes())
+                ),
+            }),
+            None => Err(Error::Protocol {
+                what,
+                service: self.http.service.clone(),
+                problem: "no image id in the answer".into(),
+            }),
+        }
     }
 
     /// Streams the image's data from `data` (`size` bytes, for Content-Length-less chunked upload checks).
     pub fn upload(&self, id: &str, data: Box<dyn std::io::Read + Send>) -> Result<(), Error> {
-        let url = self.url(&format!("images/{id}/file"))?;
+        let url = self.image_url(id, "/file")?;
         let what = format!("uploading the data of image `{id}`");
         let token = self.session.token()?;
         let request = Request::new(reqwest::Method::PUT, url, &what)
             .header("X-Auth-Token", token)
             .header("Content-Type", "application/octet-stream");
         let response = self.http.send_reader(&request, data, UPLOAD_TIMEOUT)?;
+        if response.status == reqwest::StatusCode::PAYLOAD_TOO_LARGE {
+            return Err(Error::Protocol {
+                what,
+                service: self.http.service.clone(),
+                problem: format!(
+                    "HTTP 413: Glance refused the data, the image is larger than the cloud's image size cap or the \
+                     project's storage quota allows ({})",
+                    crate::kms::keystone::error_message(&response)
+                ),
+            });
+        }
         expect_status(&what, &self.http.service, &response, &[204, 200, 201])
     }
 
     /// The image's record; [`Error::NotFound`] when it does not exist.
     pub fn show(&self, id: &str) -> Result<serde_json::Value, Error> {
-        let url = self.url(&format!("images/{id}"))?;
+        let url = self.image_url(id, "")?;
         let what = format!("reading image `{id}`");
         let response = self.session.send(&self.http, &|token| {
             Request::new(reqwest::Method::GET, url.clone(), &what).header("X-Auth-Token", token)
@@ -101,7 +147,7 @@ impl Glance {
 
     /// Deletes the image; one that is already gone is success.
     pub fn delete(&self, id: &str) -> Result<(), Error> {
-        let url = self.url(&format!("images/{id}"))?;
+        let url = self.image_url(id, "")?;
         let what = format!("deleting image `{id}`");
         let response = self.session.send(&self.http, &|token| {
             Request::new(reqwest::Method::DELETE, url.clone(), &what).header("X-Auth-Token", token)

@@ -8,6 +8,7 @@ use super::glance::{Glance, NewImage};
 use crate::kms::barbican::Barbican;
 use crate::kms::keystone::{Cloud, Session};
 use crate::kms::{Consumer, Error, SecretStore};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// What this run created in the cloud and has not finished with.
@@ -19,6 +20,22 @@ pub struct Created {
     pub image: Option<String>,
     /// A consumer this run registered on a secret it did not create (removed on undo).
     pub consumer: Option<(String, Consumer)>,
+    /// The local image this run wrote under its secret, with its device and inode: removed when that secret is
+    /// deleted (no file is left that no key opens), kept with it otherwise.
+    pub output: Option<(PathBuf, (u64, u64))>,
+    /// The local image this run is about to write under its secret, with the identity of whatever is at that
+    /// path before (a signal between the image's rename and [`Ledger::output_written`] still finds it: the file
+    /// there is then another one).
+    pub pending_output: Option<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// What [`Ledger::undo`] did.
+#[derive(Debug, Default)]
+pub struct Undone {
+    /// What could not be deleted (or was kept on purpose), as the commands that delete it, with why.
+    pub left: Vec<String>,
+    /// The local image removed with its secret.
+    pub removed_output: Option<PathBuf>,
 }
 
 /// The record of what one run created, shared with the signal handler.
@@ -52,6 +69,19 @@ impl Ledger {
         self.with(|c| c.consumer = Some((secret.to_owned(), consumer.clone())));
     }
 
+    /// Records the local image this run is about to write at `path` under the secret it stores.
+    pub fn output_pending(&self, path: &Path) {
+        let before = identity(path);
+        self.with(|c| c.pending_output = Some((path.to_path_buf(), before)));
+    }
+
+    /// Records the local image written under this run's secret (a regular file only: a device is never removed).
+    pub fn output_written(&self, path: &Path) {
+        if let Some(written) = identity(path) {
+            self.with(|c| c.output = Some((path.to_path_buf(), written)));
+        }
+    }
+
     /// Everything is in place: nothing is undone any more.
     pub fn finish(&self) {
         self.with(|c| *c = Created::default());
@@ -76,41 +106,82 @@ impl Ledger {
     }
 
     /// Deletes what is recorded, newest first, with clients of its own (it may run on the signal handler's
-    /// thread while the main thread is blocked in a request). Returns the cleanup commands of what could not be
-    /// deleted, with why.
-    pub fn undo(&self) -> Vec<String> {
+    /// thread while the main thread is blocked in a request). A secret is deleted only once the image that names
+    /// it is known to be gone, and the local image only once its secret is: whatever is kept is listed, with the
+    /// command that deletes it and why.
+    pub fn undo(&self) -> Undone {
         let created = self.created();
+        let mut undone = Undone::default();
         if created.secret.is_none() && created.image.is_none() && created.consumer.is_none() {
-            return Vec::new();
+            return undone;
         }
-        let mut left = Vec::new();
         let session = match Session::new(self.cloud.clone()) {
             Ok(session) => Arc::new(session),
-            Err(e) => return self.cleanup_commands().into_iter().map(|c| format!("{c}  ({e})")).collect(),
+            Err(e) => {
+                undone.left = self.cleanup_commands().into_iter().map(|c| format!("{c}  ({e})")).collect();
+                return undone;
+            }
         };
+        let mut image_gone = true;
         if let Some(image) = &created.image {
             match Glance::new(session.clone()).and_then(|glance| glance.delete(image)) {
                 Ok(()) => self.with(|c| c.image = None),
-                Err(e) => left.push(format!("openstack image delete {image}  ({e})")),
-            }
-        }
-        let barbican = || Barbican::new(session.clone());
-        if let Some((secret, consumer)) = &created.consumer {
-            match barbican().and_then(|b| b.remove_consumer(secret, consumer)) {
-                Ok(()) => self.with(|c| c.consumer = None),
                 Err(e) => {
-                    left.push(format!("the consumer of secret {secret} for image {}  ({e})", consumer.resource_id))
+                    image_gone = false;
+                    undone.left.push(format!("openstack image delete {image}  ({e})"));
                 }
             }
         }
-        if let Some(secret) = &created.secret {
-            match barbican().and_then(|b| b.delete(secret)) {
-                Ok(()) => self.with(|c| c.secret = None),
-                Err(e) => left.push(format!("openstack secret delete {secret}  ({e})")),
+        let barbican = || Barbican::new(session.clone());
+        if let Some((secret, consumer)) = created.consumer.as_ref().filter(|_| image_gone) {
+            match barbican().and_then(|b| b.remove_consumer(secret, consumer)) {
+                Ok(()) => self.with(|c| c.consumer = None),
+                Err(e) => undone
+                    .left
+                    .push(format!("the consumer of secret {secret} for image {}  ({e})", consumer.resource_id)),
             }
         }
-        left
+        let Some(secret) = &created.secret else { return undone };
+        if !image_gone {
+            undone.left.push(format!(
+                "openstack secret delete {secret}  (kept: image {} still names it)",
+                created.image.as_deref().unwrap_or_default()
+            ));
+            return undone;
+        }
+        match barbican().and_then(|b| b.delete(secret)) {
+            Ok(()) => {
+                self.with(|c| c.secret = None);
+                // The image written: the one recorded, else a file that took the pending path's place.
+                let written = created.output.clone().or_else(|| {
+                    let (path, before) = created.pending_output.as_ref()?;
+                    identity(path).filter(|now| Some(*now) != *before).map(|now| (path.clone(), now))
+                });
+                undone.removed_output = written.and_then(|(path, id)| remove_own(&path, id));
+            }
+            Err(e) => undone.left.push(format!("openstack secret delete {secret}  ({e})")),
+        }
+        undone
     }
+}
+
+/// The device and inode of the regular file at `path` (None: no regular file there).
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Removes the file at `path` if it is still the one this run wrote (whatever has taken its name since stays).
+fn remove_own(path: &Path, written: (u64, u64)) -> Option<PathBuf> {
+    if identity(path)? != written {
+        return None;
+    }
+    std::fs::remove_file(path).ok()?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = crate::atomic::sync_dir(dir);
+    }
+    Some(path.to_path_buf())
 }
 
 /// An image to publish.

@@ -194,11 +194,25 @@ impl Header {
                 "copy it into a self-contained image: `qemu-img convert -O qcow2`",
             ));
         }
-        // Bit 3 says the compression type field is not zlib (0); QEMU knows zstd (1) only.
-        if f & INCOMPAT_COMPRESSION != 0 && compression_type > 1 {
+        // As QEMU's validate_compression_type: the type is zlib (0) or zstd (1), and bit 3 is set exactly when it
+        // is not zlib (whatever the image's clusters hold; QEMU refuses to open it either way).
+        if compression_type > 1 {
             return Err(Error::corrupt(format!(
                 "compression type {compression_type} (QEMU knows 0, zlib, and 1, zstd)"
             )));
+        }
+        match (f & INCOMPAT_COMPRESSION != 0, compression_type) {
+            (true, 0) => {
+                return Err(Error::corrupt(
+                    "incompatible bit 3 (compression type) is set but the compression type is zlib (0); QEMU refuses it",
+                ));
+            }
+            (false, 1) => {
+                return Err(Error::corrupt(
+                    "the compression type is zstd (1) but incompatible bit 3 is not set; QEMU refuses it",
+                ));
+            }
+            _ => {}
         }
         if f & INCOMPAT_EXTL2 != 0 {
             return Err(Error::unsupported(

@@ -3,11 +3,13 @@
 //! `openstack secret store` line that makes a key-manager secret the consuming service turns into this image's
 //! passphrase.
 //!
-//! Spellings (issue 13 research §6): `os_encrypt_format=LUKSv1` as the approved Glance 2025.1 and Cinder 2026.1
-//! specs spell it; no `os_encrypt_cipher` (both dropped it); `os_decrypt_container_format=bare` and
-//! `os_decrypt_size` from the Glance spec; Nova's `hw_ephemeral_encryption=True` and
-//! `hw_ephemeral_encryption_format=luks` (the lowercase enum of `nova/objects/fields.py`); `cinder_encryption_key_id`
-//! only for symmetric secrets, the only kind Cinder's code creates and reads today.
+//! Each property is set only where its spec gives it meaning (the table, with why, is `docs/openstack.md`):
+//! Glance's image-encryption properties on every encrypted image (`os_encrypt_format=LUKSv1`,
+//! `os_encrypt_cipher=aes-xts-plain64`, `os_encrypt_key_id`, `os_encrypt_key_deletion_policy`,
+//! `os_decrypt_container_format=bare`, `os_decrypt_size`); Cinder's `cinder_encryption_key_id` (and its deletion
+//! policy) only on a raw LUKS image with a symmetric secret, the only kind Cinder creates a volume from; never
+//! Nova's `hw_ephemeral_encryption*`, which ask Nova to encrypt the disks of instances booted from an image rather
+//! than describe an encrypted image.
 
 pub use crate::qcow2::secret::SecretType;
 use serde::Serialize;
@@ -97,14 +99,14 @@ pub fn image_document(
     let mut secret = None;
     if let Some(e) = encryption {
         properties.insert("os_encrypt_format", "LUKSv1".to_owned());
+        properties.insert("os_encrypt_cipher", "aes-xts-plain64".to_owned());
         properties.insert("os_encrypt_key_deletion_policy", if e.delete_key { "True" } else { "False" }.to_owned());
         properties.insert("os_decrypt_container_format", "bare".to_owned());
         properties.insert("os_decrypt_size", decrypted_size.to_string());
-        properties.insert("hw_ephemeral_encryption", "True".to_owned());
-        properties.insert("hw_ephemeral_encryption_format", "luks".to_owned());
         if let Some(id) = e.key_id {
             properties.insert("os_encrypt_key_id", id.to_owned());
-            if e.secret_type == SecretType::Symmetric {
+            // Cinder makes volumes of raw LUKS images only, and reads symmetric secrets only.
+            if e.secret_type == SecretType::Symmetric && disk_format == "raw" {
                 properties.insert("cinder_encryption_key_id", id.to_owned());
                 if e.delete_key {
                     properties.insert("cinder_encryption_key_deletion_policy", "on_image_deletion".to_owned());
@@ -140,7 +142,11 @@ mod tests {
             key_id: Some("3f1c6b9e-0d2a-4c55-9a57-3e1f0b6a2c11"),
             delete_key: true,
         };
-        let doc = image_document(Path::new("a.qcow2"), "qcow2", 1 << 20, Some(&facts));
+        let qcow2 = image_document(Path::new("a.qcow2"), "qcow2", 1 << 20, Some(&facts));
+        assert!(!qcow2.properties.contains_key("cinder_encryption_key_id"), "Cinder reads raw LUKS only");
+        assert!(!qcow2.properties.keys().any(|k| k.starts_with("hw_ephemeral_encryption")));
+        assert_eq!(qcow2.properties["os_encrypt_cipher"], "aes-xts-plain64");
+        let doc = image_document(Path::new("a.qcow2"), "raw", 1 << 20, Some(&facts));
         let secret = doc.secret.unwrap();
         assert_eq!(
             secret.command,
@@ -148,7 +154,7 @@ mod tests {
         );
         assert_eq!(doc.properties["os_encrypt_format"], "LUKSv1");
         assert_eq!(doc.properties["cinder_encryption_key_deletion_policy"], "on_image_deletion");
-        assert!(doc.command.starts_with("openstack image create --disk-format qcow2 --container-format bare"));
+        assert!(doc.command.starts_with("openstack image create --disk-format raw --container-format bare"));
         assert!(doc.command.ends_with("--file a.qcow2 a"), "{}", doc.command);
         let quoted = image_document(Path::new("out/my disk.img"), "raw", 512, None);
         assert!(quoted.command.ends_with("--file 'out/my disk.img' 'my disk'"), "{}", quoted.command);

@@ -20,20 +20,30 @@ pub struct IdLock {
 impl IdLock {
     /// Takes the lock file `DIR/<volume-id>.lock` (created, with `DIR`, if missing).
     pub fn acquire(dir: &Path, volume_id: &str) -> Result<Self, Error> {
+        Self::take(dir, &file_name_for_id(volume_id), || format!("volume id `{volume_id}`"))
+    }
+
+    /// Takes the lock of the volume whose store entry (and lock file) is named `name`, the volume id as
+    /// [`file_name_for_id`] wrote it: for a walk over a store's entries, which knows names, not ids.
+    pub fn acquire_name(dir: &Path, name: &str) -> Result<Self, Error> {
+        Self::take(dir, name, || format!("volume `{name}`"))
+    }
+
+    fn take(dir: &Path, name: &str, what: impl Fn() -> String) -> Result<Self, Error> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
             .map_err(Error::io(format!("creating the lock directory `{}`", dir.display())))?;
-        let path = dir.join(format!("{}.lock", file_name_for_id(volume_id)));
+        let path = dir.join(format!("{name}.lock"));
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
             .map_err(Error::io(format!("opening the lock file `{}`", path.display())))?;
-        exclusive(&file, || format!("volume id `{volume_id}`"))?;
+        exclusive(&file, what)?;
         Ok(Self { _file: file, path })
     }
 

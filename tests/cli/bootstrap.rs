@@ -253,21 +253,28 @@ fn remote_configs_come_first_and_are_fetched_skipped_or_refused_when_opening() {
     cryptadm()
         .current_dir(scratch.dir.path())
         .args(["bootstrap", "seal", "--in", "plain.yaml", "--provider", "file", "--passphrase-uri", &uri])
-        .args(["--passphrase-file", "pass", "--remote-config", "s3=s3://bucket/key.yaml", "--out", "sealed.yaml"])
+        .args([
+            "--passphrase-file",
+            "pass",
+            "--remote-config",
+            "objstore=objstore://bucket/key.yaml",
+            "--out",
+            "sealed.yaml",
+        ])
         .assert()
         .success();
     let sealed = std::fs::read_to_string(scratch.path("sealed.yaml")).unwrap();
     assert!(sealed.starts_with(
-        "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: remote-config-1\nspec:\n  provider: s3\n  uri: s3://bucket/key.yaml\n---\n"
+        "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: remote-config-1\nspec:\n  provider: objstore\n  uri: objstore://bucket/key.yaml\n---\n"
     ), "{sealed}");
-    // Fetched by default: no `s3` plugin here, so not found, and nothing written.
+    // Fetched by default: no `objstore` plugin here, so not found, and nothing written.
     open_in(&scratch)
         .env("PATH", "/usr/bin:/bin")
         .assert()
         .code(5)
         .stderr(predicate::str::contains(
-            "document 1 (RemoteConfig `remote-config-1`, provider `s3`): remote-configuration provider `s3`: plugin \
-             `machineadm-remote-configuration-provider-s3` not found",
+            "document 1 (RemoteConfig `remote-config-1`, provider `objstore`): remote-configuration provider `objstore`: plugin \
+             `machineadm-remote-configuration-provider-objstore` not found",
         ))
         .stderr(predicate::str::contains("hint: install the plugin"));
     assert!(!scratch.path("out.yaml").exists());
@@ -275,7 +282,7 @@ fn remote_configs_come_first_and_are_fetched_skipped_or_refused_when_opening() {
         .arg("--skip-remote")
         .assert()
         .success()
-        .stderr(predicate::str::contains("skipping document 1: RemoteConfig `remote-config-1` (provider `s3`)"));
+        .stderr(predicate::str::contains("skipping document 1: RemoteConfig `remote-config-1` (provider `objstore`)"));
     std::fs::remove_file(scratch.path("out.yaml")).unwrap();
     open_in(&scratch)
         .arg("--strict")

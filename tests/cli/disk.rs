@@ -183,11 +183,11 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
     assert_eq!(props["os_encrypt_format"], "LUKSv1");
     assert_eq!(props["os_encrypt_key_id"], key_id);
     // A passphrase secret: no cinder_encryption_key_id (Cinder would hexlify it into another passphrase); the
-    // secret outlives the image unless asked; no os_encrypt_cipher or os_decrypt_format (the specs dropped them).
+    // secret outlives the image unless asked; os_encrypt_cipher names the payload cipher, no os_decrypt_format.
     assert_eq!(props.get("cinder_encryption_key_id"), None);
     assert_eq!(props["os_encrypt_key_deletion_policy"], "False");
     assert_eq!(props.get("cinder_encryption_key_deletion_policy"), None);
-    assert_eq!(props.get("os_encrypt_cipher"), None);
+    assert_eq!(props["os_encrypt_cipher"], "aes-xts-plain64");
     assert_eq!(props.get("os_decrypt_format"), None);
     assert_eq!(props["os_decrypt_container_format"], "bare");
     assert_eq!(props["os_decrypt_size"], (1 << 20).to_string());

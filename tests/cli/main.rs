@@ -5,12 +5,14 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+mod support_aws;
 mod support_first_boot;
 mod support_guest;
 mod support_loop;
 mod support_openbao;
 mod support_openstack;
 
+mod aws;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

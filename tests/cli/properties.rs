@@ -23,6 +23,7 @@ fn no_plugins() -> ProviderSettings {
         retries: 0,
         first_backoff: Duration::ZERO,
         vault: None,
+        aws: None,
     }
 }
 

@@ -159,6 +159,29 @@ impl OpenStack {
             .unwrap_or_default()
     }
 
+    /// What castellan (Nova's and Glance's key-manager client, `castellan_get.py`) reads from secret `uuid`: its
+    /// class (`Passphrase`, `SymmetricKey`, `OpaqueData`) and its bytes.
+    pub(crate) fn castellan(&self, uuid: &str) -> (String, Vec<u8>) {
+        let scratch = Scratch::new();
+        let out = scratch.path("secret");
+        // Debian's python3: python3-castellan is a Debian package.
+        let output = Command::new("/usr/bin/python3")
+            .arg(script("castellan_get.py"))
+            .arg(self.root().join("env"))
+            .arg(uuid)
+            .arg(&out)
+            .output()
+            .expect("run castellan_get.py");
+        assert!(output.status.success(), "castellan: {}", String::from_utf8_lossy(&output.stderr));
+        (String::from_utf8(output.stdout).unwrap().trim().to_owned(), std::fs::read(&out).unwrap())
+    }
+
+    /// Glance's image_size_cap in this harness (bytes).
+    pub(crate) fn glance_size_cap(&self) -> u64 {
+        let env = std::fs::read_to_string(self.root().join("env")).unwrap();
+        env.lines().find_map(|l| l.strip_prefix("GLANCE_SIZE_CAP=")).unwrap().parse().unwrap()
+    }
+
     /// A valid admin token (for OS_TOKEN tests).
     pub(crate) fn token(&self) -> String {
         self.api("keystone", "GET", "token", None).1.trim().to_owned()

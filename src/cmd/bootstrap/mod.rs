@@ -60,6 +60,9 @@ pub struct PluginArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
 }
 
 impl PluginArgs {
@@ -74,6 +77,7 @@ impl PluginArgs {
             retries: self.retries,
             first_backoff: std::time::Duration::from_secs(1),
             vault,
+            aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
         })
     }
 }

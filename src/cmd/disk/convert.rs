@@ -56,13 +56,18 @@ pub struct ConvertArgs {
     /// The output's secret: read for `existing`, created for `new` (0600; an existing file is never overwritten)
     #[arg(long, value_name = "FILE", help_heading = "Passphrase")]
     pub new_key_file: Option<PathBuf>,
-    /// How the output's secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of
-    /// the key bytes (`symmetric`, Cinder and os-brick)
-    #[arg(long, value_enum, value_name = "TYPE", default_value_t, help_heading = "Passphrase")]
-    pub secret_type: SecretTypeArg,
+    /// How the output's secret becomes its LUKS passphrase: verbatim (`passphrase`, Nova; the default) or
+    /// lowercase hex of the key bytes (`symmetric`, Cinder and os-brick); a key-manager secret's own Barbican type
+    /// decides, and a contradicting --secret-type is refused
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = "Passphrase")]
+    pub secret_type: Option<SecretTypeArg>,
     /// How the source's --key-file becomes its passphrase (default: --secret-type)
     #[arg(long, value_enum, value_name = "TYPE", help_heading = "Passphrase")]
     pub source_secret_type: Option<SecretTypeArg>,
+    /// The source image's Barbican secret (its os_encrypt_key_id, UUID or href): the source's passphrase is read
+    /// from the key manager (same rules as --secret), so no passphrase needs to be on disk
+    #[arg(long, value_name = "UUID|HREF", requires = "key_manager", help_heading = "OpenStack")]
+    pub source_secret: Option<String>,
     /// qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU's)
     #[arg(long, value_name = "BYTES", value_parser = super::parse_cluster_size)]
     pub cluster_size: Option<u32>,
@@ -95,8 +100,12 @@ pub struct KdfArgs {
 /// Nova's snapshot key options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KeyChoice {
-    /// The source's volume key and passphrase
+    /// The source's volume key and passphrase (Nova's snapshot); with --key-manager the source's secret is copied
+    /// into a new secret the output owns
     Same,
+    /// The source's volume key and passphrase, sharing the source's key-manager secret itself (Nova's shelve);
+    /// never under a deletion policy
+    Shelve,
     /// A new volume key and a generated secret, written to --new-key-file
     New,
     /// A new volume key; the secret in --new-key-file
@@ -125,19 +134,44 @@ fn read_secret_file(path: &Path) -> anyhow::Result<Zeroizing<Vec<u8>>> {
 /// Runs `cryptadm disk convert`.
 pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     crate::cmd::interrupt::remove_partials_on_signal();
-    let secret_type = SecretType::from(args.secret_type);
-    let source_type = args.source_secret_type.map_or(secret_type, SecretType::from);
+    let secret_type = SecretType::from(args.secret_type.unwrap_or_default());
+    let source_type = args.source_secret_type.or(args.secret_type).map_or(secret_type, SecretType::from);
     let key_manager = args.glance.cloud.key_manager.is_some();
-    match (args.encryption_key, key_manager, args.glance.cloud.secret.is_some()) {
-        (KeyChoice::None, true, _) => {
-            return Err(usage("--encryption-key none makes a plain image: there is no secret for --key-manager").into());
+    let keeps_source_key = matches!(args.encryption_key, KeyChoice::Same | KeyChoice::Shelve);
+    // The source's secret in the key manager: --source-secret, or (same and shelve) --secret as before.
+    let source_id = match (&args.source_secret, &args.glance.cloud.secret) {
+        (Some(source), Some(secret)) if keeps_source_key && source != secret => {
+            return Err(usage("--source-secret and --secret name two secrets, but same and shelve keep the source's")
+                .with_hint("give the source's secret once, as --source-secret")
+                .into());
+        }
+        (Some(source), _) => Some(source.clone()),
+        (None, Some(secret)) if keeps_source_key => Some(secret.clone()),
+        _ => None,
+    };
+    let output_secret_named = args.glance.cloud.secret.is_some() && !keeps_source_key;
+    match (args.encryption_key, key_manager, output_secret_named) {
+        (KeyChoice::None, true, _) if source_id.is_none() || args.glance.cloud.secret.is_some() => {
+            return Err(usage("--encryption-key none makes a plain image: there is no secret for --key-manager")
+                .with_hint("--key-manager with none reads only the source's secret (--source-secret)")
+                .into());
         }
         (KeyChoice::New, true, true) => {
             return Err(usage("--encryption-key new stores a new secret: drop --secret, or choose existing").into());
         }
-        (KeyChoice::Existing | KeyChoice::Same, true, false) => {
-            return Err(usage("--encryption-key existing and same with --key-manager need --secret UUID|HREF")
-                .with_hint("for same, --secret names the source image's secret (its os_encrypt_key_id)")
+        (KeyChoice::Existing, true, false) => {
+            return Err(
+                usage("--encryption-key existing with --key-manager needs --secret UUID|HREF (the output's)").into()
+            );
+        }
+        (KeyChoice::Same | KeyChoice::Shelve, true, _) if source_id.is_none() => {
+            return Err(usage("--encryption-key same and shelve with --key-manager need --source-secret UUID|HREF")
+                .with_hint("the source image's secret is its os_encrypt_key_id")
+                .into());
+        }
+        (KeyChoice::Shelve, false, _) => {
+            return Err(usage("--encryption-key shelve shares the source's key-manager secret")
+                .with_hint("give --key-manager barbican --source-secret UUID, or use same")
                 .into());
         }
         _ => {}
@@ -149,14 +183,16 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         (KeyChoice::New | KeyChoice::Existing, None) if !key_manager => {
             return Err(usage("--encryption-key new and existing need --new-key-file FILE").into());
         }
-        (KeyChoice::Same | KeyChoice::None, Some(_)) => {
+        (KeyChoice::Same | KeyChoice::Shelve | KeyChoice::None, Some(_)) => {
             return Err(usage("--new-key-file applies to --encryption-key new and existing only").into());
         }
         _ => {}
     }
     let output = output::check(&args.dst, "DST", &[(&args.src, "SRC")], args.force)?;
     output.require_file("convert writes image files")?;
-    args.glance.check(args.encryption_key != KeyChoice::None)?;
+    // Secrets this run does not create: the output's named by --secret, or the source's shared (shelve).
+    let existing_secret = args.encryption_key == KeyChoice::Shelve || output_secret_named;
+    args.glance.check(args.encryption_key != KeyChoice::None, existing_secret, &args.dst)?;
     // A generated secret never replaces a file; checked before any work.
     let mut key_file = match (args.encryption_key, &args.new_key_file) {
         (KeyChoice::New, Some(path)) => Some(KeyFile::new(path)?),
@@ -165,20 +201,20 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let source = Source::open(&args.src)?;
     super::warn_all(&source.warnings(), printer);
     let container = args.format.map_or(source.container(), Container::from);
-    if args.encryption_key == KeyChoice::Same && !source.encrypted() {
+    if keeps_source_key && !source.encrypted() {
         return Err(usage(format!("`{}` is not encrypted: there is no key to keep", args.src.display()))
             .with_hint("choose --encryption-key new, existing or none")
             .into());
     }
-    let cloud = args.glance.cloud.connect()?;
-    // `same` with a key manager: the source's secret is --secret, and stays the output's.
-    let same_secret = match (args.encryption_key, &cloud) {
-        (KeyChoice::Same, Some(_)) => {
-            args.glance.key_manager_secret(cloud.as_ref(), source_type, &args.dst, printer)?
+    let cloud = args.glance.cloud.connect(printer)?;
+    let source_secret = match (&cloud, &source_id) {
+        (Some(cloud), Some(id)) => {
+            let explicit = args.source_secret_type.or(args.secret_type).map(SecretType::from);
+            Some(super::fetch_secret(cloud, id, explicit, printer)?)
         }
         _ => None,
     };
-    let source_passphrase = match (&same_secret, source.encrypted()) {
+    let source_passphrase = match (&source_secret, source.encrypted()) {
         (Some(secret), _) => Some(secret.passphrase()),
         (None, true) => {
             let raw = args.passphrase.resolve(printer, false)?;
@@ -186,12 +222,27 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         (None, false) => None,
     };
-    let new_secret = match args.encryption_key {
-        KeyChoice::New | KeyChoice::Existing => {
-            args.glance.key_manager_secret(cloud.as_ref(), secret_type, &args.dst, printer)?
+    // The output's key-manager secret: a copy of the source's (same, Nova's snapshot), the source's itself
+    // (shelve), or the one --secret names or a new one (new, existing).
+    let km_secret = match (args.encryption_key, &cloud, source_secret) {
+        (KeyChoice::Same, Some(cloud), Some(source)) => {
+            let copy = args.glance.store_secret(cloud, source.secret_type, source.bytes.clone(), &args.dst, printer)?;
+            printer.info(&format!(
+                "secret {} is a copy of the source's secret {} (Nova's snapshot: the image owns its secret)",
+                copy.uuid, source.uuid
+            ));
+            Some(copy)
         }
+        (KeyChoice::Shelve, _, Some(source)) => Some(source),
+        (KeyChoice::New | KeyChoice::Existing, _, _) => args.glance.key_manager_secret(
+            cloud.as_ref(),
+            args.secret_type.map(SecretType::from),
+            &args.dst,
+            printer,
+        )?,
         _ => None,
     };
+    let new_secret = km_secret.as_ref().filter(|_| matches!(args.encryption_key, KeyChoice::New | KeyChoice::Existing));
     // The output's secret: its bytes (None: the source's, or none), the passphrase they give, where they are.
     type Bytes = Option<Zeroizing<Vec<u8>>>;
     let (secret, passphrase, secret_file): (Bytes, Bytes, Option<PathBuf>) =
@@ -215,7 +266,7 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let unlocked = source.unlock(source_passphrase.as_deref().map(|p| &p[..]))?;
     let key = match args.encryption_key {
         KeyChoice::None => Key::None,
-        KeyChoice::Same => Key::Same(source_passphrase.as_deref().expect("encrypted")),
+        KeyChoice::Same | KeyChoice::Shelve => Key::Same(source_passphrase.as_deref().expect("encrypted")),
         KeyChoice::New | KeyChoice::Existing => Key::Fresh(passphrase.as_deref().expect("resolved above")),
     };
     let kdf = match args.kdf.pbkdf_force_iterations {
@@ -240,8 +291,7 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         converted.file_len,
         converted.data_clusters.map_or(String::new(), |n| format!(", {n} data clusters")),
     ));
-    let key_manager = new_secret.as_ref().or(same_secret.as_ref());
-    if let Some(secret) = key_manager.filter(|_| args.glance.openstack()) {
+    if let Some(secret) = km_secret.as_ref().filter(|_| args.glance.openstack()) {
         let facts = encrypted.then(|| secret.facts());
         let key_id = Some(secret.uuid.as_str());
         args.glance.finish(cloud, &args.dst, container, converted.virtual_size, facts, key_id, printer)?;

@@ -53,10 +53,11 @@ pub struct LuksFormatArgs {
     /// qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU's)
     #[arg(long, value_name = "BYTES", value_parser = super::parse_cluster_size)]
     pub cluster_size: Option<u32>,
-    /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova) or lowercase hex of
-    /// the key bytes it holds (`symmetric`, Cinder and os-brick)
-    #[arg(long, value_enum, value_name = "TYPE", default_value_t, help_heading = "Passphrase")]
-    pub secret_type: super::SecretTypeArg,
+    /// How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or
+    /// lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret's
+    /// Barbican type decides and a contradicting --secret-type is refused
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = "Passphrase")]
+    pub secret_type: Option<super::SecretTypeArg>,
     /// Payload cipher (only aes-xts-plain64 is implemented)
     #[arg(long, value_name = "CIPHER", default_value = "aes-xts-plain64", help_heading = "Encryption")]
     pub cipher: String,
@@ -192,15 +193,15 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
     luks::format::is_uuid(args.uuid.as_deref().unwrap_or("00000000-0000-0000-0000-000000000000"))
         .then_some(())
         .ok_or_else(|| invalid("--uuid is not a UUID (8-4-4-4-12 hex digits)"))?;
-    args.glance.check(true)?;
-    let cloud = args.glance.cloud.connect()?;
-    let key_manager =
-        args.glance.key_manager_secret(cloud.as_ref(), SecretType::from(args.secret_type), &args.target, printer)?;
+    args.glance.check(true, args.glance.cloud.secret.is_some(), &args.target)?;
+    let cloud = args.glance.cloud.connect(printer)?;
+    let explicit_type = args.secret_type.map(SecretType::from);
+    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), explicit_type, &args.target, printer)?;
     let passphrase = match &key_manager {
         Some(secret) => Passphrase::new(secret.passphrase().to_vec()),
         None => {
             let passphrase = args.passphrase.resolve(printer, true)?;
-            match args.secret_type {
+            match args.secret_type.unwrap_or_default() {
                 super::SecretTypeArg::Passphrase => passphrase,
                 super::SecretTypeArg::Symmetric => {
                     let hex = SecretType::Symmetric.passphrase(passphrase.expose());
@@ -210,7 +211,7 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
         }
     };
     if glance {
-        check_text_passphrase(&passphrase)?;
+        check_text_passphrase(&passphrase, key_manager.as_ref())?;
     }
     // One PBKDF2 measurement serves the keyslot and the digest; a forced PBKDF skips it and the digest takes
     // the minimum, as in cryptsetup.
@@ -240,14 +241,25 @@ fn resolve(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<Settings>
 }
 
 /// QEMU looks the secret up as a UTF-8 string and measures it with strlen.
-fn check_text_passphrase(passphrase: &Passphrase) -> anyhow::Result<()> {
+fn check_text_passphrase(passphrase: &Passphrase, secret: Option<&super::KeyManagerSecret>) -> anyhow::Result<()> {
     let text = std::str::from_utf8(passphrase.expose()).ok();
-    if text.is_none_or(|t| t.contains('\0')) {
-        return Err(invalid("--glance needs a text passphrase: QEMU requires valid UTF-8 without NUL bytes")
-            .with_hint("use a text passphrase, e.g. `openssl rand -base64 32 | tr -d '\\n' > pass.txt`")
-            .into());
+    if !text.is_none_or(|t| t.contains('\0')) {
+        return Ok(());
     }
-    Ok(())
+    let failure = match secret {
+        Some(secret) => invalid(format!(
+            "secret {} is a passphrase secret holding binary bytes: QEMU needs a text passphrase (valid UTF-8 \
+             without NUL bytes) for an OpenStack image",
+            secret.uuid
+        ))
+        .with_hint(
+            "store a text passphrase in Barbican, or keep binary key bytes as a `symmetric` secret (its lowercase hex \
+             is the passphrase, as os-brick derives it)",
+        ),
+        None => invalid("an image for OpenStack needs a text passphrase: QEMU requires valid UTF-8 without NUL bytes")
+            .with_hint("use a text passphrase, e.g. `openssl rand -base64 32 | tr -d '\\n' > pass.txt`"),
+    };
+    Err(failure.into())
 }
 
 /// A forced KDF cost below cryptsetup's minimum is refused before any benchmark or prompt (the ranges of
@@ -371,7 +383,7 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
 
 /// The output's secret as the Glance document names it: its type, its file, its length in bytes.
 fn output_secret(args: &LuksFormatArgs, passphrase_len: usize) -> (SecretType, Option<&Path>, usize) {
-    match args.secret_type {
+    match args.secret_type.unwrap_or_default() {
         super::SecretTypeArg::Passphrase => (SecretType::Passphrase, args.passphrase.key_file(), passphrase_len),
         // The passphrase is the hex of the key bytes.
         super::SecretTypeArg::Symmetric => (SecretType::Symmetric, args.passphrase.key_file(), passphrase_len / 2),
@@ -401,7 +413,7 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
     let inputs: Vec<(&Path, &str)> = args.from.iter().map(|p| (p.as_path(), "--from")).collect();
     let output = output::check(&args.target, "TARGET", &inputs, args.force)?;
     output.require_file("a qcow2 image is a file")?;
-    args.glance.check(true)?;
+    args.glance.check(true, args.glance.cloud.secret.is_some(), &args.target)?;
     let source = match &args.from {
         Some(path) => {
             let source = pipeline::Source::open(path)?;
@@ -423,9 +435,10 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         (None, true) => source.len().div_ceil(512) * 512,
     };
     let source = source.resize(size);
-    let secret_type = SecretType::from(args.secret_type);
-    let cloud = args.glance.cloud.connect()?;
-    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), secret_type, &args.target, printer)?;
+    let secret_type = SecretType::from(args.secret_type.unwrap_or_default());
+    let cloud = args.glance.cloud.connect(printer)?;
+    let explicit_type = args.secret_type.map(SecretType::from);
+    let key_manager = args.glance.key_manager_secret(cloud.as_ref(), explicit_type, &args.target, printer)?;
     let (passphrase, secret_len) = match &key_manager {
         Some(secret) => (secret.passphrase(), secret.bytes.len()),
         None => {
@@ -434,7 +447,7 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         }
     };
     if args.glance.openstack() {
-        check_text_passphrase(&Passphrase::new(passphrase.to_vec()))?;
+        check_text_passphrase(&Passphrase::new(passphrase.to_vec()), key_manager.as_ref())?;
     }
     let kdf = match args.pbkdf_force_iterations {
         Some(n) => pipeline::KdfChoice::Forced(n),

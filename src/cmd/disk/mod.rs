@@ -219,8 +219,9 @@ pub struct GlanceArgs {
     /// Old spelling of --delete-key-with-image: on_image_deletion or do_not_delete
     #[arg(long, value_enum, value_name = "P", hide = true, conflicts_with = "delete_key_with_image")]
     pub key_deletion_policy: Option<DeletionPolicy>,
-    /// Format of the printed Glance properties
-    #[arg(long, value_enum, default_value_t, value_name = "FORMAT", requires = "glance", help_heading = "OpenStack")]
+    /// Format of the printed Glance properties (--glance), or of the ids printed with --key-manager or --upload
+    /// (json: `{"image_id", "secret_id"}`; else one id a line)
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT", help_heading = "OpenStack")]
     pub output_format: crate::cmd::OutputFormatArg,
     #[command(flatten)]
     pub(crate) cloud: crate::cmd::openstack_args::KeyManagerArgs,
@@ -237,50 +238,85 @@ impl GlanceArgs {
         self.glance || self.cloud.used()
     }
 
-    /// With --key-manager, the output's secret: the one --secret names (its type decides the passphrase), or a
-    /// new one of `secret_type` generated as the consuming service would and stored as `NAME-key` (NAME: the
-    /// --upload name, else `file`'s stem) before anything is written.
+    /// With --key-manager, the output's secret: the one --secret names (its Barbican type decides the passphrase;
+    /// an explicit `--secret-type` that contradicts it is refused), or a new one of `explicit_type` (default
+    /// passphrase) generated as the consuming service would and stored as `NAME-key` (NAME: the --upload name,
+    /// else `file`'s stem) before anything is written.
     pub fn key_manager_secret(
         &self,
         cloud: Option<&crate::cmd::openstack_args::CloudRun>,
-        secret_type: SecretType,
+        explicit_type: Option<SecretType>,
         file: &std::path::Path,
         printer: &Printer,
     ) -> anyhow::Result<Option<KeyManagerSecret>> {
         let Some(cloud) = cloud.filter(|_| self.cloud.key_manager.is_some()) else { return Ok(None) };
         if let Some(id) = &self.cloud.secret {
-            let fetched = cloud.fetch(id)?;
-            if fetched.secret_type != secret_type {
-                printer.info(&format!(
-                    "secret {} is a {} secret: its passphrase is {}",
-                    fetched.uuid,
-                    fetched.secret_type.name(),
-                    if fetched.secret_type == SecretType::Symmetric {
-                        "the lowercase hex of its bytes"
-                    } else {
-                        "its bytes"
-                    }
-                ));
-            }
-            return Ok(Some(KeyManagerSecret {
-                uuid: fetched.uuid,
-                secret_type: fetched.secret_type,
-                bytes: zeroize::Zeroizing::new(fetched.payload.to_vec()),
-                ours: false,
-            }));
+            return fetch_secret(cloud, id, explicit_type, printer).map(Some);
         }
+        let secret_type = explicit_type.unwrap_or(SecretType::Passphrase);
+        self.store_secret(cloud, secret_type, secret_type.generate(), file, printer).map(Some)
+    }
+
+    /// Stores `bytes` as a new `secret_type` secret named after the image (`NAME-key`), recorded as this run's.
+    pub fn store_secret(
+        &self,
+        cloud: &crate::cmd::openstack_args::CloudRun,
+        secret_type: SecretType,
+        bytes: zeroize::Zeroizing<Vec<u8>>,
+        file: &std::path::Path,
+        printer: &Printer,
+    ) -> anyhow::Result<KeyManagerSecret> {
+        let name = self.secret_name(file);
+        cloud.output_pending(file);
+        let uuid = cloud.store(&name, secret_type, &bytes)?;
+        printer.info(&format!("stored a new {} secret `{name}` in Barbican: {uuid}", secret_type.name()));
+        Ok(KeyManagerSecret { uuid, secret_type, bytes, ours: true })
+    }
+
+    /// The name of a secret this run stores: `NAME-key`, NAME the --upload name or the file's stem.
+    fn secret_name(&self, file: &std::path::Path) -> String {
         let name = self.cloud.upload.clone().unwrap_or_else(|| {
             file.file_stem().map_or_else(|| "image".to_owned(), |s| s.to_string_lossy().into_owned())
         });
-        let bytes = secret_type.generate();
-        let uuid = cloud.store(&format!("{name}-key"), secret_type, &bytes)?;
-        printer.info(&format!("stored a new {} secret in Barbican: {uuid}", secret_type.name()));
-        Ok(Some(KeyManagerSecret { uuid, secret_type, bytes, ours: true }))
+        format!("{name}-key")
+    }
+
+    /// Refuses, before any login, a secret name Barbican would refuse (over 255 characters) and an image name
+    /// Glance would refuse (over 255).
+    fn check_names(&self, file: Option<&std::path::Path>) -> anyhow::Result<()> {
+        const LIMIT: usize = 255;
+        if let Some(name) = &self.cloud.upload
+            && name.chars().count() > LIMIT
+        {
+            return Err(Failure::new(
+                ExitStatus::InvalidInput,
+                format!("--upload NAME has {} characters: Glance takes at most {LIMIT}", name.chars().count()),
+            )
+            .into());
+        }
+        let stores = self.cloud.key_manager.is_some() && self.cloud.secret.is_none();
+        if let Some(file) = file.filter(|_| stores) {
+            let name = self.secret_name(file);
+            if name.chars().count() > LIMIT {
+                return Err(Failure::new(
+                    ExitStatus::InvalidInput,
+                    format!(
+                        "the new secret's name `{}…-key` would have {} characters: Barbican takes at most {LIMIT}",
+                        name.chars().take(16).collect::<String>(),
+                        name.chars().count()
+                    ),
+                )
+                .with_hint(format!("give an --upload NAME (or a file name) of at most {} characters", LIMIT - 4))
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// Checks --key-id, the deletion policy and, for an `encrypted` output, that an upload can name its secret,
     /// before anything is written or any server contacted.
-    pub fn check(&self, encrypted: bool) -> anyhow::Result<()> {
+    pub fn check(&self, encrypted: bool, existing_secret: bool, file: &std::path::Path) -> anyhow::Result<()> {
+        self.check_names(Some(file))?;
         // Glance's image would name no secret: nothing could open it. Said before a login and before the image
         // is written (finish() says it again, should a path reach it).
         if encrypted && self.cloud.upload.is_some() && self.cloud.key_manager.is_none() && self.key_id.is_none() {
@@ -296,6 +332,7 @@ impl GlanceArgs {
             )
             .into());
         }
+        self.check_deletion_policy(existing_secret || (self.key_id.is_some() && self.cloud.upload.is_some()))?;
         if self.key_id.is_some() && self.cloud.key_manager.is_some() {
             return Err(Failure::new(
                 ExitStatus::Usage,
@@ -311,6 +348,25 @@ impl GlanceArgs {
             .into());
         }
         Ok(())
+    }
+
+    /// Refuses a deletion policy on a secret this run does not create (`existing`: --secret, --key-id with
+    /// --upload, the source's secret shared): Glance would delete it with this image while the images it came
+    /// from, or that share it, still need it. Refused rather than dropped, so a script learns of it.
+    pub fn check_deletion_policy(&self, existing: bool) -> anyhow::Result<()> {
+        if !self.delete_key() || !existing {
+            return Ok(());
+        }
+        Err(Failure::new(
+            ExitStatus::Usage,
+            "--delete-key-with-image on a secret this run does not create: deleting the image would delete a \
+             secret other images may still need",
+        )
+        .with_hint(
+            "drop --delete-key-with-image (the secret outlives the image), or let this run store the image's own \
+             secret (--key-manager barbican without --secret; for convert, --encryption-key same copies it)",
+        )
+        .into())
     }
 
     /// Prints the image's Glance document (one renderer for every command): `secret` is the output's secret
@@ -344,12 +400,13 @@ impl GlanceArgs {
             self.print_with(file, container, size, secret, key_id, printer)?;
         }
         let Some(cloud) = cloud else { return Ok(()) };
+        cloud.output_written(file);
         let Some(name) = &self.cloud.upload else {
             if let Some(id) = key_id {
                 printer.info(&format!("the image's secret is Barbican secret {id} (os_encrypt_key_id)"));
             }
             cloud.finish();
-            return Ok(());
+            return self.print_ids(None, key_id.filter(|_| secret.is_some()), printer);
         };
         if secret.is_some() && key_id.is_none() {
             return Err(Failure::new(ExitStatus::Usage, "--upload of an encrypted image needs its secret's id")
@@ -368,16 +425,29 @@ impl GlanceArgs {
                     file.display(),
                     key_id.map(|k| format!(", its secret Barbican secret {k}")).unwrap_or_default()
                 ));
-                if !self.glance {
-                    printer.data(format!("{id}\n").as_bytes()).context("writing to standard output")?;
-                }
-                Ok(())
+                self.print_ids(Some(&id), key_id.filter(|_| secret.is_some()), printer)
             }
             Err(e) => {
                 cloud.abandon(printer);
                 Err(e.context(format!("uploading `{}` to Glance", file.display())))
             }
         }
+    }
+
+    /// The ids a script captures, on standard output (also under -q): the uploaded image's, then the key-manager
+    /// secret's, one a line, or one JSON object with `--output-format json`. With --glance the printed document
+    /// carries them instead (os_encrypt_key_id).
+    fn print_ids(&self, image: Option<&str>, secret: Option<&str>, printer: &Printer) -> anyhow::Result<()> {
+        if self.glance || (image.is_none() && secret.is_none()) {
+            return Ok(());
+        }
+        let text = match self.output_format {
+            crate::cmd::OutputFormatArg::Json => {
+                format!("{}\n", serde_json::json!({ "image_id": image, "secret_id": secret }))
+            }
+            crate::cmd::OutputFormatArg::Yaml => image.into_iter().chain(secret).map(|id| format!("{id}\n")).collect(),
+        };
+        printer.data(text.as_bytes()).context("writing to standard output")
     }
 
     /// What the Glance document says about the image's encryption, for an encrypted image.
@@ -408,11 +478,60 @@ impl GlanceArgs {
         if secret.is_some() && key_id.is_none() {
             printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
         }
-        let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        let mut doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        if self.cloud.key_manager.is_some() {
+            // The secret is in Barbican already (stored or read by this run): no `openstack secret store` line.
+            doc.secret = None;
+        }
         let text = crate::render::documents(self.output_format.into(), [doc])?;
         printer.data(text.as_bytes()).context("writing to standard output")?;
         Ok(())
     }
+}
+
+/// Reads secret `id` from the key manager as the output's (or source's) secret. Its Barbican type decides how it
+/// becomes the passphrase (`passphrase`: its bytes, Nova; any other type: the lowercase hex of its bytes,
+/// os-brick); an `explicit` --secret-type that says otherwise is refused. Which rule applied, and why, is said.
+pub fn fetch_secret(
+    cloud: &crate::cmd::openstack_args::CloudRun,
+    id: &str,
+    explicit: Option<SecretType>,
+    printer: &Printer,
+) -> anyhow::Result<KeyManagerSecret> {
+    let fetched = cloud.fetch(id)?;
+    let rule = |t: SecretType| match t {
+        SecretType::Passphrase => "its bytes are the passphrase (Nova's rule for passphrase secrets)",
+        SecretType::Symmetric => {
+            "the passphrase is the lowercase hex of its bytes (os-brick's rule for every type but passphrase)"
+        }
+    };
+    if let Some(explicit) = explicit.filter(|t| *t != fetched.secret_type) {
+        return Err(Failure::new(
+            ExitStatus::InvalidInput,
+            format!(
+                "--secret-type {} contradicts secret {}: Barbican keeps it as a `{}` secret, so {}",
+                explicit.name(),
+                fetched.uuid,
+                fetched.barbican_type,
+                rule(fetched.secret_type)
+            ),
+        )
+        .with_hint("drop --secret-type: an existing secret's Barbican type decides, as in Nova and Cinder")
+        .into());
+    }
+    printer.info(&format!(
+        "secret {}: a `{}` secret of {} bytes: {}",
+        fetched.uuid,
+        fetched.barbican_type,
+        fetched.payload.len(),
+        rule(fetched.secret_type)
+    ));
+    Ok(KeyManagerSecret {
+        uuid: fetched.uuid,
+        secret_type: fetched.secret_type,
+        bytes: zeroize::Zeroizing::new(fetched.payload.to_vec()),
+        ours: false,
+    })
 }
 
 /// Parses `16M`, `10G`, `4096`.

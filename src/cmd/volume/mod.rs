@@ -97,13 +97,16 @@ impl ResolveArgs {
 /// The OpenBao/Vault settings of `vault-kv://` key stores.
 #[derive(Args, Debug, Clone)]
 pub struct VaultStoreArgs {
-    /// With a vault-kv:// key store: store every passphrase wrapped by this Transit key
-    /// (vault-transit://MOUNT/KEY), never in plain
+    /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv://
+    /// stores) or an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores)
     #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
 }
 
 /// The OpenBao/Vault client of a `vault-kv://` key store and the `--key-wrap` key.
@@ -120,6 +123,9 @@ impl VaultStoreArgs {
     pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<VaultStore>> {
         let is_vault = key_store.starts_with("vault-kv:");
         if !is_vault {
+            if self.aws_key_wrap()?.is_some() && key_store.starts_with("file://") {
+                return Ok(None);
+            }
             if self.key_wrap.is_some() {
                 return Err(crate::cmd::error::Failure::new(
                     ExitStatus::Usage,
@@ -130,9 +136,30 @@ impl VaultStoreArgs {
             }
             return Ok(None);
         }
-        let key_wrap = self.key_wrap.as_deref().map(parse_transit).transpose()?;
+        let key_wrap = match self.aws_key_wrap()? {
+            Some(reference) => Some(reference),
+            None => self.key_wrap.as_deref().map(parse_transit).transpose()?,
+        };
         let client = self.vault.require(std::time::Duration::from_secs(30), 3, &format!("key store `{key_store}`"))?;
         Ok(Some(VaultStore { client, key_wrap }))
+    }
+}
+
+impl VaultStoreArgs {
+    /// `--key-wrap aws-kms://…`, parsed; `None` for any other (or no) wrap.
+    fn aws_key_wrap(&self) -> anyhow::Result<Option<crate::kms::KeyRef>> {
+        match self.key_wrap.as_deref() {
+            Some(text) if text.starts_with("aws-kms:") => Ok(Some(crate::kms::KeyRef::parse(text).map_err(|e| {
+                crate::cmd::error::Failure::new(ExitStatus::Usage, e.to_string())
+                    .with_hint("give aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID (or aws-kms://alias/NAME)")
+            })?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The AWS client, when `--key-wrap` is an AWS KMS key.
+    fn aws_client(&self) -> anyhow::Result<Option<std::sync::Arc<crate::kms::aws::Aws>>> {
+        Ok(self.aws_key_wrap()?.map(|_| self.aws.client(std::time::Duration::from_secs(30), 3)))
     }
 }
 
@@ -159,11 +186,14 @@ fn settings(
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
     let search_dirs =
         crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let aws = vault.aws_client()?;
+    let file_key_wrap = if key_store.starts_with("file://") { vault.aws_key_wrap()? } else { None };
     let vault = vault.resolve(key_store)?;
     let backends = crate::volume::keystore::Backends {
         plugins: crate::volume::keystore::PluginSettings { search_dirs },
-        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()),
+        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()).or(file_key_wrap),
         vault: vault.map(|v| v.client),
+        aws,
     };
     Ok(Settings {
         key_store: key_store.to_owned(),

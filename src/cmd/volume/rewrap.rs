@@ -28,7 +28,7 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
-    /// The key store: vault-kv://MOUNT/PREFIX
+    /// The key store: vault-kv://MOUNT/PREFIX (Transit), or file:///DIR wrapped by --key-wrap aws-kms://ARN
     #[arg(long, value_name = "URI")]
     pub key_store: String,
     /// Rewrap only; do not rotate the Transit key first
@@ -43,6 +43,9 @@ pub struct RewrapArgs {
 pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let usage =
         |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
+    if let Some(dir) = args.key_store.strip_prefix("file://") {
+        return rewrap_file_store(&args, dir, printer);
+    }
     let Ok(crate::kms::KeyRef::VaultKv { mount, prefix }) = crate::kms::KeyRef::parse(&args.key_store) else {
         return Err(usage(
             format!("`{}` is not a vault-kv:// key store", crate::redact::url(&args.key_store)),
@@ -94,5 +97,45 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .with_hint("run volume rewrap --no-rotate again when the rotations have finished")
         .into());
     }
+    Ok(ExitStatus::Success)
+}
+
+/// `volume rewrap` of a `file://DIR` store wrapped by an AWS KMS key (`--key-wrap aws-kms://…`): ReEncrypt of every
+/// stored value, under each volume's lock. KMS keys rotate on their own schedule (or `aws kms rotate-key-on-demand`),
+/// so `--no-rotate` is implied.
+fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    let usage =
+        |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
+    let key = match args.vault.key_wrap.as_deref().map(crate::kms::KeyRef::parse) {
+        Some(Ok(crate::kms::KeyRef::AwsKms { key })) => key,
+        _ => {
+            return Err(usage(
+                "volume rewrap of a file:// store needs the AWS KMS key that wraps it".into(),
+                "give --key-wrap aws-kms://ARN",
+            )
+            .into());
+        }
+    };
+    if !dir.starts_with('/') {
+        return Err(usage(
+            format!("key store `file://{dir}`: file:// needs an absolute directory"),
+            "give file:///DIR",
+        )
+        .into());
+    }
+    let client = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+    let run_dir = crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_RUN_DIR)
+        .map_or_else(|| std::path::PathBuf::from(super::DEFAULT_RUN_DIR), std::path::PathBuf::from);
+    let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
+        &client,
+        &key,
+        std::path::Path::new(dir),
+        &run_dir.join("volume-locks"),
+    )
+    .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
+    printer.info(&format!(
+        "rewrapped {} value(s) of {} volume(s) in `{}` with the current key material of `aws-kms://{key}`",
+        done.values, done.volumes, args.key_store
+    ));
     Ok(ExitStatus::Success)
 }

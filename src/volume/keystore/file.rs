@@ -1,12 +1,15 @@
 //! The built-in `file://DIR` store: `DIR/<volume-id>/current`, `pending` and `previous`, each the passphrase byte
 //! for byte, mode 0600, written atomically (temporary file, fsync, rename, fsync of the directory); the volume id
 //! is made a safe file name by [`crate::volume::file_name_for_id`]. Commit writes `previous` and then renames
-//! `pending` over `current`. The rotation claim is `DIR/<volume-id>/claim` (JSON): a new one is linked into
-//! place atomically (`link` fails when a claim exists, even on NFS); replacing a claim that may be replaced is a
-//! rename, atomic on one node (where the volume-id lock already serialises runs) though not a check-and-set
-//! between nodes sharing the directory.
+//! `pending` over `current`. With `--key-wrap` each file holds the value wrapped instead (for `aws-kms://`, the
+//! KMS CiphertextBlob in standard base64, as the AWS CLI prints it), and a value in plain is refused. The
+//! rotation claim is `DIR/<volume-id>/claim` (JSON, never wrapped): a new one is linked into place atomically
+//! (`link` fails when a claim exists, even on NFS); replacing a claim that may be replaced is a rename, atomic on
+//! one node (where the volume-id lock already serialises runs) though not a check-and-set between nodes sharing
+//! the directory.
 
 use super::store::{Claim, KeyStore, StoredKeys, same};
+use super::wrap::KeyWrap;
 use crate::atomic;
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
@@ -15,10 +18,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The built-in `file://DIR` store.
-#[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
     volume_id: String,
+    wrap: Option<std::sync::Arc<dyn KeyWrap>>,
+}
+
+impl std::fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStore").field("dir", &self.dir).field("volume_id", &self.volume_id).finish()
+    }
 }
 
 impl FileStore {
@@ -32,7 +41,13 @@ impl FileStore {
 
     /// The entry of `volume_id` under `root`.
     pub fn new(root: &Path, volume_id: &str) -> Self {
-        Self { dir: root.join(file_name_for_id(volume_id)), volume_id: volume_id.to_owned() }
+        Self { dir: root.join(file_name_for_id(volume_id)), volume_id: volume_id.to_owned(), wrap: None }
+    }
+
+    /// The same store keeping every value wrapped by `wrap` (`--key-wrap`), when given.
+    pub fn wrapped_by(mut self, wrap: Option<std::sync::Arc<dyn KeyWrap>>) -> Self {
+        self.wrap = wrap;
+        self
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -46,7 +61,18 @@ impl FileStore {
                 status: ExitStatus::InvalidInput,
                 message: format!("`{}` is empty", path.display()),
             }),
-            Ok(bytes) => Ok(Some(Passphrase::new(bytes))),
+            Ok(bytes) => match &self.wrap {
+                None => Ok(Some(Passphrase::new(bytes))),
+                Some(wrap) => {
+                    let stored = Passphrase::new(bytes);
+                    let text = std::str::from_utf8(stored.expose()).ok().filter(|_| wrap.is_wrapped(stored.expose()));
+                    let text = text.ok_or_else(|| Error::Store {
+                        status: ExitStatus::InvalidInput,
+                        message: format!("`{}` is not a {} (--key-wrap): refused", path.display(), wrap.form()),
+                    })?;
+                    wrap.unwrap(text).map(Some)
+                }
+            },
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(store_io(&path, "reading", e)),
         }
@@ -60,7 +86,9 @@ impl FileStore {
             .create(&self.dir)
             .map_err(|e| store_io(&self.dir, "creating", e))?;
         let path = self.path(name);
-        atomic::write(&path, key.expose(), atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
+        let wrapped = self.wrap.as_ref().map(|wrap| wrap.wrap(key)).transpose()?;
+        let bytes = wrapped.as_ref().map_or(key.expose(), |text| text.as_bytes());
+        atomic::write(&path, bytes, atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
     }
 
     fn read_claim(&self) -> Result<Option<Vec<u8>>, Error> {
@@ -112,7 +140,8 @@ impl KeyStore for FileStore {
     }
 
     fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
-        if self.read("current")?.is_none() {
+        // Only whether there is a key: nothing to unwrap.
+        if !self.path("current").exists() {
             return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
         }
         let claimed = |holder: &Claim| Error::Claimed { volume_id: self.volume_id.clone(), holder: holder.describe() };

@@ -13,7 +13,9 @@
 //! | `--key-wrap` | wrap |
 //! | --- | --- |
 //! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
+//! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores) |
 
+pub mod aws_kms_wrap;
 pub mod claim;
 pub mod file;
 #[cfg(test)]
@@ -49,6 +51,8 @@ pub struct Backends {
     pub vault: Option<Arc<Vault>>,
     /// The key that wraps every stored value (`--key-wrap`), if any.
     pub key_wrap: Option<KeyRef>,
+    /// The AWS client (`--key-wrap aws-kms://…`).
+    pub aws: Option<Arc<crate::kms::aws::Aws>>,
 }
 
 impl Backends {
@@ -80,7 +84,9 @@ pub fn open(
             Ok(Box::new(VaultKvStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
         }
         // `file:x` without `//` stays a plugin's, as it always was.
-        "file" if uri.starts_with("file://") => Ok(Box::new(FileStore::from_uri(uri, volume_id)?)),
+        "file" if uri.starts_with("file://") => {
+            Ok(Box::new(FileStore::from_uri(uri, volume_id)?.wrapped_by(backends.wrap()?)))
+        }
         _ => Ok(Box::new(PluginStore::find(uri, volume_id, context, &backends.plugins)?)),
     }
 }
@@ -91,6 +97,13 @@ pub fn open_key_wrap(reference: &KeyRef, backends: &Backends) -> Result<Arc<dyn 
         KeyRef::VaultTransit { mount, key, wrapped: None } => {
             let client = backends.vault(&format!("--key-wrap `{reference}`"))?;
             Ok(Arc::new(transit_wrap::TransitWrap::new(client, mount, key)))
+        }
+        KeyRef::AwsKms { key } => {
+            let client = backends.aws.clone().ok_or_else(|| Error::Store {
+                status: ExitStatus::Usage,
+                message: format!("--key-wrap `{reference}`: no AWS client is configured"),
+            })?;
+            Ok(Arc::new(aws_kms_wrap::AwsKmsWrap::new(client, key)))
         }
         other => Err(Error::BadRequest(format!("--key-wrap `{other}` is not a key that can wrap stored passphrases"))),
     }

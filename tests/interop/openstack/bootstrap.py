@@ -1,5 +1,6 @@
 """Creates the service project, the barbican and glance service users and the key-manager and image services
-with their endpoints, through Keystone's v3 API (faster than one openstack client process per object)."""
+with their endpoints, through Keystone's v3 API (faster than one openstack client process per object). Region
+KeyManagerOnly has the key-manager endpoint and no image endpoint (a cloud without Glance, for the tests)."""
 import json
 import sys
 import urllib.request
@@ -37,4 +38,8 @@ for name, service_type, url in (("barbican", "key-manager", barbican), ("glance"
     for interface in ("public", "internal", "admin"):
         call("POST", "/endpoints", {"endpoint": {"service_id": service["service"]["id"], "interface": interface,
                                                  "url": url, "region_id": "RegionOne"}}, token)
+    if service_type == "key-manager":
+        call("POST", "/regions", {"region": {"id": "KeyManagerOnly"}}, token)
+        call("POST", "/endpoints", {"endpoint": {"service_id": service["service"]["id"], "interface": "public",
+                                                 "url": url, "region_id": "KeyManagerOnly"}}, token)
 print("ok")

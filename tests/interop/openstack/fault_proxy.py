@@ -5,8 +5,11 @@ except what MODE changes:
   unauthorized-once  the first request carrying a token answers 401 (a token revoked or expired mid-run)
   stall-upload    PUT …/file reads one chunk, then never answers (an upload in progress, to kill)
   refuse-upload   PUT …/file answers 413 after reading one chunk (Glance refusing the data)
+  bad-image-id    POST /v2/images answers 201 with the id `../../v2/images/x` (a server not to trust)
+  fail-show       GET /v2/images/UUID answers 503 (Glance failing after the upload and the consumer)
 Logs one line per request on stderr."""
 import http.server
+import re
 import socketserver
 import sys
 import threading
@@ -63,6 +66,12 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 self.body()
                 return self.answer(401, b'{"error": {"code": 401, "message": "The request you have made requires authentication."}}',
                                    [("Content-Type", "application/json")])
+        if mode == "bad-image-id" and self.command == "POST" and self.path == "/v2/images":
+            self.body()
+            return self.answer(201, b'{"id": "../../v2/images/x", "status": "queued"}',
+                               [("Content-Type", "application/json")])
+        if mode == "fail-show" and self.command == "GET" and re.fullmatch(r"/v2/images/[0-9a-f-]{36}", self.path):
+            return self.answer(503, b"image records are down")
         if mode == "fail-consumers" and self.command == "POST" and self.path.endswith("/consumers"):
             self.body()
             return self.answer(503, b"consumers are down")

@@ -112,13 +112,17 @@ wal barbican/barbican.db
 # with 500 "Secret creation failure" (the database locked); its requests are short, so one serves them all.
 UWSGI_PROCESSES=1 uwsgi_run barbican "$BPORT" /usr/bin/barbican-wsgi-api HOME="$dir/barbican/home"
 
-# Glance
+# Glance, with its key manager configured (castellan on this Barbican: deleting an image whose deletion policy says
+# so deletes its secret, as in a real cloud) and an image size cap of 24 MiB (uploads above it are refused with 413
+# while their body is still being sent; the tests' other images are at most a few MiB).
+GLANCE_SIZE_CAP=$((24 << 20))
 mkdir -p glance/images glance/staging glance/tasks
 cat >glance/glance-api.conf <<EOC
 [DEFAULT]
 bind_host = 127.0.0.1
 bind_port = $GPORT
 workers = 0
+image_size_cap = $GLANCE_SIZE_CAP
 enabled_backends = file:file
 use_stderr = true
 [database]
@@ -134,6 +138,11 @@ filesystem_store_datadir = $dir/glance/tasks
 [paste_deploy]
 flavor = keystone
 config_file = /etc/glance/glance-api-paste.ini
+[key_manager]
+backend = barbican
+[barbican]
+barbican_endpoint = http://127.0.0.1:$BPORT
+auth_endpoint = $KURL/v3
 [oslo_policy]
 enforce_new_defaults = false
 enforce_scope = false
@@ -155,6 +164,7 @@ KEYSTONE_URL=$KURL/v3
 BARBICAN_URL=http://127.0.0.1:$BPORT
 GLANCE_URL=http://127.0.0.1:$GPORT
 ADMIN_PASSWORD=$ADMIN_PW
+GLANCE_SIZE_CAP=$GLANCE_SIZE_CAP
 PIDS=${pids[*]}
 EOC
 cat >"$dir/clouds.yaml" <<EOC

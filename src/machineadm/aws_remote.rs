@@ -1,0 +1,194 @@
+//! Built-in RemoteConfig sources on AWS, read with the machine's AWS credentials (the same client as the
+//! `aws-kms` provider):
+//!
+//! | provider | `spec.uri` | call |
+//! | --- | --- | --- |
+//! | `s3` | `s3://BUCKET/KEY` | S3 GetObject (virtual-host style on AWS, path style on an S3-compatible endpoint) |
+//! | `aws-secrets-manager` | a secret's ARN (`arn:aws:secretsmanager:…`) or its name | GetSecretValue: SecretString or SecretBinary |
+//! | `aws-ssm` | `ssm://NAME` (`ssm:///path/name` for a name with a leading `/`) | GetParameter with decryption (SecureString) |
+//! | `capa-secrets-manager` | `PREFIX?chunks=N` | Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout |
+//!
+//! The last reads what CAPA writes today, so a machine image with cryptadm can take over from CAPA's boothook:
+//! the gzip'd userdata split over the secrets `PREFIX-0` … `PREFIX-(N-1)` (SecretBinary each; CAPA's prefix is
+//! `aws.cluster.x-k8s.io/namespaces/NS/clusters/CLUSTER/instances/MACHINE-RANDOM`), joined in order and
+//! gunzipped (at most [`super::MAX_REMOTE_BYTES`]); then, as the boothook does, every chunk is deleted at once
+//! (without the recovery window), so the userdata does not outlive the first boot.
+//!
+//! What comes back is handled as what the `https` provider fetches (a machineadm stream, or plain configuration).
+//! Answers are bounded by the key-manager client ([`crate::kms::http::MAX_BODY`], 1 MiB). A RemoteConfig that was
+//! itself fetched may not use these sources: it is the fetched server's word, and these read with the machine's
+//! own credentials (the same rule as for `file`).
+
+use super::Error;
+use super::provider::ProviderSettings;
+use crate::crypto::SecretBytes;
+use crate::interact::Interaction;
+
+/// S3 objects.
+pub const BUILTIN_REMOTE_S3: &str = "s3";
+/// Secrets Manager secrets.
+pub const BUILTIN_REMOTE_SECRETS_MANAGER: &str = "aws-secrets-manager";
+/// SSM Parameter Store parameters.
+pub const BUILTIN_REMOTE_SSM: &str = "aws-ssm";
+/// Cluster API Provider AWS's chunked, gzip'd userdata in Secrets Manager.
+pub const BUILTIN_REMOTE_CAPA_SECRETS_MANAGER: &str = "capa-secrets-manager";
+/// Most chunks of a CAPA layout read.
+const MAX_CAPA_CHUNKS: usize = 64;
+
+/// Whether `provider` is one of the AWS sources.
+pub fn is_aws_source(provider: &str) -> bool {
+    matches!(
+        provider,
+        BUILTIN_REMOTE_S3 | BUILTIN_REMOTE_SECRETS_MANAGER | BUILTIN_REMOTE_SSM | BUILTIN_REMOTE_CAPA_SECRETS_MANAGER
+    )
+}
+
+/// What an AWS source's URI names.
+#[derive(Debug, PartialEq, Eq)]
+enum Source<'a> {
+    Object { bucket: &'a str, key: &'a str },
+    Secret(&'a str),
+    Parameter(&'a str),
+    CapaChunks { prefix: &'a str, chunks: usize },
+}
+
+fn parse<'a>(provider: &str, uri: &'a str) -> Result<Source<'a>, &'static str> {
+    match provider {
+        BUILTIN_REMOTE_S3 => {
+            let rest = uri.strip_prefix("s3://").ok_or("expected s3://BUCKET/KEY")?;
+            let (bucket, key) = rest.split_once('/').ok_or("expected s3://BUCKET/KEY")?;
+            let bucket_ok = (3..=63).contains(&bucket.len())
+                && bucket.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b));
+            if !bucket_ok {
+                return Err("the bucket name is 3 to 63 lower-case letters, digits, `-` and `.`");
+            }
+            if key.is_empty() || key.len() > 1024 {
+                return Err("expected s3://BUCKET/KEY with a key of 1 to 1024 bytes");
+            }
+            Ok(Source::Object { bucket, key })
+        }
+        BUILTIN_REMOTE_SECRETS_MANAGER => {
+            let fine = !uri.is_empty()
+                && uri.len() <= 2048
+                && uri.bytes().all(|b| b.is_ascii_alphanumeric() || b"/_+=.@-:".contains(&b));
+            if !fine || (uri.contains(':') && !uri.starts_with("arn:aws")) {
+                return Err("expected a secret's ARN (arn:aws:secretsmanager:…) or its name");
+            }
+            Ok(Source::Secret(uri))
+        }
+        BUILTIN_REMOTE_SSM => {
+            let name = uri.strip_prefix("ssm://").ok_or("expected ssm://NAME")?;
+            let fine = !name.is_empty()
+                && name.len() <= 2048
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"/_.-".contains(&b));
+            if !fine {
+                return Err("expected ssm://NAME (letters, digits and /_.-)");
+            }
+            Ok(Source::Parameter(name))
+        }
+        BUILTIN_REMOTE_CAPA_SECRETS_MANAGER => {
+            let (prefix, chunks) = uri.split_once("?chunks=").ok_or("expected PREFIX?chunks=N")?;
+            let chunks: usize = chunks.parse().map_err(|_| "expected PREFIX?chunks=N, N a number")?;
+            if !(1..=MAX_CAPA_CHUNKS).contains(&chunks) {
+                return Err("expected PREFIX?chunks=N with N from 1 to 64");
+            }
+            match parse(BUILTIN_REMOTE_SECRETS_MANAGER, prefix)? {
+                Source::Secret(prefix) => Ok(Source::CapaChunks { prefix, chunks }),
+                _ => Err("expected PREFIX?chunks=N"),
+            }
+        }
+        _ => Err("not an AWS source"),
+    }
+}
+
+/// Fetches what an AWS source names.
+pub(super) fn fetch(
+    provider: &str,
+    uri: &str,
+    fetched: bool,
+    providers: &ProviderSettings,
+    ui: &dyn Interaction,
+) -> Result<SecretBytes, Error> {
+    let bad = |problem: &'static str| Error::BadRemoteUri {
+        provider: provider.into(),
+        uri: uri.into(),
+        problem: problem.into(),
+    };
+    if fetched {
+        return Err(bad(
+            "a RemoteConfig that was itself fetched may not read AWS resources with the machine's credentials",
+        ));
+    }
+    let source = parse(provider, uri).map_err(bad)?;
+    let aws = providers.aws.as_deref().ok_or(Error::NoAwsClient)?;
+    let _busy = ui.busy(&format!("fetching {}", crate::redact::url(uri)));
+    let result = match source {
+        Source::Object { bucket, key } => aws.s3_object(bucket, key).map(SecretBytes::new),
+        Source::Secret(id) => aws.secret_value(id).map(|value| SecretBytes::new(value.bytes().to_vec())),
+        Source::Parameter(name) => aws.parameter(name),
+        Source::CapaChunks { prefix, chunks } => return capa_chunks(aws, prefix, chunks, uri),
+    };
+    result.map_err(|source| match source {
+        crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
+        source => Error::AwsRemote { uri: uri.into(), source },
+    })
+}
+
+fn capa_chunks(aws: &crate::kms::aws::Aws, prefix: &str, chunks: usize, uri: &str) -> Result<SecretBytes, Error> {
+    use std::io::Read as _;
+    let failed = |source: crate::kms::Error| match source {
+        crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
+        source => Error::AwsRemote { uri: uri.into(), source },
+    };
+    let mut gzipped = SecretBytes::new(Vec::new());
+    for chunk in 0..chunks {
+        let value = aws.secret_value(&format!("{prefix}-{chunk}")).map_err(failed)?;
+        gzipped.extend_from_slice(value.bytes());
+    }
+    let mut userdata = SecretBytes::new(Vec::new());
+    flate2::read::GzDecoder::new(gzipped.as_slice())
+        .take(super::MAX_REMOTE_BYTES + 1)
+        .read_to_end(&mut userdata)
+        .map_err(|e| Error::RemoteFailed {
+            uri: uri.into(),
+            problem: format!("the joined chunks are not gzip data ({e})"),
+        })?;
+    if userdata.len() as u64 > super::MAX_REMOTE_BYTES {
+        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES });
+    }
+    for chunk in 0..chunks {
+        aws.delete_secret(&format!("{prefix}-{chunk}")).map_err(failed)?;
+    }
+    Ok(userdata)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_of_the_aws_sources() {
+        assert_eq!(
+            parse("s3", "s3://capi-boot/machines/m-0.yaml").unwrap(),
+            Source::Object { bucket: "capi-boot", key: "machines/m-0.yaml" }
+        );
+        for bad in ["s3://capi-boot", "s3://Bucket/k", "s3://ab/k", "s3://capi-boot/", "https://capi-boot/k"] {
+            assert!(parse("s3", bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse("aws-secrets-manager", "capi/m-0").unwrap(), Source::Secret("capi/m-0"));
+        let arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:capi-AbCdEf";
+        assert_eq!(parse("aws-secrets-manager", arn).unwrap(), Source::Secret(arn));
+        assert!(parse("aws-secrets-manager", "x:y").is_err());
+        assert_eq!(parse("aws-ssm", "ssm:///capi/m-0").unwrap(), Source::Parameter("/capi/m-0"));
+        assert_eq!(parse("aws-ssm", "ssm://capi-m0").unwrap(), Source::Parameter("capi-m0"));
+        assert!(parse("aws-ssm", "ssm://").is_err() && parse("aws-ssm", "capi").is_err());
+        let capa = "aws.cluster.x-k8s.io/namespaces/default/clusters/c1/instances/m-0-abc";
+        assert_eq!(
+            parse("capa-secrets-manager", &format!("{capa}?chunks=3")).unwrap(),
+            Source::CapaChunks { prefix: capa, chunks: 3 }
+        );
+        for bad in ["p", "p?chunks=0", "p?chunks=65", "p?chunks=x", "?chunks=1"] {
+            assert!(parse("capa-secrets-manager", bad).is_err(), "{bad}");
+        }
+    }
+}

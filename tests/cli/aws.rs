@@ -1,0 +1,640 @@
+//! AWS natively (issue 31) against a local AWS API (moto, authentication on) with boto3 as the oracle: the
+//! built-in `aws-kms` bootstrap provider, the signer refused when wrong, and the credential chain source by
+//! source (environment, profile files, web identity through STS, IMDSv2 through a loopback stand-in), their
+//! precedence, and "no credentials" naming every place searched.
+
+use crate::support::{Scratch, cryptadm};
+use crate::support_aws::{Moto, REGION, moto};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CONFIG: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aws-first-boot\n";
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn machineadm_oracle() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/machineadm_oracle.py")
+}
+
+fn secret_file(scratch: &Scratch, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = scratch.write(name, contents);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+/// `cryptadm` with `keys` in the environment.
+fn with_keys(aws: &Moto, keys: &(String, String)) -> assert_cmd::Command {
+    let mut command = cryptadm();
+    aws.env_with(&mut command, keys);
+    command
+}
+
+fn seal(command: assert_cmd::Command, scratch: &Scratch, key: &str) -> std::process::Output {
+    seal_with(command, scratch, key, &[])
+}
+
+fn seal_with(mut command: assert_cmd::Command, scratch: &Scratch, key: &str, extra: &[&str]) -> std::process::Output {
+    let input = scratch.write("config.yaml", CONFIG);
+    command
+        .args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", key, "--retries", "0"])
+        .args(extra)
+        .arg("--in")
+        .arg(input)
+        .output()
+        .unwrap()
+}
+
+fn open(mut command: assert_cmd::Command, scratch: &Scratch, sealed: &[u8]) -> std::process::Output {
+    let input = scratch.write("sealed.yaml", sealed);
+    command.args(["bootstrap", "open", "--retries", "0", "--in"]).arg(input).args(["--out", "-"]).output().unwrap()
+}
+
+fn passphrase_uri(sealed: &[u8]) -> String {
+    let text = String::from_utf8_lossy(sealed);
+    let line = text.lines().find(|l| l.trim_start().starts_with("passphraseURI:")).expect("a passphraseURI");
+    line.split_once(':').unwrap().1.trim().to_owned()
+}
+
+/// What we seal: the passphraseURI is exactly `kms://<standard base64 CiphertextBlob>@ARN`; boto3 decrypts the blob
+/// and the independent Python envelope opens the document with those raw bytes as the passphrase. What boto3 and
+/// the Python envelope seal, we open.
+#[test]
+fn boto3_and_the_python_opener_open_what_we_seal_and_we_open_what_they_seal() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let uri = passphrase_uri(&sealed.stdout);
+    let (blob, key) = uri.strip_prefix("kms://").unwrap().rsplit_once('@').unwrap();
+    assert_eq!(key, aws.key);
+    assert!(blob.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{blob}");
+    assert!(String::from_utf8_lossy(&sealed.stdout).contains("provider: aws-kms"));
+    let passphrase = scratch.path("unwrapped");
+    aws.oracle(&["decrypt", blob, passphrase.to_str().unwrap(), key]);
+    assert_eq!(std::fs::read(&passphrase).unwrap().len(), 32, "the raw data key is the passphrase");
+    let sealed_file = scratch.write("ours.yaml", &sealed.stdout);
+    let out = scratch.path("oracle-opened");
+    let opened = Command::new("python3")
+        .arg(machineadm_oracle())
+        .args(["open", "--in"])
+        .arg(&sealed_file)
+        .arg("--passphrase-file")
+        .arg(&passphrase)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), CONFIG);
+
+    // boto3's GenerateDataKey, sealed by the Python envelope, opened by cryptadm.
+    let data_key = scratch.path("datakey");
+    let uri = aws.oracle(&["datakey", &aws.key, data_key.to_str().unwrap()]);
+    let input = scratch.write("theirs-plain.yaml", CONFIG);
+    let theirs = Command::new("python3")
+        .arg(machineadm_oracle())
+        .args(["seal", "--in"])
+        .arg(&input)
+        .arg("--passphrase-file")
+        .arg(&data_key)
+        .args(["--provider", "aws-kms", "--passphrase-uri", uri.trim()])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{}", stderr(&theirs));
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &theirs.stdout);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+}
+
+/// `--passphrase-file` with aws-kms: that passphrase, wrapped by KMS Encrypt (boto3 gets it back byte for byte);
+/// an alias works as the key and is recorded as given.
+#[test]
+fn a_given_passphrase_is_wrapped_by_kms_encrypt_and_an_alias_is_kept() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let passphrase = secret_file(&scratch, "passphrase", "my own\npassphrase ");
+    let sealed = seal_with(
+        with_keys(aws, &aws.admin),
+        &scratch,
+        "alias/capi",
+        &["--passphrase-file", passphrase.to_str().unwrap()],
+    );
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let uri = passphrase_uri(&sealed.stdout);
+    let (blob, key) = uri.strip_prefix("kms://").unwrap().rsplit_once('@').unwrap();
+    assert_eq!(key, "alias/capi");
+    let unwrapped = scratch.path("unwrapped");
+    aws.oracle(&["decrypt", blob, unwrapped.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&unwrapped).unwrap(), b"my own\npassphrase ");
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+}
+
+/// The signer is checked by the server: a wrong secret key, an unknown access key and a user without kms:Decrypt
+/// are refused with exit 16, AWS's code, a hint, and no key material in the message.
+#[test]
+fn a_wrong_signature_an_unknown_key_and_a_denied_user_are_refused() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let wrong_secret = (aws.admin.0.clone(), "wJalrXUtnFEMI/K7MDENG/bPxRfiCYWRONGKEY".to_owned());
+    let unknown = ("AKIAUNKNOWN000000000".to_owned(), aws.admin.1.clone());
+    for (keys, code) in
+        [(&wrong_secret, "SignatureDoesNotMatch"), (&unknown, "InvalidClientTokenId"), (&aws.sealer, "AccessDenied")]
+    {
+        let opened = open(with_keys(aws, keys), &scratch, &sealed.stdout);
+        let text = stderr(&opened);
+        assert_eq!(opened.status.code(), Some(16), "{code}: {text}");
+        assert!(text.contains(code) && text.contains("hint:"), "{code}: {text}");
+        assert!(!text.contains(&keys.1) && !text.contains(&aws.admin.1), "{text}");
+        assert!(opened.stdout.is_empty());
+    }
+    // The sealer may seal (GenerateDataKey) but not open.
+    let sealed = seal(with_keys(aws, &aws.sealer), &scratch, &aws.key);
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    // A key that does not exist: not found.
+    let missing = seal(
+        with_keys(aws, &aws.admin),
+        &scratch,
+        "arn:aws:kms:eu-west-1:123456789012:key/00000000-0000-0000-0000-000000000000",
+    );
+    assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
+}
+
+/// Long-term keys in a profile of the shared files (AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE),
+/// the region from the config file; a credentials file others may read is refused.
+#[test]
+fn profile_files_give_keys_and_region_and_are_checked_like_token_files() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let credentials = secret_file(
+        &scratch,
+        "credentials",
+        format!(
+            "[default]\naws_access_key_id = AKIADEFAULTUNUSED000\naws_secret_access_key = x\n[ci]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+            aws.admin.0, aws.admin.1
+        ),
+    );
+    let config = scratch.write("config", format!("[profile ci]\nregion = {REGION}\n"));
+    let run = |profile: &str| {
+        let mut command = cryptadm();
+        aws.bare_env(&mut command);
+        command
+            .env_remove("AWS_REGION")
+            .env("AWS_PROFILE", profile)
+            .env("AWS_SHARED_CREDENTIALS_FILE", &credentials)
+            .env("AWS_CONFIG_FILE", &config);
+        seal(command, &scratch, "alias/capi")
+    };
+    let sealed = run("ci");
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let missing = run("nope");
+    assert_eq!(missing.status.code(), Some(16), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("AWS profile `nope` is not in the shared configuration files"),
+        "{}",
+        stderr(&missing)
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&credentials, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open_file = run("ci");
+    assert_eq!(open_file.status.code(), Some(16), "{}", stderr(&open_file));
+    assert!(stderr(&open_file).contains("group or others may access it"), "{}", stderr(&open_file));
+    assert!(!stderr(&open_file).contains(&aws.admin.1));
+}
+
+/// Web identity (EKS IRSA): AWS_ROLE_ARN + AWS_WEB_IDENTITY_TOKEN_FILE through STS AssumeRoleWithWebIdentity; the
+/// role may decrypt (open works) but not generate data keys (seal is denied). Also as a profile's role_arn +
+/// web_identity_token_file.
+#[test]
+fn web_identity_through_sts_from_the_environment_and_from_a_profile() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let token = secret_file(&scratch, "token", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2ln");
+    let config = scratch.write(
+        "config",
+        format!(
+            "[profile irsa]\nrole_arn = {}\nweb_identity_token_file = {}\nrole_session_name = node-1\n",
+            aws.machine_role,
+            token.display()
+        ),
+    );
+    for from_profile in [false, true] {
+        let mut command = cryptadm();
+        aws.bare_env(&mut command);
+        if from_profile {
+            command.env("AWS_PROFILE", "irsa").env("AWS_CONFIG_FILE", &config);
+        } else {
+            command.env("AWS_ROLE_ARN", &aws.machine_role).env("AWS_WEB_IDENTITY_TOKEN_FILE", &token);
+        }
+        // moto wants a signature on AssumeRoleWithWebIdentity, which AWS does not: let that one call through.
+        aws.oracle(&["anonymous", "1"]);
+        let opened = open(command, &scratch, &sealed.stdout);
+        assert!(opened.status.success(), "profile {from_profile}: {}", stderr(&opened));
+        assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+    }
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    command.env("AWS_ROLE_ARN", &aws.machine_role).env("AWS_WEB_IDENTITY_TOKEN_FILE", &token);
+    aws.oracle(&["anonymous", "1"]);
+    let denied = seal(command, &scratch, &aws.key);
+    assert_eq!(denied.status.code(), Some(16), "{}", stderr(&denied));
+    assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
+}
+
+struct Imds {
+    child: std::process::Child,
+    endpoint: String,
+    log: PathBuf,
+}
+
+impl Drop for Imds {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A stand-in whose instance profile is `role` (`node`: kms:*, `sealer-node`: no Decrypt), with temporary
+/// credentials from moto's STS.
+fn imds(scratch: &Scratch, aws: &Moto, role: &str, life: u32) -> Imds {
+    use std::io::BufRead as _;
+    let credentials = scratch.write(&format!("imds-{role}.json"), aws.oracle(&["assume", role]));
+    let log = scratch.path("imds.log");
+    let mut child = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/aws/imds_standin.py"))
+        .arg(&credentials)
+        .arg(life.to_string())
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    Imds { child, endpoint: format!("http://127.0.0.1:{}", line.trim()), log }
+}
+
+/// The instance metadata service (IMDSv2): a session token first, then the instance profile's role credentials;
+/// the region from the instance when nothing else gives one.
+#[test]
+fn instance_metadata_with_a_session_token_gives_credentials_and_region() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let stand_in = imds(&scratch, aws, "node", 3600);
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    command
+        .env_remove("AWS_EC2_METADATA_DISABLED")
+        .env_remove("AWS_REGION")
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint);
+    let sealed = seal(command, &scratch, "alias/capi");
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let log = std::fs::read_to_string(&stand_in.log).unwrap();
+    assert!(log.starts_with("PUT /latest/api/token token-issued\n"), "{log}");
+    assert!(log.contains("GET /latest/meta-data/iam/security-credentials/cryptadm-node token-ok"), "{log}");
+    assert!(log.contains("GET /latest/meta-data/placement/region token-ok"), "{log}");
+    assert!(!log.contains("no-token"), "{log}");
+}
+
+/// The order: environment keys before the profile, the profile before web identity, web identity before the
+/// instance; each shown by which identity KMS sees (the sealer may not Decrypt).
+#[test]
+fn the_sources_are_taken_in_the_sdks_order() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let profile = |keys: &(String, String)| {
+        format!("[default]\naws_access_key_id = {}\naws_secret_access_key = {}\n", keys.0, keys.1)
+    };
+    let sealer_profile = secret_file(&scratch, "sealer-credentials", profile(&aws.sealer));
+    let admin_profile = secret_file(&scratch, "admin-credentials", profile(&aws.admin));
+    let stand_in = imds(&scratch, aws, "sealer-node", 3600);
+    let token = secret_file(&scratch, "token", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln");
+    let run = |setup: &dyn Fn(&mut assert_cmd::Command)| {
+        let mut command = cryptadm();
+        aws.bare_env(&mut command);
+        command.env_remove("AWS_EC2_METADATA_DISABLED").env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint);
+        setup(&mut command);
+        let output = open(command, &scratch, &sealed.stdout);
+        let denied = stderr(&output).contains("AccessDenied");
+        (output.status.code(), denied)
+    };
+    // Environment (sealer: denied) wins over a profile (admin).
+    assert_eq!(
+        run(&|c| {
+            c.env("AWS_ACCESS_KEY_ID", &aws.sealer.0)
+                .env("AWS_SECRET_ACCESS_KEY", &aws.sealer.1)
+                .env("AWS_SHARED_CREDENTIALS_FILE", &admin_profile);
+        }),
+        (Some(16), true)
+    );
+    // A profile (admin) wins over the instance (sealer).
+    assert_eq!(
+        run(&|c| {
+            c.env("AWS_SHARED_CREDENTIALS_FILE", &admin_profile);
+        }),
+        (Some(0), false)
+    );
+    // A profile (sealer) wins over web identity (the machine role may decrypt).
+    assert_eq!(
+        run(&|c| {
+            c.env("AWS_SHARED_CREDENTIALS_FILE", &sealer_profile)
+                .env("AWS_ROLE_ARN", &aws.machine_role)
+                .env("AWS_WEB_IDENTITY_TOKEN_FILE", &token);
+        }),
+        (Some(16), true)
+    );
+    // Web identity (may decrypt) wins over the instance (sealer).
+    aws.oracle(&["anonymous", "1"]);
+    assert_eq!(
+        run(&|c| {
+            c.env("AWS_ROLE_ARN", &aws.machine_role).env("AWS_WEB_IDENTITY_TOKEN_FILE", &token);
+        }),
+        (Some(0), false)
+    );
+    // Nothing else: the instance (sealer, denied).
+    assert_eq!(run(&|_| {}), (Some(16), true));
+}
+
+/// No credentials anywhere: exit 16, every place searched named, and a hint.
+#[test]
+fn no_credentials_names_every_place_searched() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    command.env("HOME", scratch.path("home"));
+    let sealed = seal(command, &scratch, &aws.key);
+    let text = stderr(&sealed);
+    assert_eq!(sealed.status.code(), Some(16), "{text}");
+    for place in [
+        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (not set)",
+        &format!(
+            "profile `default` in `{}/.aws/credentials` and `{}/.aws/config`",
+            scratch.path("home").display(),
+            scratch.path("home").display()
+        ),
+        "AWS_ROLE_ARN/AWS_WEB_IDENTITY_TOKEN_FILE (not set)",
+        "the EC2 instance metadata service (disabled by AWS_EC2_METADATA_DISABLED)",
+    ] {
+        assert!(text.contains(place), "{place}: {text}");
+    }
+    assert!(text.contains("hint:"), "{text}");
+    assert!(sealed.stdout.is_empty());
+    // The instance metadata service not answering is named too.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    command
+        .env_remove("AWS_EC2_METADATA_DISABLED")
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", format!("http://127.0.0.1:{port}"));
+    let sealed = seal(command, &scratch, &aws.key);
+    let text = stderr(&sealed);
+    assert_eq!(sealed.status.code(), Some(16), "{text}");
+    assert!(
+        text.contains(&format!("the EC2 instance metadata service at http://127.0.0.1:{port} (did not answer")),
+        "{text}"
+    );
+}
+
+/// The README's `--provider aws-kms` examples, run as written (the key ARN and file names replaced by the test's):
+/// the sealed stream, the cloud-init userdata and the Ignition config come out, and the sealed stream opens.
+#[test]
+fn the_readmes_aws_kms_examples_run() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut commands = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        if !line.starts_with("cryptadm bootstrap seal") || !line.contains("--provider aws-kms") {
+            continue;
+        }
+        let mut command = line.to_owned();
+        while command.ends_with('\\') {
+            command.pop();
+            command.push_str(lines.next().unwrap().trim_start());
+        }
+        commands.push(command);
+    }
+    assert!(commands.len() >= 4, "{commands:?}");
+    let bin = assert_cmd::cargo::cargo_bin("cryptadm");
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    for name in ["machine-config.yaml", "kubeadm.yaml", "join-token.yaml"] {
+        scratch.write(name, CONFIG);
+    }
+    for command in &commands {
+        let command = command
+            .replace("arn:aws:kms:us-west-2:111122223333:key/1234abcd", &aws.key)
+            .replace("arn:aws:kms:…", &aws.key);
+        let command = command.split(" # ").next().unwrap().to_owned();
+        let mut shell = Command::new("sh");
+        shell.arg("-c").arg(&command).current_dir(scratch.dir.path()).env("PATH", &path);
+        for name in crate::support_aws::AWS_VARIABLES {
+            shell.env_remove(name);
+        }
+        shell
+            .env("AWS_ENDPOINT_URL", &aws.endpoint)
+            .env("AWS_ACCESS_KEY_ID", &aws.admin.0)
+            .env("AWS_SECRET_ACCESS_KEY", &aws.admin.1)
+            .env("AWS_EC2_METADATA_DISABLED", "true");
+        let output = shell.output().unwrap();
+        assert!(output.status.success(), "{command}: {}", stderr(&output));
+    }
+    for output in ["userdata", "config.ign", "machine-0.yaml"] {
+        let text = std::fs::read_to_string(scratch.path(output)).unwrap();
+        assert!(!text.is_empty(), "{output}");
+    }
+    let sealed = std::fs::read(scratch.path("machine-0.yaml")).unwrap();
+    assert!(passphrase_uri(&sealed).starts_with("kms://"));
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+}
+
+/// RemoteConfig from S3 (path style on a custom endpoint), Secrets Manager (by name and by ARN; SecretString and
+/// SecretBinary) and SSM (SecureString), each written by boto3; a missing object is exit 5, a user who may not
+/// read is exit 16.
+#[test]
+fn remote_config_from_s3_secrets_manager_and_ssm_written_by_boto3() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let part = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let file = |name: &str| scratch.write(name, part(name)).display().to_string();
+    aws.oracle(&["put-object", "capi-boot", "machines/m 0.yaml", &file("from-s3")]);
+    aws.oracle(&["put-secret", "capi/m-0", &file("from-secret")]);
+    let binary_arn = aws.oracle(&["put-secret", "capi/m-0-binary", &file("from-binary-secret"), "binary"]);
+    aws.oracle(&["put-parameter", "/capi/m-0", &file("from-ssm")]);
+    let input = scratch.write("in-band.yaml", part("in-band"));
+    let remote = |extra: &[&str]| {
+        let mut command = with_keys(aws, &aws.admin);
+        command.args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"]).arg(&input);
+        for pair in extra {
+            command.args(["--remote-config", pair]);
+        }
+        let sealed = command.output().unwrap();
+        assert!(sealed.status.success(), "{}", stderr(&sealed));
+        sealed.stdout
+    };
+    let sealed = remote(&[
+        "s3=s3://capi-boot/machines/m 0.yaml",
+        "aws-secrets-manager=capi/m-0",
+        &format!("aws-secrets-manager={}", binary_arn.trim()),
+        "aws-ssm=ssm:///capi/m-0",
+    ]);
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    let text = String::from_utf8_lossy(&opened.stdout);
+    for name in ["from-s3", "from-secret", "from-binary-secret", "from-ssm", "in-band"] {
+        assert!(text.contains(&format!("name: {name}\n")), "{name}: {text}");
+    }
+    let missing = open(with_keys(aws, &aws.admin), &scratch, &remote(&["s3=s3://capi-boot/machines/nope.yaml"]));
+    assert_eq!(missing.status.code(), Some(5), "{}", stderr(&missing));
+    let denied = open(with_keys(aws, &aws.sealer), &scratch, &remote(&["aws-ssm=ssm:///capi/m-0"]));
+    assert_eq!(denied.status.code(), Some(16), "{}", stderr(&denied));
+    assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
+}
+
+/// Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout, as boto3 writes it (the gzip'd
+/// userdata split over `PREFIX-0`, `PREFIX-1`, … as SecretBinary): read, joined, gunzipped, and the chunks deleted
+/// as CAPA's boothook deletes them.
+#[test]
+fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
+    use std::io::Write as _;
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let prefix = "aws.cluster.x-k8s.io/namespaces/default/clusters/c1/instances/m-0-k3q9v";
+    let userdata = format!("#cloud-config\nwrite_files:\n- path: /etc/x\n  content: |\n{}", "    filler\n".repeat(200));
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(userdata.as_bytes()).unwrap();
+    let gzipped = gzip.finish().unwrap();
+    let half = gzipped.len() / 2;
+    for (i, piece) in [&gzipped[..half], &gzipped[half..]].iter().enumerate() {
+        let file = scratch.write(&format!("chunk-{i}"), piece);
+        aws.oracle(&["put-secret", &format!("{prefix}-{i}"), file.to_str().unwrap(), "binary"]);
+    }
+    let input = scratch.write("in-band.yaml", "kind: ConfigMap\n");
+    let sealed = with_keys(aws, &aws.admin)
+        .args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"])
+        .arg(&input)
+        .args(["--remote-config", &format!("capa-secrets-manager={prefix}?chunks=2")])
+        .output()
+        .unwrap();
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert!(String::from_utf8_lossy(&opened.stdout).contains(&userdata), "{}", String::from_utf8_lossy(&opened.stdout));
+    // boto3 no longer finds the chunks: a second first boot has nothing to read (exit 5).
+    let gone = aws.oracle_command(&["secret-exists", &format!("{prefix}-0")]).output().unwrap();
+    assert!(!gone.status.success());
+    let again = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
+}
+
+fn cryptsetup(args: &[&str]) -> std::process::Output {
+    crate::support::require_tool("cryptsetup", "apt-get install cryptsetup-bin");
+    Command::new("cryptsetup").args(args).output().unwrap()
+}
+
+/// `volume rotate --key-store file://DIR --key-wrap aws-kms://ARN`: the store seeded with the AWS CLI's form (boto3
+/// Encrypt, standard base64 and a newline), the volume rotated, the new `current` a KMS blob that boto3 decrypts
+/// into the key cryptsetup opens the volume with; a value in plain is refused (exit 3) and changes nothing.
+#[test]
+fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let image = scratch.path("volume.img");
+    std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+    let old = scratch.write("old.key", "old passphrase");
+    let format = cryptsetup(&[
+        "luksFormat",
+        "--batch-mode",
+        "--type",
+        "luks2",
+        "--pbkdf",
+        "pbkdf2",
+        "--hash",
+        "sha256",
+        "--pbkdf-force-iterations",
+        "1000",
+        "--key-file",
+        old.to_str().unwrap(),
+        image.to_str().unwrap(),
+    ]);
+    assert!(format.status.success(), "{}", stderr(&format));
+    let entry = scratch.path("keys/pvc-aws");
+    std::fs::create_dir_all(&entry).unwrap();
+    let seeded = aws.oracle(&["encrypt", &aws.key, old.to_str().unwrap()]);
+    std::fs::write(entry.join("current"), &seeded).unwrap();
+    let rotate = || {
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", "pvc-aws", "--volume-path"])
+            .arg(&image)
+            .args(["--key-store", &format!("file://{}", scratch.path("keys").display())])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        command.output().unwrap()
+    };
+    let rotated = rotate();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let stored = std::fs::read_to_string(entry.join("current")).unwrap();
+    assert_ne!(stored, seeded);
+    let new_key = scratch.path("new.key");
+    aws.oracle(&["decrypt", stored.trim(), new_key.to_str().unwrap(), &aws.key]);
+    let opens = |key: &Path| {
+        cryptsetup(&["open", "--test-passphrase", "--key-file", key.to_str().unwrap(), image.to_str().unwrap()])
+            .status
+            .success()
+    };
+    assert!(opens(&new_key), "the key boto3 unwrapped does not open the volume");
+    assert!(!opens(&old), "the old key still opens the volume");
+    assert!(!entry.join("pending").exists() && !entry.join("previous").exists());
+    // volume rewrap: ReEncrypt; the blob changes, boto3 still gets the same key out of it.
+    let rewrap = || {
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rewrap", "--key-store", &format!("file://{}", scratch.path("keys").display())])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        command.output().unwrap()
+    };
+    let rewrapped = rewrap();
+    assert!(rewrapped.status.success(), "{}", stderr(&rewrapped));
+    assert!(stderr(&rewrapped).contains("rewrapped 1 value(s) of 1 volume(s)"), "{}", stderr(&rewrapped));
+    let restored = std::fs::read_to_string(entry.join("current")).unwrap();
+    assert_ne!(restored, stored);
+    let again = scratch.path("again.key");
+    aws.oracle(&["decrypt", restored.trim(), again.to_str().unwrap(), &aws.key]);
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
+    // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
+    std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
+    let before = std::fs::read(&image).unwrap();
+    let refused = rotate();
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("KMS CiphertextBlob"), "{}", stderr(&refused));
+    assert!(before == std::fs::read(&image).unwrap());
+    let refused = rewrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), "a plain passphrase");
+}

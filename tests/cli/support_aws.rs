@@ -1,0 +1,180 @@
+//! A local AWS API for the tests: ONE `moto_server` per test binary on 127.0.0.1 and a random port (PyPI's
+//! `moto[server]`, in the venv `.ci/deps/aws.sh` makes), with request authentication on after the first six
+//! requests (`INITIAL_NO_AUTH_ACTION_COUNT`), which `tests/interop/aws/aws_oracle.py setup` uses to make the IAM
+//! users (`admin`: everything; `sealer`: kms:Encrypt and GenerateDataKey only), the role `machine` (kms:Decrypt
+//! only, for web identity) and the KMS keys. From then on a wrong signature or an unknown key is refused.
+//!
+//! Tests that change moto's authentication state (web identity: STS AssumeRoleWithWebIdentity is unsigned on AWS,
+//! but moto wants a signature) hold [`Moto::lock`]; every AWS test holds it, so the state never leaks.
+#![allow(dead_code)]
+
+use crate::support::Scratch;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The region of the tests.
+pub const REGION: &str = "eu-west-1";
+
+pub struct Moto {
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    pub admin: (String, String),
+    pub sealer: (String, String),
+    /// `arn:aws:iam::…:role/machine`.
+    pub machine_role: String,
+    /// The key ARN (alias `alias/capi`).
+    pub key: String,
+    pub other_key: String,
+    pub dir: Scratch,
+    child: Child,
+    lock: Mutex<()>,
+}
+
+/// The `moto_server` of `.ci/deps/aws.sh`'s venv, else one on PATH.
+pub fn moto_binary() -> PathBuf {
+    for candidate in ["/opt/moto-venv/bin/moto_server"] {
+        if Path::new(candidate).is_file() {
+            return candidate.into();
+        }
+    }
+    crate::support::require_tool("moto_server", "bash .ci/deps/aws.sh");
+    PathBuf::from("moto_server")
+}
+
+pub fn oracle_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/aws/aws_oracle.py")
+}
+
+/// The one server of this test binary.
+pub fn moto() -> &'static Moto {
+    static MOTO: LazyLock<Moto> = LazyLock::new(Moto::start);
+    &MOTO
+}
+
+impl Moto {
+    fn start() -> Self {
+        let dir = Scratch::new();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log = std::fs::File::create(dir.path("moto.log")).unwrap();
+        // A watchdog shell kills the server when this test process is gone.
+        let script = r#"p=$1; w=$2; shift 2; "$p" "$@" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#;
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("watchdog")
+            .arg(moto_binary())
+            .arg(std::process::id().to_string())
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env("INITIAL_NO_AUTH_ACTION_COUNT", "6")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "moto_server did not start: {}",
+                std::fs::read_to_string(dir.path("moto.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let output = Command::new("python3")
+            .arg(oracle_script())
+            .arg("setup")
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_DEFAULT_REGION", REGION)
+            .env_remove("AWS_PROFILE")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "aws_oracle.py setup: {}", String::from_utf8_lossy(&output.stderr));
+        let setup: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let keys = |user: &str| {
+            (setup[user]["id"].as_str().unwrap().to_owned(), setup[user]["secret"].as_str().unwrap().to_owned())
+        };
+        Moto {
+            admin: keys("admin"),
+            sealer: keys("sealer"),
+            machine_role: setup["machine_role"].as_str().unwrap().to_owned(),
+            key: setup["key"].as_str().unwrap().to_owned(),
+            other_key: setup["other_key"].as_str().unwrap().to_owned(),
+            endpoint,
+            dir,
+            child,
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Serializes the AWS tests (see the module's note).
+    pub fn lock(&self) -> MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The environment of a run with no AWS setting at all (the machine's own, if any, removed), the endpoint and
+    /// the region, and no instance metadata service.
+    pub fn bare_env(&self, command: &mut assert_cmd::Command) {
+        for name in AWS_VARIABLES {
+            command.env_remove(name);
+        }
+        command
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_REGION", REGION)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("HOME", self.dir.path("no-home"));
+    }
+
+    /// [`Moto::bare_env`] with `keys` in the environment.
+    pub fn env_with(&self, command: &mut assert_cmd::Command, keys: &(String, String)) {
+        self.bare_env(command);
+        command.env("AWS_ACCESS_KEY_ID", &keys.0).env("AWS_SECRET_ACCESS_KEY", &keys.1);
+    }
+
+    /// Runs the boto3 oracle as `admin`; panics on failure; returns stdout.
+    pub fn oracle(&self, args: &[&str]) -> String {
+        let output = self.oracle_command(args).output().unwrap();
+        assert!(output.status.success(), "aws_oracle.py {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    pub fn oracle_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("python3");
+        command
+            .arg(oracle_script())
+            .args(args)
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_DEFAULT_REGION", REGION)
+            .env("AWS_ACCESS_KEY_ID", &self.admin.0)
+            .env("AWS_SECRET_ACCESS_KEY", &self.admin.1)
+            .env_remove("AWS_SESSION_TOKEN")
+            .env_remove("AWS_PROFILE");
+        command
+    }
+}
+
+/// Every variable of the AWS credential chain, removed from test runs so the machine's own never leak in.
+pub const AWS_VARIABLES: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_KMS",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL_SECRETS_MANAGER",
+    "AWS_ENDPOINT_URL_SSM",
+    "AWS_ENDPOINT_URL_STS",
+    "AWS_CA_BUNDLE",
+];

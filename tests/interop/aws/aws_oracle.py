@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""AWS's own SDK (boto3) as the oracle of cryptadm's AWS tests, against a local moto server.
+
+The server is AWS_ENDPOINT_URL; the region AWS_DEFAULT_REGION; credentials the usual variables (the admin user's,
+made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the AWS CLI prints them.
+
+    setup                          (on a fresh server, within its first unauthenticated requests) makes IAM users
+                                   `admin` (everything) and `sealer` (kms:Encrypt and GenerateDataKey only), role
+                                   `machine` (kms:Decrypt only, assumable with a web identity) and a KMS key with
+                                   alias `alias/capi` and a second key; prints JSON with their keys and ARNs
+    decrypt B64 OUT [KEY]          Decrypt; writes the plaintext bytes to OUT
+    encrypt KEY IN                 Encrypt the bytes of IN; prints the blob's standard base64
+    datakey KEY OUT                GenerateDataKey (32 bytes); writes the plaintext to OUT, prints
+                                   kms://<base64 blob>@KEY
+    put-object BUCKET KEY IN       creates the bucket if needed, puts the object
+    put-secret NAME IN [binary]    creates a secret (SecretString, or SecretBinary)
+    put-parameter NAME IN          puts a SecureString parameter
+    secret-exists NAME     exits 0 when the secret can be read (GetSecretValue), else fails
+    assume ROLE                    AssumeRole of `node` (kms:*) or `sealer-node`; prints {"id", "secret", "token"}
+    anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
+                                   AssumeRoleWithWebIdentity is unsigned on AWS but moto wants a signature
+"""
+
+import base64
+import json
+import os
+import sys
+import urllib.request
+
+import boto3
+
+ENDPOINT = os.environ["AWS_ENDPOINT_URL"]
+
+
+def client(service, **credentials):
+    return boto3.client(service, endpoint_url=ENDPOINT, **credentials)
+
+
+def policy(actions):
+    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]})
+
+
+def setup():
+    iam = client("iam", aws_access_key_id="setup", aws_secret_access_key="setup")
+    out = {}
+    for user, actions in [("admin", "*"), ("sealer", ["kms:Encrypt", "kms:GenerateDataKey"])]:
+        iam.create_user(UserName=user)
+        key = iam.create_access_key(UserName=user)["AccessKey"]
+        iam.put_user_policy(UserName=user, PolicyName="p", PolicyDocument=policy(actions))
+        out[user] = {"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
+    admin = {"aws_access_key_id": out["admin"]["id"], "aws_secret_access_key": out["admin"]["secret"]}
+    iam = client("iam", **admin)
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc"},
+                                                     "Action": "sts:AssumeRoleWithWebIdentity"}]}
+    role = iam.create_role(RoleName="machine", AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+    iam.put_role_policy(RoleName="machine", PolicyName="p", PolicyDocument=policy(["kms:Decrypt"]))
+    out["machine_role"] = role["Arn"]
+    # Roles whose temporary credentials the instance-metadata stand-in hands out.
+    for name, actions in [("node", ["kms:*"]), ("sealer-node", ["kms:Encrypt", "kms:GenerateDataKey"])]:
+        account = role["Arn"].split(":")[4]
+        instance_trust = {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:user/admin"}, "Action": "sts:AssumeRole"}]}
+        iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(instance_trust))
+        iam.put_role_policy(RoleName=name, PolicyName="p", PolicyDocument=policy(actions))
+    kms = client("kms", **admin)
+    out["key"] = kms.create_key(Description="capi")["KeyMetadata"]["Arn"]
+    kms.create_alias(AliasName="alias/capi", TargetKeyId=out["key"])
+    out["other_key"] = kms.create_key(Description="other")["KeyMetadata"]["Arn"]
+    print(json.dumps(out))
+
+
+def main(argv):
+    command, args = argv[0], argv[1:]
+    if command == "setup":
+        setup()
+    elif command == "decrypt":
+        extra = {"KeyId": args[2]} if len(args) > 2 else {}
+        plaintext = client("kms").decrypt(CiphertextBlob=base64.b64decode(args[0]), **extra)["Plaintext"]
+        with open(args[1], "wb") as out:
+            out.write(plaintext)
+    elif command == "encrypt":
+        with open(args[1], "rb") as data:
+            blob = client("kms").encrypt(KeyId=args[0], Plaintext=data.read())["CiphertextBlob"]
+        print(base64.b64encode(blob).decode())
+    elif command == "datakey":
+        answer = client("kms").generate_data_key(KeyId=args[0], KeySpec="AES_256")
+        with open(args[1], "wb") as out:
+            out.write(answer["Plaintext"])
+        print(f"kms://{base64.b64encode(answer['CiphertextBlob']).decode()}@{args[0]}")
+    elif command == "put-object":
+        s3 = client("s3")
+        region = os.environ["AWS_DEFAULT_REGION"]
+        try:
+            config = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+            s3.create_bucket(Bucket=args[0], **config)
+        except s3.exceptions.BucketAlreadyOwnedByYou:
+            pass
+        with open(args[2], "rb") as data:
+            s3.put_object(Bucket=args[0], Key=args[1], Body=data.read())
+    elif command == "put-secret":
+        with open(args[1], "rb") as data:
+            value = data.read()
+        kind = {"SecretBinary": value} if len(args) > 2 else {"SecretString": value.decode()}
+        print(client("secretsmanager").create_secret(Name=args[0], **kind)["ARN"])
+    elif command == "put-parameter":
+        with open(args[1], "rb") as data:
+            client("ssm").put_parameter(Name=args[0], Value=data.read().decode(), Type="SecureString", Overwrite=True)
+    elif command == "secret-exists":
+        client("secretsmanager").get_secret_value(SecretId=args[0])
+    elif command == "assume":
+        account = client("sts").get_caller_identity()["Account"]
+        arn = f"arn:aws:iam::{account}:role/{args[0]}"
+        keys = client("sts").assume_role(RoleArn=arn, RoleSessionName="instance", DurationSeconds=900)["Credentials"]
+        print(json.dumps({"id": keys["AccessKeyId"], "secret": keys["SecretAccessKey"], "token": keys["SessionToken"]}))
+    elif command == "anonymous":
+        request = urllib.request.Request(ENDPOINT + "/moto-api/reset-auth", data=args[0].encode(),
+                                         headers={"Content-Type": "text/plain"}, method="POST")
+        urllib.request.urlopen(request, timeout=30).read()
+    else:
+        sys.stderr.write(f"aws_oracle.py: unknown command {command}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
