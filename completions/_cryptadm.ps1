@@ -57,8 +57,10 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;bootstrap;seal' {
             [CompletionResult]::new('--in', '--in', [CompletionResultType]::ParameterName, 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream')
-            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name')
-            [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name')
+            [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--remote-config', '--remote-config', [CompletionResultType]::ParameterName, 'Put a RemoteConfig document before the EncryptedConfig (repeatable)')
             [CompletionResult]::new('--cryptadm-path', '--cryptadm-path', [CompletionResultType]::ParameterName, 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`')
@@ -85,6 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
             [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
             [CompletionResult]::new('--cloud-init', '--cloud-init', [CompletionResultType]::ParameterName, 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd')
             [CompletionResult]::new('--ignition', '--ignition', [CompletionResultType]::ParameterName, 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
@@ -484,6 +487,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -491,6 +495,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'LUKS version (`luks1` for QEMU, Nova and Glance)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)')
             [CompletionResult]::new('--cluster-size', '--cluster-size', [CompletionResultType]::ParameterName, 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)')
             [CompletionResult]::new('--secret-type', '--secret-type', [CompletionResultType]::ParameterName, 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret''s Barbican type decides and a contradicting --secret-type is refused')
@@ -515,6 +521,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again')
             [CompletionResult]::new('--os-cloud', '--os-cloud', [CompletionResultType]::ParameterName, 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
             [CompletionResult]::new('--glance', '--glance', [CompletionResultType]::ParameterName, 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret')
             [CompletionResult]::new('--delete-key-with-image', '--delete-key-with-image', [CompletionResultType]::ParameterName, 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Overwrite an existing LUKS header or a non-empty target')
@@ -549,6 +556,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace a non-empty --out file, or overwrite a block device that holds data')
+            [CompletionResult]::new('--clevis', '--clevis', [CompletionResultType]::ParameterName, 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -594,11 +602,30 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;disk;clevis-bind' {
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;disk;help' {
             [CompletionResult]::new('luks-format', 'luks-format', [CompletionResultType]::ParameterValue, 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -612,6 +639,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;disk;help;convert' {
+            break
+        }
+        'cryptadm;disk;help;clevis-bind' {
             break
         }
         'cryptadm;disk;help;help' {
@@ -831,6 +861,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
+            [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
             break
         }
         'cryptadm;help;disk;luks-format' {
@@ -843,6 +874,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;disk;convert' {
+            break
+        }
+        'cryptadm;help;disk;clevis-bind' {
             break
         }
         'cryptadm;help;volume' {

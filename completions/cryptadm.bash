@@ -52,6 +52,9 @@ _cryptadm() {
             cryptadm__subcmd__bootstrap__subcmd__help,seal)
                 cmd="cryptadm__subcmd__bootstrap__subcmd__help__subcmd__seal"
                 ;;
+            cryptadm__subcmd__disk,clevis-bind)
+                cmd="cryptadm__subcmd__disk__subcmd__clevis__subcmd__bind"
+                ;;
             cryptadm__subcmd__disk,convert)
                 cmd="cryptadm__subcmd__disk__subcmd__convert"
                 ;;
@@ -66,6 +69,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__disk,luks-format)
                 cmd="cryptadm__subcmd__disk__subcmd__luks__subcmd__format"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,clevis-bind)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__clevis__subcmd__bind"
                 ;;
             cryptadm__subcmd__disk__subcmd__help,convert)
                 cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__convert"
@@ -105,6 +111,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__help__subcmd__bootstrap,seal)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap__subcmd__seal"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,clevis-bind)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__clevis__subcmd__bind"
                 ;;
             cryptadm__subcmd__help__subcmd__disk,convert)
                 cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__convert"
@@ -448,7 +457,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__seal)
-            opts="-q -v -h -V --in --provider --passphrase-uri --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --in --provider --passphrase-uri --clevis-pin --clevis-config --clevis-trust-adv --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,6 +472,14 @@ _cryptadm() {
                     return 0
                     ;;
                 --passphrase-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clevis-pin)
+                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    return 0
+                    ;;
+                --clevis-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -578,12 +595,46 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt convert help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --help --version luks-format inspect decrypt convert clevis-bind help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__clevis__subcmd__bind)
+            opts="-q -v -h -V --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clevis-pin)
+                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    return 0
+                    ;;
+                --clevis-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -686,7 +737,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__decrypt)
-            opts="-q -v -h -V --passphrase-file --key-file --out --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --out --force --clevis --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -716,8 +767,22 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__help)
-            opts="luks-format inspect decrypt convert help"
+            opts="luks-format inspect decrypt convert clevis-bind help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__clevis__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -822,7 +887,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -837,6 +902,14 @@ _cryptadm() {
                     return 0
                     ;;
                 --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clevis-pin)
+                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    return 0
+                    ;;
+                --clevis-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1000,8 +1073,22 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__disk)
-            opts="luks-format inspect decrypt convert"
+            opts="luks-format inspect decrypt convert clevis-bind"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__clevis__subcmd__bind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

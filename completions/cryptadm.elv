@@ -52,8 +52,10 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap;seal'= {
             cand --in 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream'
-            cand --provider 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name'
-            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)'
+            cand --provider 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name'
+            cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
             cand --cryptadm-path 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`'
@@ -80,6 +82,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
             cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -451,12 +454,15 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;luks-format'= {
             cand --type 'LUKS version (`luks1` for QEMU, Nova and Glance)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --format 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)'
             cand --cluster-size 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU''s)'
             cand --secret-type 'How the passphrase source becomes the LUKS passphrase: verbatim (`passphrase`, Nova; the default) or lowercase hex of the key bytes it holds (`symmetric`, Cinder and os-brick); with --secret, the secret''s Barbican type decides and a contradicting --secret-type is refused'
@@ -481,6 +487,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Overwrite an existing LUKS header or a non-empty target'
@@ -513,6 +520,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
             cand --color 'When to colour messages'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
+            cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -556,11 +564,29 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;disk;clevis-bind'= {
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --color 'When to colour messages'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;disk;help'= {
             cand luks-format 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;help;luks-format'= {
@@ -570,6 +596,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;help;decrypt'= {
         }
         &'cryptadm;disk;help;convert'= {
+        }
+        &'cryptadm;disk;help;clevis-bind'= {
         }
         &'cryptadm;disk;help;help'= {
         }
@@ -764,6 +792,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
+            cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
         }
         &'cryptadm;help;disk;luks-format'= {
         }
@@ -772,6 +801,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;disk;decrypt'= {
         }
         &'cryptadm;help;disk;convert'= {
+        }
+        &'cryptadm;help;disk;clevis-bind'= {
         }
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'

@@ -50,8 +50,11 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __f
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -f -a "open" -d 'Decrypt a machineadm configuration stream back into the machine configuration'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and not __fish_seen_subcommand_from seal open help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l in -d 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream' -r -F
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l provider -d 'Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name' -r
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l passphrase-uri -d 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l provider -d 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l passphrase-uri -d 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l clevis-pin -d 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`' -r -f -a "tang\t''
+sss\t''"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l clevis-config -d 'The pin\'s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l remote-config -d 'Put a RemoteConfig document before the EncryptedConfig (repeatable)' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cryptadm-path -d 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`' -r
@@ -84,6 +87,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l cloud-init -d 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l ignition -d 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand bootstrap; and __fish_seen_subcommand_from seal" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
@@ -375,23 +379,27 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_see
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from generate-k8s" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from help" -f -a "generate-k8s" -d 'Print Kubernetes objects that carry image decryption keys'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand secret; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s q -l quiet -d 'Print only errors'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s v -l verbose -d 'Print details of each step'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -s V -l version -d 'Print version'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -f -a "luks-format" -d 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -f -a "inspect" -d 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -f -a "decrypt" -d 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
-complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "luks-format" -d 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "inspect" -d 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "decrypt" -d 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "clevis-bind" -d 'Bind a LUKS2 volume to Tang servers (clevis\'s `tang` or `sss` pin), as `clevis luks bind` does'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and not __fish_seen_subcommand_from luks-format inspect decrypt convert clevis-bind help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l type -d 'LUKS version (`luks1` for QEMU, Nova and Glance)' -r -f -a "luks2\t'LUKS2 (cryptsetup\'s default)'
 luks1\t'LUKS1 (QEMU, OpenStack)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l key-file -d 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l clevis-pin -d 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`' -r -f -a "tang\t''
+sss\t''"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l clevis-config -d 'The pin\'s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file' -r
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l format -d 'Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)' -r -f -a "raw\t'A raw disk image (raw LUKS when encrypted)'
 qcow2\t'qcow2 version 3 (LUKS inside when encrypted)'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l cluster-size -d 'qcow2 cluster size in bytes, 512 to 2M, a power of two (default 64K, QEMU\'s)' -r
@@ -427,6 +435,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l glance -d 'Print the output\'s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l delete-key-with-image -d 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from luks-format" -l force -d 'Overwrite an existing LUKS header or a non-empty target'
@@ -452,6 +461,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l force -d 'Replace a non-empty --out file, or overwrite a block device that holds data'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l clevis -d 'Unlock through the volume\'s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from decrypt" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
@@ -495,10 +505,25 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from convert" -s V -l version -d 'Print version'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l passphrase-file -d 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l key-file -d 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does' -r -F
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l clevis-pin -d 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`' -r -f -a "tang\t''
+sss\t''"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l clevis-config -d 'The pin\'s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l clevis-trust-adv -d 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt\'s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s q -l quiet -d 'Print only errors'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s v -l verbose -d 'Print details of each step'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from clevis-bind" -s V -l version -d 'Print version'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "luks-format" -d 'Create a LUKS2 or LUKS1 image (or format a block device), optionally encrypting a raw image into it'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "inspect" -d 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "decrypt" -d 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "clevis-bind" -d 'Bind a LUKS2 volume to Tang servers (clevis\'s `tang` or `sss` pin), as `clevis luks bind` does'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and not __fish_seen_subcommand_from rotate serve rewrap help" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
@@ -645,6 +670,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "inspect" -d 'Show a LUKS1 or LUKS2 header, or a qcow2 image and its LUKS header: version, UUID, data segment, keyslots'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "decrypt" -d 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "convert" -d 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert\'s verb)'
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from disk" -f -a "clevis-bind" -d 'Bind a LUKS2 volume to Tang servers (clevis\'s `tang` or `sss` pin), as `clevis luks bind` does'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "rotate" -d 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "serve" -d 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand help; and __fish_seen_subcommand_from volume" -f -a "rewrap" -d 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'

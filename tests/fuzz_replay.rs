@@ -152,6 +152,7 @@ replay_tests!(
     aws_answers,
     bootstrap_document,
     bootstrap_template,
+    clevis_jwe,
     jwe_unwrap,
     key_parse,
     keyprovider_config,

@@ -6,6 +6,7 @@
 pub mod aws_answers;
 pub mod bootstrap_document;
 pub mod bootstrap_template;
+pub mod clevis_jwe;
 pub mod jwe_unwrap;
 pub mod key_parse;
 pub mod keyprovider_config;
@@ -27,6 +28,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("aws_answers", aws_answers::run),
     ("bootstrap_document", bootstrap_document::run),
     ("bootstrap_template", bootstrap_template::run),
+    ("clevis_jwe", clevis_jwe::run),
     ("jwe_unwrap", jwe_unwrap::run),
     ("key_parse", key_parse::run),
     ("keyprovider_config", keyprovider_config::run),

@@ -81,6 +81,7 @@ classified_errors!(
     crate::render::kubernetes::Error,
     crate::ocicrypt::keyfiles::KeyFileError,
     crate::kms::Error,
+    crate::kms::clevis::Error,
     crate::process::Untrusted,
     crate::machineadm::remote::HopRefused,
     crate::machineadm::remote::LocalOnly,

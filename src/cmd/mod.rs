@@ -6,6 +6,7 @@
 
 pub mod aws_args;
 pub mod bootstrap;
+pub mod clevis_args;
 pub mod disk;
 pub mod env_vars;
 pub mod error;

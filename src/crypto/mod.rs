@@ -8,6 +8,7 @@ pub mod aead;
 pub mod argon2;
 pub mod cbc_essiv;
 pub mod encoding;
+pub mod jose;
 pub mod kdf;
 pub mod keys;
 pub mod parallel_hash;

@@ -100,6 +100,12 @@ pub enum Error {
     /// A LUKS header could not be read, unlocked or written.
     #[error(transparent)]
     Luks(#[from] crate::luks::Error),
+    /// A clevis binding could not be made or used (a Tang server unreachable, a threshold not reached).
+    #[error(transparent)]
+    Clevis(Box<crate::kms::clevis::Error>),
+    /// The volume has no clevis token (`disk decrypt --clevis`).
+    #[error("`{0}` has no clevis binding (no LUKS2 token of type `clevis`)")]
+    NoClevisBinding(String),
     /// Reading or writing failed.
     #[error("{context}: {source}")]
     Io {
@@ -134,6 +140,8 @@ impl Classify for Error {
             }
             Error::Qcow2(inner) => inner.status(),
             Error::Luks(inner) => inner.status(),
+            Error::Clevis(inner) => inner.status(),
+            Error::NoClevisBinding(_) => ExitStatus::NotFound,
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
@@ -153,6 +161,10 @@ impl Classify for Error {
             }
             Error::Qcow2(inner) => inner.hint(),
             Error::Luks(inner) => inner.hint(),
+            Error::Clevis(inner) => inner.hint(),
+            Error::NoClevisBinding(_) => Some(Cow::Borrowed(
+                "bind it with `cryptadm disk clevis-bind` (or `clevis luks bind`), or give a passphrase",
+            )),
             Error::Usage(_) | Error::Invalid(_) => None,
             Error::Io { source, context } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 context.starts_with("writing").then_some(Cow::Borrowed(
@@ -162,6 +174,12 @@ impl Classify for Error {
             }
             Error::Io { .. } => None,
         }
+    }
+}
+
+impl From<crate::kms::clevis::Error> for Error {
+    fn from(error: crate::kms::clevis::Error) -> Self {
+        Error::Clevis(Box::new(error))
     }
 }
 

@@ -2,6 +2,7 @@
 //! an optional re-key, the sink container, and the one guard that decides whether an output may be written.
 //! The command line (`src/cmd/disk/`) only parses flags into these calls and renders what they return.
 
+pub mod clevis;
 pub mod device;
 mod error;
 pub mod output;

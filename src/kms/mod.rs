@@ -13,6 +13,10 @@
 //! AWS ([`aws`]) implements [`Wrapping`] with KMS (GenerateDataKey, Encrypt, Decrypt, ReEncrypt) and reads
 //! Secrets Manager, SSM parameters and S3 objects; its credentials come as a provider object that refreshes itself.
 //!
+//! Tang (`tang`, with clevis's pins in `clevis`) fits none of them: it holds no secret and wraps nothing on
+//! request. A small secret is encrypted locally to the server's advertised key and recovered through a blinded
+//! exchange with the server; [`clevis::encrypt`] and [`clevis::decrypt`] are its two operations.
+//!
 //! Credentials, server addresses and TLS settings are resolved by `cmd/` (environment variables, token files,
 //! `clouds.yaml`) and handed down as values: this layer reads no environment and prints nothing. Every URL it
 //! puts in an error goes through [`crate::redact::url`] and every server message through
@@ -20,9 +24,11 @@
 
 pub mod aws;
 pub mod barbican;
+pub mod clevis;
 pub mod http;
 pub mod keystone;
 pub mod reference;
+pub mod tang;
 pub mod vault;
 
 pub use reference::KeyRef;

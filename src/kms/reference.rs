@@ -1,7 +1,7 @@
 //! The one key-reference syntax every command accepts, parsed once.
 //!
 //! The syntax (`vault-transit://MOUNT/KEY`, `vault-transit://WRAPPED@MOUNT/KEY`, `vault-kv://MOUNT/PREFIX`,
-//! `barbican://UUID` or a secret href, `file:///PATH`, `NAME:REST` for plugins) is documented once, in the README's
+//! `barbican://UUID` or a secret href, `file:///PATH`, `clevis:<compact JWE>`, `NAME:REST` for plugins) is documented once, in the README's
 //! "Key managers" table; [`KeyRef`]'s variants say the same per case.
 //!
 //! The server, namespace, CA and credentials never come from a reference: they are the command's settings
@@ -154,6 +154,16 @@ impl KeyRef {
     pub fn transit(&self) -> Option<(&str, &str)> {
         match self {
             Self::VaultTransit { mount, key, .. } => Some((mount, key)),
+            _ => None,
+        }
+    }
+
+    /// The compact JWE of a `clevis:<JWE>` reference (what `bootstrap seal --provider clevis` records).
+    pub fn clevis_jwe(&self) -> Option<&str> {
+        match self {
+            Self::Plugin { name, uri } if name == super::clevis::SCHEME => {
+                uri.strip_prefix("clevis:").map(str::trim).filter(|jwe| !jwe.is_empty())
+            }
             _ => None,
         }
     }

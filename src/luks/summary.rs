@@ -104,6 +104,9 @@ pub struct Token {
     #[serde(rename = "type")]
     kind: String,
     keyslots: Vec<u32>,
+    /// For a `clevis` token, its binding (`tang URL`, `sss T of […]`), set by the caller that reads JWEs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clevis: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -138,6 +141,15 @@ fn copy_text(problem: &Option<String>, stale: bool) -> String {
         (Some(problem), _) => format!("invalid: {problem}"),
         (None, true) => "stale".into(),
         (None, false) => "ok".into(),
+    }
+}
+
+impl Summary {
+    /// Describes the token `id` (what a clevis token's JWE binds it to), shown beside its type.
+    pub fn describe_token(&mut self, id: u32, binding: String) {
+        if let Some(token) = self.tokens.iter_mut().find(|t| t.id == id) {
+            token.clevis = Some(binding);
+        }
     }
 }
 
@@ -262,7 +274,12 @@ pub fn summarize(path: String, volume: &Volume) -> Summary {
         tokens: meta
             .tokens
             .iter()
-            .map(|(id, t)| Token { id: id.0, kind: t.kind.clone(), keyslots: t.keyslots.iter().map(|k| k.0).collect() })
+            .map(|(id, t)| Token {
+                id: id.0,
+                kind: t.kind.clone(),
+                keyslots: t.keyslots.iter().map(|k| k.0).collect(),
+                clevis: None,
+            })
             .collect(),
         digests: meta
             .digests

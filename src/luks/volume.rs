@@ -221,6 +221,43 @@ impl Volume {
         Ok(id)
     }
 
+    /// Adds a keyslot for `passphrase` (as [`Volume::add_keyslot`]) and, in the same header write, a LUKS2 token
+    /// `{"type": kind, "keyslots": ["N"], …fields}` naming it (as `clevis luks bind` does with `cryptsetup token
+    /// import`), so a crash leaves either neither or both. LUKS2 only. Returns (keyslot id, token id).
+    pub fn add_keyslot_with_token(
+        &mut self,
+        key: &VolumeKey,
+        passphrase: &[u8],
+        kdf: &Kdf,
+        kind: &str,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(u32, u32)> {
+        kdf.check_limits()?;
+        if !self.key_matches(key)? {
+            return Err(Error::VolumeKeyMismatch);
+        }
+        self.check_unchanged_on_disk()?;
+        let mut header = self.header.clone();
+        let Header::V2(h) = &mut header else {
+            return Err(Error::unsupported("tokens on a LUKS1 volume (LUKS1 has no tokens)"));
+        };
+        let token_id = (0..json::MAX_TOKENS)
+            .find(|i| !h.meta.tokens.contains_key(&Id(*i)))
+            .ok_or_else(|| Error::unsupported("a new token: all 32 token ids are in use"))?;
+        let slot = add_luks2(&self.file, h, key, passphrase, kdf)?;
+        h.meta.tokens.insert(Id(token_id), json::Token { kind: kind.into(), keyslots: vec![Id(slot)], extra: fields });
+        self.write_header(header)?;
+        Ok((slot, token_id))
+    }
+
+    /// The LUKS2 tokens, by id (none on LUKS1).
+    pub fn tokens(&self) -> Vec<(u32, &json::Token)> {
+        match &self.header {
+            Header::V1(_) => Vec::new(),
+            Header::V2(h) => h.meta.tokens.iter().map(|(id, token)| (id.0, token)).collect(),
+        }
+    }
+
     /// Where keyslot `id`'s material is: (offset, length) in bytes.
     fn material_area(&self, id: u32) -> Result<(u64, u64)> {
         match &self.header {

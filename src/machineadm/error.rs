@@ -265,6 +265,9 @@ pub enum Error {
     /// The key manager of a built-in provider failed (denied, not found, sealed, unreachable).
     #[error("passphrase provider `vault-transit`: {0}")]
     KeyManager(#[source] crate::kms::Error),
+    /// The built-in `clevis` provider failed (a Tang server unreachable, a threshold not reached, a bad JWE).
+    #[error("passphrase provider `clevis`: {0}")]
+    Clevis(#[source] Box<crate::kms::clevis::Error>),
     /// The plugin for a provider is not installed.
     #[error("passphrase provider `{provider}`: plugin `{program}` not found on PATH or in {system_dirs}")]
     ProviderNotFound {
@@ -316,6 +319,7 @@ impl Classify for Error {
         match self {
             Error::Remote { source, .. } => source.status(),
             Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => source.status(),
+            Error::Clevis(source) => source.status(),
             Error::NoAwsClient => ExitStatus::Failure,
             Error::NoKeyManager { .. } => ExitStatus::Usage,
             Error::Unauthenticated { .. } | Error::RemoteUntrusted { .. } => ExitStatus::Unauthenticated,
@@ -364,6 +368,7 @@ impl Classify for Error {
             Error::KeyManager(source) | Error::AwsKms(source) | Error::AwsRemote { source, .. } => {
                 return source.hint();
             }
+            Error::Clevis(source) => return source.hint(),
             Error::NoKeyManager { .. } => "set VAULT_ADDR (or BAO_ADDR), or give --vault-addr",
             Error::RemoteProviderNotFound { .. } => "install the remote-configuration plugin, or use `file` or `https`",
             Error::RemoteUntrusted { .. } => "trust the server's CA (a directory of *.crt files)",

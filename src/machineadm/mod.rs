@@ -31,8 +31,8 @@ pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;
 pub use ignition::{IGNITION_STREAM_PATH, UNIT_NAME, VAULT_ENV_FILE, render_ignition, unit};
 pub use provider::{
-    BUILTIN_FILE_PROVIDER, BUILTIN_VAULT_TRANSIT_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX, ProviderSettings,
-    SYSTEM_PLUGIN_DIRS, validate_provider_name,
+    BUILTIN_CLEVIS_PROVIDER, BUILTIN_FILE_PROVIDER, BUILTIN_VAULT_TRANSIT_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX,
+    ProviderSettings, SYSTEM_PLUGIN_DIRS, validate_provider_name,
 };
 pub use remote::{
     BUILTIN_REMOTE_FILE, BUILTIN_REMOTE_HTTPS, MAX_REMOTE_BYTES, MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES, Proxy,

@@ -30,6 +30,9 @@ pub const BUILTIN_FILE_PROVIDER: &str = "file";
 /// seals with its raw bytes as the passphrase and records `vault-transit://<base64url(ciphertext)>@MOUNT/KEY`;
 /// `open` gets the bytes back from `MOUNT/decrypt/KEY`.
 pub const BUILTIN_VAULT_TRANSIT_PROVIDER: &str = "vault-transit";
+/// The built-in Clevis provider: `seal` encrypts the passphrase to Tang servers (clevis's `tang` and `sss` pins)
+/// and records `clevis:<compact JWE>`; `open` recovers it from the servers, with no credentials (docs/tang.md).
+pub const BUILTIN_CLEVIS_PROVIDER: &str = "clevis";
 /// Bytes of the data key (and so of the passphrase) the `vault-transit` provider asks Transit for.
 pub const VAULT_DATA_KEY_BYTES: usize = 32;
 /// Most bytes a plugin may print on stdout, and most bytes a passphrase file may hold.
@@ -72,6 +75,9 @@ impl ProviderSettings {
         }
         if provider == BUILTIN_VAULT_TRANSIT_PROVIDER {
             return self.vault_transit_open(uri, ui);
+        }
+        if provider == BUILTIN_CLEVIS_PROVIDER {
+            return self.clevis_open(uri, ui);
         }
         if provider == super::aws_kms::BUILTIN_AWS_KMS_PROVIDER {
             return self.aws_kms_open(uri, ui);
@@ -158,6 +164,38 @@ impl ProviderSettings {
             vault.unwrap(&crate::kms::vault::transit_name(&mount, &key), wrapped).map_err(Error::KeyManager)?;
         if plaintext.is_empty() {
             return Err(Error::BadPassphrase("Transit returned an empty data key".into()));
+        }
+        Ok(Passphrase::new(plaintext.to_vec()))
+    }
+
+    /// The HTTP settings the `clevis` provider reaches Tang servers with: one request may take the plugin
+    /// timeout, with the plugin retries.
+    pub fn clevis_settings(&self, trust_unpinned: bool) -> crate::kms::clevis::Settings {
+        let http = crate::kms::http::HttpSettings {
+            timeout: self.timeout,
+            retries: self.retries,
+            first_backoff: self.first_backoff,
+            ..Default::default()
+        };
+        crate::kms::clevis::Settings { http, trust_unpinned }
+    }
+
+    /// `open` with `clevis`: the passphrase from the JWE in `clevis:<JWE>`, recovered from its Tang servers.
+    fn clevis_open(&self, uri: &str, ui: &dyn Interaction) -> Result<Passphrase, Error> {
+        let jwe = crate::kms::KeyRef::parse(uri)
+            .ok()
+            .and_then(|reference| reference.clevis_jwe().map(str::to_owned))
+            .ok_or_else(|| {
+            Error::Clevis(Box::new(crate::kms::clevis::Error::Malformed(
+                "the passphraseURI is not `clevis:<compact JWE>`".into(),
+            )))
+        })?;
+        let binding = crate::kms::clevis::describe(&jwe).map_err(|e| Error::Clevis(Box::new(e)))?;
+        let _busy = ui.busy(&format!("recovering the passphrase from {binding}"));
+        let plaintext =
+            crate::kms::clevis::decrypt(&jwe, &self.clevis_settings(false)).map_err(|e| Error::Clevis(Box::new(e)))?;
+        if plaintext.is_empty() {
+            return Err(Error::BadPassphrase("the clevis JWE holds an empty passphrase".into()));
         }
         Ok(Passphrase::new(plaintext.to_vec()))
     }

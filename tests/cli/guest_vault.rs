@@ -9,8 +9,8 @@
 
 use crate::support::cryptadm;
 use crate::support_first_boot::{
-    Report, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk, seal, sha256_hex,
-    stripped_cryptadm, write_mode,
+    Report, boot_with_network, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
+    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
 };
 use crate::support_guest::workdir;
 use crate::support_openbao::{OpenBao, dev};
@@ -61,15 +61,7 @@ impl Node {
         );
         let jwt = file("identity.jwt", &bao.sign_jwt(role, 1800), 0o600);
         let dropin = file("cryptadm-vault.conf", "[Service]\nEnvironmentFile=/etc/cryptadm/vault.env\n", 0o644);
-        let no_network = file("91-cryptadm-network.cfg", "network:\n  config: disabled\n", 0o644);
-        let network = file("10-guest.network", "[Match]\nName=en* eth*\n\n[Network]\nDHCP=ipv4\n", 0o644);
-        let report =
-            file("cryptadm-test-report", &std::fs::read_to_string(guest_file("first-boot-report.sh")).unwrap(), 0o755);
-        let unit = file(
-            "cryptadm-test-report.service",
-            &std::fs::read_to_string(guest_file("first-boot-report.service")).unwrap(),
-            0o644,
-        );
+        let commands = network_and_report_commands(&files);
         debugfs(
             &dir,
             &root,
@@ -79,17 +71,7 @@ impl Node {
                  mkdir /etc/machine\nwrite {jwt} /etc/machine/identity.jwt\n\
                  mkdir /etc/systemd/system/cloud-final.service.d\n\
                  write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-vault.conf\n\
-                 write {no_network} /etc/cloud/cloud.cfg.d/91-cryptadm-network.cfg\n\
-                 write {network} /etc/systemd/network/10-guest.network\n\
-                 symlink /etc/systemd/system/multi-user.target.wants/systemd-networkd.service \
-                 /lib/systemd/system/systemd-networkd.service\n\
-                 mkdir /etc/systemd/system/network-online.target.wants\n\
-                 symlink /etc/systemd/system/network-online.target.wants/systemd-networkd-wait-online.service \
-                 /lib/systemd/system/systemd-networkd-wait-online.service\n\
-                 write {report} /usr/local/sbin/cryptadm-test-report\n\
-                 write {unit} /etc/systemd/system/cryptadm-test-report.service\n\
-                 symlink /etc/systemd/system/cloud-final.service.wants/cryptadm-test-report.service \
-                 ../cryptadm-test-report.service\n",
+                 {commands}",
                 binary = binary.display(),
             ),
         );
@@ -109,21 +91,9 @@ impl Node {
         Self { dir, root, seed, cached }
     }
 
-    /// Boots the node once with a NIC on QEMU's user network; the report unit powers it off.
+    /// Boots the node once; the report unit powers it off.
     fn boot(&self) -> Report {
-        boot(
-            "vault boot",
-            &self.cached,
-            &self.root,
-            &self.dir.join("console.log"),
-            "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 systemd.mask=serial-getty@ttyS0.service",
-            &[
-                "-drive".into(),
-                format!("file={},format=raw,if=virtio,readonly=on", self.seed.display()).into(),
-                "-nic".into(),
-                "user,model=virtio-net-pci".into(),
-            ],
-        )
+        boot_with_network("vault boot", &self.cached, &self.root, &self.seed, &self.dir.join("console.log"))
     }
 
     fn occurrences_on_disk(&self, needle: &str) -> usize {

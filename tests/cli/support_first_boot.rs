@@ -201,3 +201,55 @@ pub fn occurrences_on_disk(root: &Path, needle: &str) -> usize {
 pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
     Sha256::digest(data.as_ref()).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The debugfs commands that give a node of the cloud root a network (systemd-networkd, DHCP from QEMU's user
+/// network, cloud-init's own network configuration off) and the report unit (run after cloud-final), with the
+/// files they write made under `files`.
+pub fn network_and_report_commands(files: &Path) -> String {
+    std::fs::create_dir_all(files).unwrap();
+    let file = |name: &str, contents: &str, mode: u32| {
+        let path = files.join(name);
+        write_mode(&path, contents.as_bytes(), mode);
+        path.display().to_string()
+    };
+    let no_network = file("91-cryptadm-network.cfg", "network:\n  config: disabled\n", 0o644);
+    let network = file("10-guest.network", "[Match]\nName=en* eth*\n\n[Network]\nDHCP=ipv4\n", 0o644);
+    let report =
+        file("cryptadm-test-report", &std::fs::read_to_string(guest_file("first-boot-report.sh")).unwrap(), 0o755);
+    let unit = file(
+        "cryptadm-test-report.service",
+        &std::fs::read_to_string(guest_file("first-boot-report.service")).unwrap(),
+        0o644,
+    );
+    format!(
+        "write {no_network} /etc/cloud/cloud.cfg.d/91-cryptadm-network.cfg\n\
+         write {network} /etc/systemd/network/10-guest.network\n\
+         symlink /etc/systemd/system/multi-user.target.wants/systemd-networkd.service \
+         /lib/systemd/system/systemd-networkd.service\n\
+         mkdir /etc/systemd/system/network-online.target.wants\n\
+         symlink /etc/systemd/system/network-online.target.wants/systemd-networkd-wait-online.service \
+         /lib/systemd/system/systemd-networkd-wait-online.service\n\
+         write {report} /usr/local/sbin/cryptadm-test-report\n\
+         write {unit} /etc/systemd/system/cryptadm-test-report.service\n\
+         symlink /etc/systemd/system/cloud-final.service.wants/cryptadm-test-report.service \
+         ../cryptadm-test-report.service\n"
+    )
+}
+
+/// Boots a node of the cloud root once, its NoCloud `seed` attached and a NIC on QEMU's user network (the
+/// host's loopback is 10.0.2.2 to the guest); the report unit powers it off.
+pub fn boot_with_network(label: &str, cached: &Path, root: &Path, seed: &Path, log: &Path) -> Report {
+    boot(
+        label,
+        cached,
+        root,
+        log,
+        "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 systemd.mask=serial-getty@ttyS0.service",
+        &[
+            "-drive".into(),
+            format!("file={},format=raw,if=virtio,readonly=on", seed.display()).into(),
+            "-nic".into(),
+            "user,model=virtio-net-pci".into(),
+        ],
+    )
+}

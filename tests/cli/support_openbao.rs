@@ -83,7 +83,7 @@ fn free_port() -> u16 {
 }
 
 /// Starts `program args…` under a watchdog that kills it when this test process ends.
-fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> Child {
+pub fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
     let script = r#"p=$1; w=$2; shift 2; "$p" "$@" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#;
     Command::new("sh")

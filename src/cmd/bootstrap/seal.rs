@@ -43,6 +43,12 @@ pub const EXAMPLES: &str = "Examples:
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
       --remote-config https=https://config.example/machines/machine-0.yaml --cloud-init > userdata
 
+  # Network-bound: the passphrase is random, encrypted to two of three Tang servers (clevis's sss pin);
+  # the machine recovers it from the servers at boot, with no credentials (docs/tang.md)
+  cryptadm bootstrap seal --in machine-config.yaml --provider clevis --clevis-pin sss \\
+      --clevis-config '{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://tang1:7500\",\"thp\":\"…\"},{\"url\":\"http://tang2:7500\",\"thp\":\"…\"},{\"url\":\"http://tang3:7500\",\"thp\":\"…\"}]}}' \\
+      --cloud-init > userdata
+
   # Render your own bootstrap template ({{ machine_config | gzipBase64 }})
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
@@ -60,12 +66,16 @@ pub struct SealArgs {
     /// The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream
     #[arg(long = "in", value_name = "FILE")]
     pub input: PathBuf,
-    /// Provider that fetches the passphrase on the machine: `file` (built in) or a plugin name
+    /// Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a
+    /// plugin name
     #[arg(long, value_name = "NAME")]
     pub provider: String,
-    /// Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine)
-    #[arg(long, value_name = "URI")]
-    pub passphrase_uri: String,
+    /// Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis`
+    /// records its own (`clevis:<JWE>`)
+    #[arg(long, value_name = "URI", required_unless_present = "clevis_pin")]
+    pub passphrase_uri: Option<String>,
+    #[command(flatten)]
+    clevis: crate::cmd::clevis_args::ClevisArgs,
     #[command(flatten)]
     passphrase: PassphraseArgs,
     /// Put a RemoteConfig document before the EncryptedConfig (repeatable)
@@ -172,7 +182,7 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
         .collect();
     let request = SealRequest {
         provider: args.provider.clone(),
-        passphrase_uri: args.passphrase_uri.clone(),
+        passphrase_uri: args.passphrase_uri.clone().unwrap_or_default(),
         remote_configs,
         nonces: fixed_nonces(args)?,
     };
@@ -200,12 +210,51 @@ fn fixed_nonces(args: &SealArgs) -> anyhow::Result<Nonces> {
     Ok(Nonces::Fixed { salt, iv })
 }
 
+/// With `--provider clevis`: the passphrase (given, or random) and `clevis:<JWE>`, the JWE made for the pin;
+/// otherwise `explicit` unchanged and no URI. Checks that the clevis flags and the provider go together.
+fn clevis_passphrase(
+    args: &SealArgs,
+    explicit: Option<crate::crypto::Passphrase>,
+    providers: &machineadm::ProviderSettings,
+    ui: &dyn Interaction,
+) -> anyhow::Result<(Option<crate::crypto::Passphrase>, Option<String>)> {
+    let clevis_provider = args.provider == machineadm::BUILTIN_CLEVIS_PROVIDER;
+    let Some(pin) = args.clevis.pin()? else {
+        if clevis_provider {
+            return Err(Failure::new(ExitStatus::Usage, "--provider clevis needs --clevis-pin and --clevis-config")
+                .with_hint(r#"e.g. --clevis-pin tang --clevis-config '{"url":"http://tang:7500","thp":"…"}'"#)
+                .into());
+        }
+        return Ok((explicit, None));
+    };
+    if !clevis_provider {
+        return Err(Failure::new(ExitStatus::Usage, "--clevis-pin applies only to --provider clevis").into());
+    }
+    if args.passphrase_uri.is_some() {
+        return Err(Failure::new(ExitStatus::Usage, "--provider clevis records its own passphraseURI (clevis:<JWE>)")
+            .with_hint("drop --passphrase-uri")
+            .into());
+    }
+    let passphrase = explicit.unwrap_or_else(crate::cmd::clevis_args::random_passphrase);
+    let settings = args.clevis.settings(providers.clevis_settings(false).http);
+    let jwe = {
+        let _busy = ui.busy(&format!("encrypting the passphrase to {}", pin.describe()));
+        crate::kms::clevis::encrypt(&pin, passphrase.expose(), &settings)?
+    };
+    Ok((Some(passphrase), Some(format!("{}:{jwe}", crate::kms::clevis::SCHEME))))
+}
+
 /// Runs `cryptadm bootstrap seal`.
 pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let mut stdin = StdinClaim::default();
     let settings = resolve(&args, &mut stdin)?;
     let explicit = args.passphrase.read(&mut stdin)?;
     let providers = args.plugin.settings()?;
+    let mut settings = settings;
+    let (explicit, clevis_uri) = clevis_passphrase(&args, explicit, &providers, printer)?;
+    if let Some(uri) = clevis_uri {
+        settings.request.passphrase_uri = uri;
+    }
     let Some((passphrase, passphrase_uri)) =
         machineadm::resolve_seal_passphrase(explicit, &settings.request, &providers, printer)?
     else {

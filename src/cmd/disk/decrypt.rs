@@ -19,6 +19,9 @@ pub const EXAMPLES: &str = "Examples:
   # Decrypt an image made by cryptsetup, QEMU or cryptadm into a raw image
   cryptadm disk decrypt --key-file key.bin disk.img --out disk.raw
 
+  # A volume bound to Tang servers (`disk clevis-bind`, `clevis luks bind`): no passphrase needed
+  cryptadm disk decrypt --clevis disk.img --out disk.raw
+
   # Compare with the original without a temporary file
   cryptadm disk decrypt --passphrase-file pass.txt enc.img --out - | cmp - raw.img";
 
@@ -43,6 +46,21 @@ pub struct DecryptArgs {
     /// Replace a non-empty --out file, or overwrite a block device that holds data
     #[arg(long)]
     pub force: bool,
+    /// Unlock through the volume's clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as
+    /// `clevis luks unlock` does, instead of with a passphrase
+    #[arg(long, conflicts_with_all = ["passphrase_file", "key_file"])]
+    pub clevis: bool,
+}
+
+/// The passphrase of the volume's clevis-bound keyslot, from its Tang servers.
+fn clevis_passphrase(target: &std::path::Path, printer: &Printer) -> anyhow::Result<crate::crypto::Passphrase> {
+    let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
+    let _busy = printer.busy("recovering the passphrase from the clevis binding");
+    let settings = crate::kms::clevis::Settings::default();
+    let (slot, passphrase) =
+        crate::disk::clevis::recover_passphrase(&volume, &target.display().to_string(), &settings)?;
+    printer.debug(&format!("keyslot {slot} opens with the clevis binding"));
+    Ok(passphrase)
 }
 
 /// Runs `cryptadm disk decrypt`.
@@ -65,7 +83,11 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     }
     super::warn_all(&source.warnings(), printer);
-    let passphrase = if source.encrypted() { Some(args.passphrase.resolve(printer, false)?) } else { None };
+    let passphrase = match (source.encrypted(), args.clevis) {
+        (true, true) => Some(clevis_passphrase(&args.target, printer)?),
+        (true, false) => Some(args.passphrase.resolve(printer, false)?),
+        (false, _) => None,
+    };
     let passphrase = passphrase.as_ref().map(|p| p.expose());
     let decrypted = match &output {
         Some(output) => pipeline::decrypt(source, passphrase, RawSink::Output(output), printer)?,

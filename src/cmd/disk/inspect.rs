@@ -42,7 +42,10 @@ pub fn run(args: InspectArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     let volume = Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     super::warn_all(&crate::disk::pipeline::copy_warnings(&volume), printer);
-    let summary = crate::luks::summary::summarize(args.target.display().to_string(), &volume);
+    let mut summary = crate::luks::summary::summarize(args.target.display().to_string(), &volume);
+    for binding in crate::disk::clevis::bindings(&volume) {
+        summary.describe_token(binding.token, binding.description);
+    }
     let text = crate::render::documents(args.output_format.into(), [summary])?;
     printer.data(text.as_bytes()).context("writing to standard output")?;
     Ok(ExitStatus::Success)

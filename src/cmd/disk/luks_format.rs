@@ -47,6 +47,9 @@ pub struct LuksFormatArgs {
     pub luks_type: Option<TypeArg>,
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
+    /// Also bind the volume to Tang servers, as `clevis luks bind` does (LUKS2; see `disk clevis-bind`)
+    #[command(flatten)]
+    clevis: crate::cmd::clevis_args::ClevisArgs,
     /// Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::FormatArg::Raw)]
     pub format: super::FormatArg,
@@ -331,12 +334,16 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     crate::cmd::interrupt::remove_partials_on_signal();
     check_forced_cost(&args)?;
     if args.format == super::FormatArg::Qcow2 {
+        if args.clevis.clevis_pin.is_some() {
+            return Err(usage("--clevis-pin applies to LUKS2 images (--format raw)").into());
+        }
         return run_qcow2(&args, printer);
     }
     if args.cluster_size.is_some() {
         return Err(usage("--cluster-size applies to --format qcow2").into());
     }
     let settings = resolve(&args, printer)?;
+    let clevis = clevis_prepare(&args, &settings.options, printer)?;
     let formatted = pipeline::format_luks(
         settings.from,
         &settings.options,
@@ -362,6 +369,9 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         },
         o.uuid,
     ));
+    if let Some((pin, prepared)) = clevis {
+        clevis_bind(&args.target, settings.passphrase.expose(), &pin, &prepared, printer)?;
+    }
     if args.glance.openstack() {
         let secret = match &settings.key_manager {
             Some(secret) => secret.facts(),
@@ -379,6 +389,37 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         )?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// With --clevis-pin: the binding's passphrase and JWE, made before anything is written (an unreachable or
+/// untrusted Tang server leaves the target untouched).
+fn clevis_prepare(
+    args: &LuksFormatArgs,
+    options: &FormatOptions,
+    printer: &Printer,
+) -> anyhow::Result<Option<(crate::kms::clevis::Pin, crate::disk::clevis::Prepared)>> {
+    let Some(pin) = args.clevis.pin()? else { return Ok(None) };
+    if options.version != Version::Luks2 {
+        return Err(usage("--clevis-pin needs LUKS2 (LUKS1 has no tokens)").into());
+    }
+    let _busy = printer.busy(&format!("encrypting the binding's passphrase to {}", pin.describe()));
+    let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?;
+    Ok(Some((pin, prepared)))
+}
+
+/// Adds the clevis keyslot and token beside the passphrase's keyslot.
+fn clevis_bind(
+    target: &Path,
+    passphrase: &[u8],
+    pin: &crate::kms::clevis::Pin,
+    prepared: &crate::disk::clevis::Prepared,
+    printer: &Printer,
+) -> anyhow::Result<()> {
+    let mut volume = luks::Volume::open(target, true).with_context(|| format!("opening `{}`", target.display()))?;
+    let (slot, token) = crate::disk::clevis::bind_with_passphrase(&mut volume, passphrase, prepared)
+        .with_context(|| format!("binding `{}`", target.display()))?;
+    printer.info(&format!("bound to {}: keyslot {slot}, token {token} (type clevis)", pin.describe()));
+    Ok(())
 }
 
 /// The output's secret as the Glance document names it: its type, its file, its length in bytes.

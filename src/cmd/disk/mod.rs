@@ -1,6 +1,7 @@
 //! `cryptadm disk`: LUKS2 and LUKS1 disk images and block devices (format, inspect, decrypt), qcow2 images and
 //! conversions between them.
 
+pub mod clevis_bind;
 pub mod convert;
 pub mod decrypt;
 pub mod inspect;
@@ -59,6 +60,8 @@ pub enum DiskCommand {
     Decrypt(decrypt::DecryptArgs),
     #[allow(missing_docs)]
     Convert(convert::ConvertArgs),
+    #[allow(missing_docs)]
+    ClevisBind(clevis_bind::ClevisBindArgs),
 }
 
 /// Runs a disk verb.
@@ -68,6 +71,7 @@ pub fn run(namespace: DiskNamespace, printer: &Printer) -> anyhow::Result<ExitSt
         DiskCommand::Inspect(args) => inspect::run(args, printer),
         DiskCommand::Decrypt(args) => decrypt::run(args, printer),
         DiskCommand::Convert(args) => convert::run(args, printer),
+        DiskCommand::ClevisBind(args) => clevis_bind::run(args, printer),
     }
 }
 

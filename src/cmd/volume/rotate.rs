@@ -144,7 +144,25 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         printer.info(&format!("took over the rotation claim of {held}"));
     }
     printer.info(&describe(&request.volume_id, &outcome));
+    if let Some(path) = &request.volume_path {
+        report_clevis_bindings(path, printer);
+    }
     Ok(ExitStatus::Success)
+}
+
+/// Says which clevis bindings (keyslots bound to Tang servers, `clevis luks bind`) the rotation left alone: they
+/// open with neither the old nor the new key, so rotation never touches them.
+fn report_clevis_bindings(path: &Path, printer: &Printer) {
+    let Ok(volume) = crate::luks::Volume::open(path, false) else { return };
+    for binding in crate::disk::clevis::bindings(&volume) {
+        let keyslots: Vec<String> = binding.keyslots.iter().map(u32::to_string).collect();
+        printer.info(&format!(
+            "kept the clevis binding: token {}, keyslot(s) {} ({})",
+            binding.token,
+            keyslots.join(", "),
+            binding.description
+        ));
+    }
 }
 
 fn read_request(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<RotateRequest> {

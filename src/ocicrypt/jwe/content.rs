@@ -88,12 +88,7 @@ pub(super) fn encrypt_a256gcm(
     aad: &[u8],
     plaintext: &[u8],
 ) -> (Vec<u8>, [u8; GCM_TAG_LEN]) {
-    let cipher = AesGcm::<Aes256, U12>::new(cek.into());
-    let mut buffer = plaintext.to_vec();
-    let tag = cipher
-        .encrypt_in_place_detached(Nonce::from_slice(iv), aad, &mut buffer)
-        .expect("AES-GCM encryption cannot fail below 64 GiB");
-    (buffer, tag.into())
+    crate::crypto::jose::a256gcm_encrypt(cek, iv, aad, plaintext)
 }
 
 /// Authenticates and decrypts; `None` for any failure (wrong key, altered data). The caller has checked the IV

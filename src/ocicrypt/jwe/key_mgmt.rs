@@ -5,8 +5,7 @@ use crate::crypto::SecretBytes;
 use crate::crypto::keys::{Curve, PrivateKey, PublicKey};
 use p256::elliptic_curve::rand_core::OsRng;
 use rsa::Oaep;
-use sha2::{Digest, Sha256};
-use zeroize::Zeroize;
+use sha2::Sha256;
 
 /// A key-management algorithm (`alg`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,28 +147,9 @@ fn shared_secret(secret: &PrivateKey, peer: &PublicKey) -> Option<SecretBytes> {
     Some(SecretBytes::new(z))
 }
 
-/// NIST SP 800-56A Concat KDF as RFC 7518 §4.6.2 uses it: one SHA-256 round (every key here is at most 256
-/// bits) over counter 1 ‖ Z ‖ AlgorithmID ‖ PartyUInfo ‖ PartyVInfo ‖ keydatalen, the three info fields each
-/// prefixed with their 32-bit big-endian length.
+/// NIST SP 800-56A Concat KDF for ECDH-ES+AxxxKW: the algorithm's name is the AlgorithmID.
 fn concat_kdf(z: &[u8], alg: KeyAlgorithm, apu: &[u8], apv: &[u8]) -> SecretBytes {
-    let key_len = alg.kek_len();
-    let mut hash = Sha256::new();
-    hash.update(1u32.to_be_bytes());
-    hash.update(z);
-    for field in [alg.name().as_bytes(), apu, apv] {
-        hash.update(length_prefix(field));
-        hash.update(field);
-    }
-    hash.update(((key_len * 8) as u32).to_be_bytes());
-    let mut digest = hash.finalize();
-    let key = SecretBytes::new(digest[..key_len].to_vec());
-    digest.as_mut_slice().zeroize();
-    key
-}
-
-fn length_prefix(field: &[u8]) -> [u8; 4] {
-    // Header values are bounded by the 1 MiB input limit, so the length fits.
-    u32::try_from(field.len()).unwrap_or(u32::MAX).to_be_bytes()
+    crate::crypto::jose::concat_kdf_sha256(z, alg.name().as_bytes(), alg.kek_len(), apu, apv)
 }
 
 fn aes_key_wrap(kek: &[u8], cek: &[u8]) -> Option<Vec<u8>> {
@@ -194,6 +174,7 @@ fn aes_key_unwrap(kek: &[u8], wrapped: &[u8]) -> Option<SecretBytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::Digest;
 
     /// RFC 3394 §4.1: 128-bit key data wrapped with a 128-bit KEK.
     #[test]

@@ -1,0 +1,86 @@
+//! The Clevis flags of every command that binds a secret to Tang servers (`bootstrap seal --provider clevis`,
+//! `disk luks-format`, `disk clevis-bind`): `--clevis-pin PIN --clevis-config JSON`, as `clevis encrypt PIN
+//! CONFIG` takes them, and `--clevis-trust-adv`, clevis's `-y`.
+
+use super::error::Failure;
+use crate::crypto::Passphrase;
+use crate::exit::ExitStatus;
+use crate::kms::clevis::{self, Pin};
+use anyhow::Context;
+use clap::Args;
+use serde_json::Value;
+
+/// Flags of a Clevis binding.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Clevis (Tang network-bound keys)")]
+pub struct ClevisArgs {
+    /// Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`
+    #[arg(long, value_name = "PIN", value_parser = ["tang", "sss"], requires = "clevis_config")]
+    pub clevis_pin: Option<String>,
+    /// The pin's configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang,
+    /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file
+    #[arg(long, value_name = "JSON", requires = "clevis_pin")]
+    pub clevis_config: Option<String>,
+    /// Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt's `-y`); without it such a
+    /// server is refused and its signing-key thumbprints are printed
+    #[arg(long, requires = "clevis_pin")]
+    pub clevis_trust_adv: bool,
+}
+
+impl ClevisArgs {
+    /// The pin, when one was given; `adv` file names in the configuration are read here.
+    pub fn pin(&self) -> anyhow::Result<Option<Pin>> {
+        let (Some(name), Some(config)) = (&self.clevis_pin, &self.clevis_config) else { return Ok(None) };
+        let mut json: Value = serde_json::from_str(config).map_err(|e| {
+            Failure::new(ExitStatus::InvalidInput, format!("--clevis-config is not JSON: {e}"))
+                .with_hint(r#"quote the JSON for the shell, e.g. --clevis-config '{"url":"http://tang:7500"}'"#)
+        })?;
+        read_advertisement_files(&mut json, 0)?;
+        Ok(Some(Pin::parse(name, &json.to_string())?))
+    }
+
+    /// The settings of the Tang requests, with --clevis-trust-adv.
+    pub fn settings(&self, http: crate::kms::http::HttpSettings) -> clevis::Settings {
+        clevis::Settings { http, trust_unpinned: self.clevis_trust_adv }
+    }
+}
+
+/// Replaces each tang configuration's `"adv": "FILE"` by the file's JSON (clevis reads it the same way).
+fn read_advertisement_files(json: &mut Value, depth: usize) -> anyhow::Result<()> {
+    if depth > 16 {
+        return Ok(());
+    }
+    match json {
+        Value::Object(map) => {
+            if let Some(Value::String(path)) = map.get("adv") {
+                let path = std::path::PathBuf::from(path);
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("reading the advertisement file `{}`", path.display()))?;
+                let adv: Value = serde_json::from_slice(&bytes).map_err(|_| {
+                    Failure::new(
+                        ExitStatus::InvalidInput,
+                        format!("the advertisement file `{}` is not JSON", path.display()),
+                    )
+                })?;
+                map.insert("adv".into(), adv);
+            }
+            for value in map.values_mut() {
+                read_advertisement_files(value, depth + 1)?;
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                read_advertisement_files(item, depth + 1)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A fresh passphrase for a clevis binding: 256 random bits, printable (43 base64url characters). `clevis luks
+/// bind` draws as many bits with `pwmake`; base64url keeps them free of shell-special characters.
+pub fn random_passphrase() -> Passphrase {
+    let bytes = zeroize::Zeroizing::new(crate::crypto::random::bytes::<32>());
+    Passphrase::new(clevis::b64_encode(&bytes[..]).into_bytes())
+}

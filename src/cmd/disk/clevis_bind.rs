@@ -1,0 +1,71 @@
+//! `cryptadm disk clevis-bind`: bind an existing LUKS2 volume to Tang servers, as `clevis luks bind` does.
+
+use super::LuksPassphraseArgs;
+use crate::cmd::clevis_args::ClevisArgs;
+use crate::cmd::error::Failure;
+use crate::cmd::printer::Printer;
+use crate::exit::ExitStatus;
+use crate::interact::Interaction as _;
+use crate::luks::Volume;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Examples for `cryptadm disk clevis-bind`.
+pub const EXAMPLES: &str = "Examples:
+  # Bind to one Tang server (pinned by its signing key's thumbprint), given a passphrase of the volume
+  cryptadm disk clevis-bind --key-file pass.txt --clevis-pin tang \\
+      --clevis-config '{\"url\":\"http://tang.example:7500\",\"thp\":\"…\"}' disk.img
+
+  # ... or to two of three servers; then `cryptadm disk decrypt --clevis` or `clevis luks unlock` opens it
+  cryptadm disk clevis-bind --key-file pass.txt --clevis-pin sss \\
+      --clevis-config '{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://tang1:7500\"},{\"url\":\"http://tang2:7500\"},{\"url\":\"http://tang3:7500\"}]}}' \\
+      --clevis-trust-adv /dev/sdb";
+
+/// Bind a LUKS2 volume to Tang servers (clevis's `tang` or `sss` pin), as `clevis luks bind` does
+///
+/// Given one of the volume's passphrases, adds a keyslot whose passphrase is a fresh random secret (256 bits,
+/// printable) and, in the same header write, a LUKS2 token `{"type":"clevis","keyslots":["N"],"jwe":{…}}`
+/// holding that secret encrypted to the pin. The new keyslot uses the key-derivation settings of the keyslot the
+/// given passphrase opened. The Tang servers are asked before anything is written: when one cannot be reached
+/// (or is not trusted), the volume is not touched. Other keyslots and tokens are left as they are.
+#[derive(Args, Debug)]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
+pub struct ClevisBindArgs {
+    #[command(flatten)]
+    passphrase: LuksPassphraseArgs,
+    #[command(flatten)]
+    clevis: ClevisArgs,
+    /// The LUKS2 image file or block device
+    #[arg(value_name = "TARGET")]
+    pub target: PathBuf,
+}
+
+/// Runs `cryptadm disk clevis-bind`.
+pub fn run(args: ClevisBindArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
+    let Some(pin) = args.clevis.pin()? else {
+        return Err(Failure::new(ExitStatus::Usage, "clevis-bind needs --clevis-pin and --clevis-config").into());
+    };
+    let mut volume =
+        Volume::open(&args.target, true).with_context(|| format!("opening `{}`", args.target.display()))?;
+    // One writer at a time, as `volume rotate` locks (a second run fails at once, exit 10).
+    crate::volume::lock::lock_volume(volume.file(), &args.target)?;
+    volume.reload().with_context(|| format!("re-reading `{}`", args.target.display()))?;
+    let passphrase = args.passphrase.resolve(printer, false)?;
+    // The servers first: nothing is written when one cannot be reached or is not trusted.
+    let prepared = {
+        let _busy = printer.busy(&format!("encrypting a new passphrase to {}", pin.describe()));
+        crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?
+    };
+    let (new_slot, token) = {
+        let _busy = printer.busy("unlocking, then adding the keyslot and its clevis token");
+        crate::disk::clevis::bind_with_passphrase(&mut volume, passphrase.expose(), &prepared)
+            .with_context(|| format!("binding `{}`", args.target.display()))?
+    };
+    printer.info(&format!(
+        "bound `{}` to {}: keyslot {new_slot}, token {token} (type clevis)",
+        args.target.display(),
+        pin.describe()
+    ));
+    Ok(ExitStatus::Success)
+}
