@@ -173,7 +173,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --encryption-key 'Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY'
             cand --layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
             cand --encrypt-layer 'Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)'
-            cand --remove-recipient 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient''s old key opens nothing (repeatable; needs a --key that opens them)'
+            cand --remove-recipient 'Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient list only, so the removed recipient''s old key opens nothing, and neither does any other recipient not given with --recipient (repeatable; needs a --key that opens them). Prints who keeps and who loses access; a SPEC that names no current recipient is refused (exit 3) and nothing is written'
             cand --platform 'Only this platform''s manifest, OS/ARCH[/VARIANT] (repeatable; default: every platform)'
             cand --key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'
             cand --decryption-key 'A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY'

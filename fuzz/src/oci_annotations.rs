@@ -10,7 +10,7 @@ fn public_without_nonce() -> PublicOptions {
     PublicOptions { cipher: CIPHER.into(), hmac: vec![7; 32], nonce: None }
 }
 
-/// 16 bytes 0xf0‥0xff (spec/ocicrypt.md §4.4), in the public cipher options, which Go prefers.
+/// 16 bytes 0xf0‥0xff (docs/formats.md#oci-image-layer-encryption-containersocicrypt), in the public cipher options, which Go prefers.
 const PUBLIC_NONCE: &str = "8PHy8/T19vf4+fr7/P3+/w==";
 
 fn check_public(annotation: &str) {

@@ -15,7 +15,7 @@
 # Usage: scripts/bench/argon2.sh
 # Environment:
 #   BENCH_ARGON2_TIME=4          iterations (cryptsetup's minimum and what its benchmark picks on small machines)
-#   BENCH_ARGON2_MEMORY=524288   KiB (cryptsetup picked ~516 MiB on this project's 2-CPU builder, spec §5.1)
+#   BENCH_ARGON2_MEMORY=524288   KiB (cryptsetup picked ~516 MiB on this project's 2-CPU builder, docs/formats.md)
 #   BENCH_ARGON2_PARALLEL=2      lanes / threads (cryptsetup caps it at the online CPUs)
 #   BENCH_RUNS=3                 timed runs of each side
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of `cryptadm bootstrap open` (machineadm EncryptedConfig: PBKDF2-HMAC-SHA-512 50,000 rounds, then
-# AES-256-GCM; spec/machineadm.md §3 and §7) against a Python reference doing the same job with the
+# AES-256-GCM; docs/formats.md#machineadm-encryptedconfig) against a Python reference doing the same job with the
 # OpenSSL-backed `cryptography` package (scripts/bench/open_reference.py), plus cryptadm's start-up time and
 # peak memory.
 #
@@ -119,7 +119,7 @@ text += "# " + "x" * (size - len(text) - 3) + "\n"  # pad to the exact size
 assert len(text) == size
 open(path, "w").write(text)
 EOF
-# 32 random bytes, like the plaintext data key a KMS GenerateDataKey hands out (spec §3.2).
+# 32 random bytes, like the plaintext data key a KMS GenerateDataKey hands out (docs/formats.md).
 head -c 32 /dev/urandom >"$PASS"
 chmod 600 "$PASS"
 

@@ -2,7 +2,7 @@
 """Reference implementation of `cryptadm bootstrap open`, for benchmarks only.
 
 Does the same job as `cryptadm bootstrap open --in IN --out OUT` for streams of
-EncryptedConfig documents using the built-in `file` provider (spec/machineadm.md
+EncryptedConfig documents using the built-in `file` provider (docs/formats.md#machineadm-encryptedconfig
 §3 and §7.2), with the OpenSSL-backed `cryptography` package:
 
     read the YAML stream -> for each EncryptedConfig: read the passphrase file,

@@ -4,7 +4,7 @@
 #
 # The input is a sparse raw file of BENCH_GIB GiB (default 4) holding BENCH_DATA_MIB MiB (default 64) of random
 # data in 1 MiB pieces spread over the disk. qemu-img benchmarks PBKDF2 for `encrypt.iter-time` and then spends
-# that long on the keyslot; most of its time is key stretching, not I/O (issue 13 research §4). So the script
+# that long on the keyslot; most of its time is key stretching, not I/O. So the script
 # runs qemu-img first, reads the keyslot iterations it chose (`qemu-img info`), and gives cryptadm exactly that
 # count (--pbkdf-force-iterations): both sides then pay the same keyslot PBKDF2. qemu-img's own benchmark
 # (about 5 s here whatever iter-time) is part of its run and cannot be turned off; cryptadm with its own

@@ -1,5 +1,5 @@
 //! Argon2i / Argon2id (RFC 9106, version 0x13) as LUKS2 keyslots use it: a raw hash of `out.len()` bytes, no
-//! PHC string encoding, no secret or associated data (spec/luks.md §4.4).
+//! PHC string encoding, no secret or associated data (docs/formats.md#luks-and-qcow2).
 //!
 //! A thin layer over the `argon2` crate 0.6 with its `parallel` feature, which fills the lanes of each slice on
 //! threads (rayon), as libargon2 does for cryptsetup; 0.5 computes the lanes one after another, which with idle

@@ -17,7 +17,7 @@ pub fn pbkdf2_sha512(passphrase: &Passphrase, salt: &[u8], iterations: u32) -> K
 mod tests {
     use super::*;
 
-    /// The known-answer vector of spec/machineadm.md §3.3 (also what `openssl kdf … PBKDF2` prints).
+    /// The known-answer vector of docs/formats.md#machineadm-encryptedconfig (also what `openssl kdf … PBKDF2` prints).
     #[test]
     fn machineadm_known_answer() {
         let salt: Vec<u8> = (0u8..16).collect();

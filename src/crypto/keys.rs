@@ -1,7 +1,7 @@
 //! Key material shared by every command: recipients' public keys and operators' private keys, read from DER, PEM
 //! or JWK files.
 //!
-//! Accepted are the encodings containers/ocicrypt accepts (`../shared/spec/ocicrypt.md` §7) and a few it refuses
+//! Accepted are the encodings containers/ocicrypt accepts (`docs/formats.md#key-files`) and a few it refuses
 //! for no good reason: PEM `RSA PUBLIC KEY` (PKCS#1), PEM `EC PRIVATE KEY` (SEC1) and PKCS#8 `ENCRYPTED PRIVATE
 //! KEY`. Algorithms are RSA and ECDH on P-256, P-384 and P-521: what the JWE and PKCS#7 key wrappers can use.
 //!
@@ -157,7 +157,7 @@ impl PublicKey {
 }
 
 /// A recipient of a wrapped layer key: the public key and, when it came from a JWK, its `alg` and `kid`, which
-/// choose the key-management algorithm and label the recipient in a JWE (spec §6.1).
+/// choose the key-management algorithm and label the recipient in a JWE (docs/formats.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecipientKey {
     /// The public key.

@@ -1,5 +1,5 @@
 //! AES-XTS with the `plain64` tweak (IEEE 1619 / NIST SP 800-38E), over whole data units: the payload and
-//! keyslot cipher of LUKS (`aes-xts-plain64`, spec/luks.md §4.2 and §7).
+//! keyslot cipher of LUKS (`aes-xts-plain64`, docs/formats.md#luks-and-qcow2).
 //!
 //! Hand-written on the AES block cipher because no crate does it fast enough: `xts-mode` encrypts one block at a
 //! time (about a fifth of OpenSSL's speed), while LUKS volumes are gigabytes. Here the blocks go through the AES
@@ -51,7 +51,7 @@ pub struct XtsPlain64 {
     keys: Keys,
 }
 
-/// The smallest unit: IVs are counted in 512-byte sectors whatever the unit size (spec/luks.md §7).
+/// The smallest unit: IVs are counted in 512-byte sectors whatever the unit size (docs/formats.md#luks-and-qcow2).
 const SECTOR: usize = 512;
 const BLOCK: usize = 16;
 

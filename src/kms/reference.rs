@@ -1,8 +1,8 @@
 //! The one key-reference syntax every command accepts, parsed once.
 //!
 //! The syntax (`vault-transit://MOUNT/KEY`, `vault-transit://WRAPPED@MOUNT/KEY`, `vault-kv://MOUNT/PREFIX`,
-//! `barbican://UUID` or a secret href, `file:///PATH`, `clevis:<compact JWE>`, `NAME:REST` for plugins) is documented once, in the README's
-//! "Key managers" table; [`KeyRef`]'s variants say the same per case.
+//! `barbican://UUID` or a secret href, `file:///PATH`, `clevis:<compact JWE>`, `NAME:REST` for plugins) is
+//! documented once, in the table of docs/key-managers.md; [`KeyRef`]'s variants say the same per case.
 //!
 //! The server, namespace, CA and credentials never come from a reference: they are the command's settings
 //! (the Vault CLI's environment variables, `clouds.yaml`). A mount path that itself contains `/` is written with

@@ -1,4 +1,4 @@
-//! The volume-key digest (spec luks.md §4.5): PBKDF2(hash, volume key, salt, iterations), compared over the
+//! The volume-key digest (docs/formats.md): PBKDF2(hash, volume key, salt, iterations), compared over the
 //! stored digest's length so both 32-byte (LUKS2) and 20-byte (LUKS1, converted LUKS1) digests work.
 
 use super::hash::Hash;

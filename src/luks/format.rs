@@ -1,4 +1,4 @@
-//! Creating new LUKS2 and LUKS1 headers (spec luks.md §1, §5, §8, §11) and cryptsetup's KDF benchmark (§5.1).
+//! Creating new LUKS2 and LUKS1 headers (docs/formats.md) and cryptsetup's KDF benchmark.
 //!
 //! Formatting writes the header region of an already opened file or device: zeroed header areas, a keyslots
 //! area filled with random bytes, the first keyslot's material, then the header(s) that reference it.

@@ -1,5 +1,5 @@
-//! Keyslot KDFs (spec luks.md §4.4): PBKDF2 with a named hash, Argon2i and Argon2id from
-//! [`crate::crypto::argon2`], and their limits (§5.1).
+//! Keyslot KDFs (docs/formats.md): PBKDF2 with a named hash, Argon2i and Argon2id from
+//! [`crate::crypto::argon2`], and their limits .
 
 use super::hash::Hash;
 use super::{Error, Kdf, Result};

@@ -1,4 +1,4 @@
-//! Keyslot material (spec luks.md §4.2): KDF(passphrase) keys the area cipher, which encrypts the AF-split
+//! Keyslot material (docs/formats.md): KDF(passphrase) keys the area cipher, which encrypts the AF-split
 //! volume key in 512-byte units with IVs counted from 0 at the start of the area.
 
 use super::af;

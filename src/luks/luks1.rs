@@ -1,4 +1,4 @@
-//! The LUKS1 header (spec luks.md §8): 592 bytes at offset 0, eight fixed keyslots, big-endian integers.
+//! The LUKS1 header (docs/formats.md): 592 bytes at offset 0, eight fixed keyslots, big-endian integers.
 
 use super::{Error, Result};
 

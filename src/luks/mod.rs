@@ -2,7 +2,7 @@
 //! writes, format new volumes, and stream payloads through AES-XTS.
 //!
 //! No crate reads or writes LUKS, so the formats are implemented here from the on-disk specifications and
-//! checked against cryptsetup and QEMU (see `/work/shared/spec/luks.md`; tests in `tests/cli/disk.rs`). The
+//! checked against cryptsetup and QEMU (see `docs/formats.md#luks-and-qcow2`; tests in `tests/cli/disk.rs`). The
 //! public surface used by `volume rotate` is fixed by `LUKS-CONTRACT.md`: [`Volume`] with `open`, `unlock`,
 //! `add_keyslot`, `remove_keyslot`, `reload`. The module never prints, prompts or reads the environment.
 

@@ -1,11 +1,11 @@
 //! The built-in `aws-kms` passphrase provider, the design's worked example: `seal` asks KMS GenerateDataKey for
 //! 32 bytes under the key given as `--passphrase-uri` (a key or alias ARN, or `alias/NAME`), seals with those raw
-//! bytes as the passphrase (not their base64: spec §3.2) and records `kms://<standard base64 of the
+//! bytes as the passphrase (not their base64: docs/formats.md) and records `kms://<standard base64 of the
 //! CiphertextBlob>@<the key as given>`; with a given passphrase it records that passphrase wrapped by KMS Encrypt
 //! instead. `open` hands the blob to KMS Decrypt with the key id, so a blob made under another key is refused.
 //!
 //! The URI is split by hand at its last `@` (standard base64 holds `/`, `+` and `=`, which URL parsers refuse in
-//! a user part; spec §3.4); the blob is read as standard or URL-safe base64, padding optional.
+//! a user part; docs/formats.md); the blob is read as standard or URL-safe base64, padding optional.
 
 use super::Error;
 use super::provider::ProviderSettings;

@@ -14,7 +14,7 @@ pub const CLOUD_INIT_STREAM_PATH: &str = "/run/machineadm/machineadm_config.yaml
 /// Where the rendered userdata and Ignition configs have `cryptadm bootstrap open` write the configuration.
 pub const CONFIG_PATH: &str = "/run/machineadm/machine_config.yaml";
 
-/// The built-in cloud-init template (spec/machineadm.md §7.3) for a cryptadm at `cryptadm_path` (checked with
+/// The built-in cloud-init template (docs/bootstrap.md) for a cryptadm at `cryptadm_path` (checked with
 /// [`validate_cryptadm_path`]): the stream written 0600 under `/run/machineadm` (not `/tmp`, which
 /// `systemd-tmpfiles-clean` races), then opened by an exec-form runcmd entry.
 pub fn default_template(cryptadm_path: &str) -> Result<String, Error> {

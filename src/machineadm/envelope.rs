@@ -65,7 +65,7 @@ mod tests {
         Nonces::Fixed { salt: (0u8..16).collect(), iv: iv.try_into().unwrap() }
     }
 
-    /// spec/machineadm.md §3.3, sealing direction.
+    /// docs/formats.md#machineadm-encryptedconfig, sealing direction.
     #[test]
     fn known_answer_seal() {
         let doc = seal_bytes(

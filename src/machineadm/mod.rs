@@ -4,7 +4,7 @@
 //! cloud-init userdata and Ignition configs that ship them.
 //!
 //! The proposal (kubernetes-sigs/cluster-api PR #4221) was never merged or implemented, so this module pins
-//! down what it left open; `../shared/spec/machineadm.md` §3.2 lists each choice and why.
+//! down what it left open; `docs/formats.md#machineadm-encryptedconfig` lists each choice and why.
 
 mod aws_kms;
 mod aws_remote;

@@ -1,4 +1,4 @@
-//! The JWE key wrapper (`org.opencontainers.image.enc.keys.jwe`, spec §6.1): a layer's private options encrypted
+//! The JWE key wrapper (`org.opencontainers.image.enc.keys.jwe`, docs/formats.md): a layer's private options encrypted
 //! once with a fresh content key, that key wrapped for each recipient.
 //!
 //! Output is byte-for-byte the shape go-jose's `FullSerialize` gives ocicrypt: A256GCM content, RSA-OAEP or
@@ -123,6 +123,11 @@ fn inflate(plaintext: SecretBytes, deflated: bool) -> Result<SecretBytes, Error>
 }
 
 /// The algorithm for one recipient: its JWK `alg`, or ocicrypt's default for the key type.
+/// The `alg` a recipient's wrapped key gets (what `image inspect` shows for a recipient without a `kid`).
+pub fn recipient_alg(recipient: &RecipientKey) -> Result<&'static str, Error> {
+    key_algorithm(0, recipient).map(KeyAlgorithm::name)
+}
+
 fn key_algorithm(index: usize, recipient: &RecipientKey) -> Result<KeyAlgorithm, Error> {
     let Some(name) = &recipient.jwk_alg else {
         return Ok(KeyAlgorithm::default_for(&recipient.key));

@@ -1,5 +1,5 @@
 //! External key providers (annotation `…enc.keys.provider.NAME`): ocicrypt's protocol for handing a layer's
-//! private options to a program (or gRPC service) that wraps them with a key it manages, such as a KMS (spec §6.5).
+//! private options to a program (or gRPC service) that wraps them with a key it manages, such as a KMS (docs/formats.md).
 //!
 //! The configuration is the JSON file that `OCICRYPT_KEYPROVIDER_CONFIG` names (the command line reads the
 //! variable and passes the path or bytes here). For a `cmd` provider the program gets one JSON request on stdin

@@ -1,6 +1,6 @@
 //! cryptadm's key provider over ocicrypt's gRPC form (`{"grpc": "unix:///PATH"}` in a key-provider
 //! configuration): the service `keyprovider.KeyProviderService` with `WrapKey` and `UnWrapKey`, each taking and
-//! returning one message whose field 1 (`bytes`) holds the same JSON as the `cmd` form (spec/ocicrypt.md §6.5).
+//! returning one message whose field 1 (`bytes`) holds the same JSON as the `cmd` form (docs/formats.md#key-providers).
 //! The messages are declared here (two one-field messages do not need a generated file), and the service is
 //! routed by hand, as `volume serve` does, without tonic's router.
 

@@ -1,4 +1,4 @@
-//! The layer cipher `AES_256_CTR_HMAC_SHA256` and its options (spec/ocicrypt.md §4).
+//! The layer cipher `AES_256_CTR_HMAC_SHA256` and its options (docs/formats.md#oci-image-layer-encryption-containersocicrypt).
 //!
 //! AES-256 in CTR mode with the 16-byte nonce as the initial counter block, incremented as one 128-bit
 //! big-endian integer (Go's `cipher.NewCTR`), then HMAC-SHA-256 over the whole ciphertext keyed with the same
@@ -65,7 +65,7 @@ impl LayerKey {
     }
 }
 
-/// The private options: what key wrappers protect (spec §4.1).
+/// The private options: what key wrappers protect (docs/formats.md).
 #[derive(Debug, Clone)]
 pub struct PrivateOptions {
     /// Key and nonce.
@@ -108,7 +108,7 @@ impl PrivateOptions {
     }
 }
 
-/// The public options, stored in clear in the `…enc.pubopts` annotation (spec §4.2).
+/// The public options, stored in clear in the `…enc.pubopts` annotation (docs/formats.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicOptions {
     /// The layer cipher; only [`CIPHER`] exists.
@@ -317,7 +317,7 @@ mod tests {
     const PLAIN: &str = "ocicrypt test vector\nocicrypt test vector\nocicrypt test vector\n";
     const CIPHER_HEX: &str = "fd63a4ee51eff0bf7a1d832734121571a92b1432fb4557a80dd52c513e57f2ebea18012d717b81f70a8f4f73fc3780f6391ce359b3839302657ebf80931152";
 
-    /// spec/ocicrypt.md §4.4.
+    /// The known-answer vector of docs/formats.md (OCI image layer encryption).
     #[test]
     fn known_answer_vector() {
         let mut encryptor = LayerEncryptor::new(&vector_key(), Vec::new());

@@ -2,7 +2,7 @@
 //! imgcrypt): the AES-256-CTR + HMAC-SHA-256 layer cipher, the private and public options, and the key wrappers
 //! (JWE, PKCS#7, OpenPGP, external key providers) that protect each layer's key for its recipients.
 //!
-//! `../shared/spec/ocicrypt.md` is the reference for every byte written here; where it says what Go does, the
+//! `docs/formats.md#oci-image-layer-encryption-containersocicrypt` is the reference for every byte written here; where it says what Go does, the
 //! code says so too, because interoperability depends on reproducing Go's choices exactly.
 
 mod error;

@@ -1,7 +1,7 @@
 //! What a node's container runtime needs in its configuration to decrypt images with cryptadm
 //! (`cryptadm image node-config`): containerd's stream processors and CRI key model, or CRI-O's keys directory.
 //!
-//! The facts behind each line (research note 11, containerd 1.6 observed, 1.7–2.3 read):
+//! The facts behind each line (containerd 1.6 observed, 1.7–2.3 read; docs/image.md and docs/formats.md):
 //! - containerd gives the payload (fd 3) only to the processor ids `io.containerd.ocicrypt.decoder.v1.tar.gzip`
 //!   and `…v1.tar`, the ids of its built-in `ctd-decoder` defaults; reusing them replaces those defaults, and a
 //!   zstd layer has to ride on `…v1.tar` (which returns plain tar, so `stream-decrypt` decompresses it).
@@ -63,6 +63,16 @@ pub struct NodeConfig {
     pub env: Vec<String>,
 }
 
+/// How a containerd drop-in is installed, and why it holds the stream processors only: containerd merges an
+/// imported file section by section, an imported plugin table replacing that plugin's whole section of
+/// config.toml (observed with containerd 1.6's `config dump`), while stream processors are replaced one id at a time.
+const DROP_IN_NOTE: &str = "\
+# A drop-in: save it as /etc/containerd/conf.d/cryptadm.toml, make sure /etc/containerd/config.toml imports it\n\
+# (a top-level line before its first [table]: imports = [\"/etc/containerd/conf.d/*.toml\"]), restart containerd.\n\
+# Do not append it to config.toml: that gives duplicate keys when config.toml has a version or the same tables.\n\
+# It holds only the stream processors: containerd replaces a plugin's whole section of config.toml with an\n\
+# imported table of that plugin, so the CRI's settings stay in config.toml.\n";
+
 /// Variables that hold a secret themselves and so never go into a runtime's configuration.
 pub const SECRET_VARIABLES: &[&str] = &["VAULT_TOKEN", "BAO_TOKEN", "CRYPTADM_PASSPHRASE"];
 
@@ -113,8 +123,11 @@ pub fn render(config: &NodeConfig) -> Result<Rendered, Error> {
         ),
         Runtime::Containerd1 => format!(
             "# cryptadm as containerd's image decryption stream processor (containerd 1.6/1.7, config version 2).\n\
-             version = 2\n\n\
-             [plugins.\"io.containerd.grpc.v1.cri\".image_decryption]\n  key_model = \"node\"\n\n{}",
+             {}\
+             # The CRI also needs image_decryption key_model = \"node\", containerd's default: if config.toml sets\n\
+             # another, change it there, in its [plugins.\"io.containerd.grpc.v1.cri\".image_decryption] table.\n\
+             version = 2\n\n{}",
+            DROP_IN_NOTE,
             stream_processors(config)
         ),
         Runtime::Containerd2 => {
@@ -125,14 +138,18 @@ pub fn render(config: &NodeConfig) -> Result<Rendered, Error> {
             );
             warnings.push(
                 "use_local_image_pull = true is required: containerd's transfer service (the default pull path since \
-                 2.1) does not decrypt"
+                 2.1) does not decrypt; set it in config.toml (see the comments printed)"
                     .to_owned(),
             );
             format!(
                 "# cryptadm as containerd's image decryption stream processor (containerd 2.2.2 or later, config version 3).\n\
-                 version = 3\n\n\
-                 [plugins.'io.containerd.cri.v1.images']\n  use_local_image_pull = true\n\n\
-                 [plugins.'io.containerd.cri.v1.images'.image_decryption]\n  key_model = 'node'\n\n{}",
+                 {}\
+                 # The CRI needs, in config.toml's own images table (add the table if it has none):\n\
+                 #   [plugins.'io.containerd.cri.v1.images']\n\
+                 #     use_local_image_pull = true\n\
+                 # and image_decryption key_model = 'node', containerd's default: if config.toml sets another, change it.\n\
+                 version = 3\n\n{}",
+                DROP_IN_NOTE,
                 stream_processors(config)
             )
         }
@@ -209,7 +226,8 @@ mod tests {
         assert!(rendered.warnings.is_empty());
         let text = rendered.text;
         assert!(text.contains("version = 2\n"));
-        assert!(text.contains("[plugins.\"io.containerd.grpc.v1.cri\".image_decryption]\n  key_model = \"node\"\n"));
+        assert!(!text.lines().any(|l| l.starts_with("[plugins")), "a drop-in holds no plugin table: {text}");
+        assert!(text.contains("imports = [\"/etc/containerd/conf.d/*.toml\"]"));
         assert!(text.contains("[stream_processors.\"io.containerd.ocicrypt.decoder.v1.tar.gzip\"]"));
         assert!(text.contains("[stream_processors.\"io.containerd.ocicrypt.decoder.v1.tar\"]"));
         assert!(text.contains(
@@ -225,10 +243,8 @@ mod tests {
     fn containerd_2_layout_warns() {
         let rendered = render(&config(Runtime::Containerd2)).unwrap();
         assert!(rendered.text.contains("version = 3\n"));
-        assert!(rendered.text.contains("use_local_image_pull = true"));
-        assert!(
-            rendered.text.contains("[plugins.'io.containerd.cri.v1.images'.image_decryption]\n  key_model = 'node'")
-        );
+        assert!(rendered.text.contains("#     use_local_image_pull = true\n"));
+        assert!(!rendered.text.lines().any(|l| l.starts_with("[plugins")), "{}", rendered.text);
         assert_eq!(rendered.warnings.len(), 2);
     }
 

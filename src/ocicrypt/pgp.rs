@@ -1,5 +1,5 @@
 //! The OpenPGP key wrapper (annotation `…enc.keys.pgp`): the layer's private options encrypted as an OpenPGP
-//! message for one or more OpenPGP certificates, as containers/ocicrypt writes it (spec §6.3).
+//! message for one or more OpenPGP certificates, as containers/ocicrypt writes it (docs/formats.md).
 //!
 //! What ocicrypt writes, and so what [`wrap`] writes: one version-3 PKESK per recipient, addressed to the
 //! recipient's encryption subkey by key ID; one SEIPD version 1 packet (CFB with a modification detection code);
@@ -9,7 +9,7 @@
 //! [`unwrap`] reads more than ocicrypt writes (what `gpg -e` produces: compression, several subkeys, anonymous
 //! recipients, armour) because operators hand us messages and keys made with gpg.
 //!
-//! Recipients are found the way ocicrypt finds them (spec §6.3): the whole public keyring is exported from gpg
+//! Recipients are found the way ocicrypt finds them (docs/formats.md): the whole public keyring is exported from gpg
 //! and certificates are selected in-process by exact e-mail address or exact name of a user ID. We also accept a
 //! fingerprint or long key ID, and, unlike ocicrypt, a user ID that is not a mail address anywhere in the keyring
 //! does not break encryption.
@@ -45,7 +45,7 @@ pub const MAX_PLAINTEXT: usize = 1 << 20;
 pub const MAX_KEYRING_EXPORT: usize = 64 << 20;
 /// How long `gpg --export` may take (gpg may first start or migrate its keybox).
 pub const GPG_TIMEOUT: Duration = Duration::from_secs(60);
-/// Ciphers in the order ocicrypt tries them (spec §6.3): its configured default AES-256 first.
+/// Ciphers in the order ocicrypt tries them (docs/formats.md): its configured default AES-256 first.
 const CIPHER_CANDIDATES: [SymmetricAlgorithm; 3] =
     [SymmetricAlgorithm::AES256, SymmetricAlgorithm::AES128, SymmetricAlgorithm::AES192];
 
@@ -495,6 +495,12 @@ pub fn recipient_key_ids(message: &[u8]) -> Result<Vec<String>, Error> {
         ppr = pp.next().map_err(bad)?.1;
     }
     Ok(ids)
+}
+
+/// Every key ID and fingerprint of `cert`'s keys, as [`recipient_key_ids`] writes them: a message for this
+/// certificate names one of them.
+pub fn key_handles(cert: &Cert) -> Vec<String> {
+    cert.keys().flat_map(|k| [k.key().keyid().to_hex(), k.key().fingerprint().to_hex()]).collect()
 }
 
 #[cfg(test)]

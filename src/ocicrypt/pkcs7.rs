@@ -1,5 +1,5 @@
 //! The PKCS#7 key wrapper (annotation `org.opencontainers.image.enc.keys.pkcs7`): a CMS EnvelopedData that
-//! carries a layer's private options to the holders of X.509 certificates (spec §6.2).
+//! carries a layer's private options to the holders of X.509 certificates (docs/formats.md).
 //!
 //! Writing reproduces ocicrypt's structure byte for byte (only the random values differ): one RecipientInfo per
 //! certificate (RSA PKCS#1 v1.5 of a fresh AES-128 key, `rsaEncryption` without parameters), sorted as a DER SET
@@ -86,7 +86,7 @@ fn pem_certificate(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 /// Wraps `plaintext` (a layer's private options) for every certificate in `recipients`: the DER ContentInfo of
-/// an EnvelopedData, exactly as containers/ocicrypt writes it (spec §6.2).
+/// an EnvelopedData, exactly as containers/ocicrypt writes it (docs/formats.md).
 ///
 /// Every certificate must hold an RSA key ([`Error::InvalidKey`] otherwise); at least one is needed.
 pub fn wrap(recipients: &[Certificate], plaintext: &[u8]) -> Result<Vec<u8>, Error> {
@@ -338,12 +338,19 @@ pub fn recipient_ids(der: &[u8]) -> Result<Vec<String>, Error> {
         .recipients
         .iter()
         .map(|recipient| match &recipient.rid {
-            RecipientIdentifier::IssuerAndSerialNumber(id) => {
-                format!("issuer \"{}\" serial {}", id.issuer, hex::encode(id.serial_number.as_bytes()))
-            }
+            RecipientIdentifier::IssuerAndSerialNumber(id) => issuer_and_serial_text(id),
             RecipientIdentifier::SubjectKeyIdentifier(ski) => {
                 format!("subject key identifier {}", hex::encode(ski.0.as_bytes()))
             }
         })
         .collect())
+}
+
+/// How [`recipient_ids`] names the recipient `certificate` is (`image encrypt --remove-recipient` looks for it).
+pub fn recipient_id(certificate: &Certificate) -> String {
+    issuer_and_serial_text(&issuer_and_serial_number(certificate))
+}
+
+fn issuer_and_serial_text(id: &IssuerAndSerialNumber) -> String {
+    format!("issuer \"{}\" serial {}", id.issuer, hex::encode(id.serial_number.as_bytes()))
 }

@@ -575,3 +575,245 @@ impl KeyUnwrapper for ProviderUnwrapper {
         keyprovider::unwrap(&self.config, &self.name, &self.parameters, wrapped)
     }
 }
+
+impl std::fmt::Display for RecipientSpec {
+    /// The spec as the operator writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Jwe(path) => write!(f, "jwe:{}", path.display()),
+            Self::Pkcs7(path) => write!(f, "pkcs7:{}", path.display()),
+            Self::Pgp(name) => write!(f, "pgp:{name}"),
+            Self::Provider { name, options: Some(options) } => write!(f, "provider:{name}:{options}"),
+            Self::Provider { name, options: None } => write!(f, "provider:{name}"),
+            Self::Transit(key) => f.write_str(&key.reference()),
+        }
+    }
+}
+
+/// One recipient an image's layers are wrapped for, in `image inspect`'s words: the scheme and what names the
+/// recipient (empty for a key provider, whose wrapped keys name no one).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Holder {
+    /// `jwe`, `pkcs7`, `pgp`, `provider.NAME`.
+    pub scheme: String,
+    /// A JWE `kid` (or `ALG (no key id)`), a PKCS#7 issuer and serial, an OpenPGP key ID.
+    pub name: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name.as_str() {
+            "" => f.write_str(&self.scheme),
+            name => write!(f, "{} {name}", self.scheme),
+        }
+    }
+}
+
+/// What re-encrypting an image for the `--recipient` list only does to who can open it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AccessChange {
+    /// `--recipient` specs that are recipients now and stay.
+    pub keeps: Vec<String>,
+    /// `--recipient` specs that are not recipients now.
+    pub gains: Vec<String>,
+    /// Current recipients that no `--recipient` names, with how many of a layer's wrapped keys they hold (two
+    /// JWE recipients without a `kid` and of the same algorithm have one name).
+    pub loses: Vec<(Holder, usize)>,
+    /// `--remove-recipient` specs that name no current recipient.
+    pub not_recipients: Vec<String>,
+}
+
+/// Who keeps, gains and loses access when the encrypted layers of `layers` (all platforms) are re-encrypted for
+/// `keep` only, and which of `remove` name no current recipient. A recipient is recognised by what its wrapped
+/// keys name: a PKCS#7 certificate's issuer and serial, OpenPGP key IDs (`pgp:` names are looked up in
+/// `gpg_homedir`), a Transit key, a key provider's name, a JWE `kid`; a JWE key without `kid` (ocicrypt writes
+/// none) only by its algorithm, so `RSA-OAEP (no key id)` stands for every such RSA recipient.
+pub fn access_change(
+    layers: &[super::inspect::LayerInfo],
+    keep: &[RecipientSpec],
+    remove: &[RecipientSpec],
+    gpg_homedir: Option<&Path>,
+) -> Result<AccessChange, Error> {
+    let holders = current_holders(layers);
+    let mut remaining = holders.clone();
+    let mut lost: BTreeMap<Holder, usize> = BTreeMap::new();
+    let mut change = AccessChange::default();
+    // Removals first: a removed recipient is reported as losing access even when a kept one has the same name
+    // (two JWE keys without `kid` and of one algorithm).
+    for spec in remove {
+        let identity = Identity::of(spec, gpg_homedir)?;
+        if !holders.keys().any(|h| identity.matches(h)) {
+            change.not_recipients.push(spec.to_string());
+            continue;
+        }
+        for holder in identity.take_from(&mut remaining) {
+            *lost.entry(holder).or_default() += 1;
+        }
+    }
+    for spec in keep {
+        let identity = Identity::of(spec, gpg_homedir)?;
+        if identity.take_from(&mut remaining).is_empty() {
+            change.gains.push(spec.to_string());
+        } else {
+            change.keeps.push(spec.to_string());
+        }
+    }
+    for (holder, count) in remaining {
+        *lost.entry(holder).or_default() += count;
+    }
+    change.loses = lost.into_iter().collect();
+    Ok(change)
+}
+
+/// Each recipient of the encrypted layers, with the most wrapped keys it holds in one layer.
+fn current_holders(layers: &[super::inspect::LayerInfo]) -> BTreeMap<Holder, usize> {
+    let mut holders = BTreeMap::new();
+    for layer in layers.iter().filter(|l| l.encrypted) {
+        let mut in_layer: BTreeMap<Holder, usize> = BTreeMap::new();
+        for scheme in &layer.schemes {
+            let names = if scheme.recipients.is_empty() { vec![String::new()] } else { scheme.recipients.clone() };
+            for name in names {
+                *in_layer.entry(Holder { scheme: scheme.scheme.clone(), name }).or_default() += 1;
+            }
+        }
+        for (holder, count) in in_layer {
+            let most = holders.entry(holder).or_default();
+            *most = count.max(*most);
+        }
+    }
+    holders
+}
+
+/// What a recipient spec's wrapped keys are named by.
+enum Identity {
+    /// One of these names under this scheme.
+    Names { scheme: String, names: Vec<String> },
+    /// Anything under this scheme (a key provider).
+    Scheme(String),
+}
+
+impl Identity {
+    fn of(spec: &RecipientSpec, gpg_homedir: Option<&Path>) -> Result<Self, Error> {
+        let names = |scheme: &str, names: Vec<String>| Self::Names { scheme: scheme.into(), names };
+        Ok(match spec {
+            RecipientSpec::Jwe(path) => {
+                let key = keys::parse_public_key(&read_key_file(path)?, &path.display().to_string())?;
+                match &key.kid {
+                    Some(kid) => names("jwe", vec![format!("kid {kid}")]),
+                    None => names("jwe", vec![format!("{} (no key id)", jwe::recipient_alg(&key)?)]),
+                }
+            }
+            RecipientSpec::Pkcs7(path) => {
+                let cert = pkcs7::parse_certificate(&read_key_file(path)?, &path.display().to_string())?;
+                names("pkcs7", vec![pkcs7::recipient_id(&cert)])
+            }
+            RecipientSpec::Pgp(name) => {
+                let certs = if Path::new(name).is_file() {
+                    pgp::parse_keyring(&read_key_file(Path::new(name))?, name)?
+                } else {
+                    pgp::recipients_from_gpg(gpg_homedir, std::slice::from_ref(name))?
+                };
+                let handles = certs.iter().flat_map(pgp::key_handles).map(|id| format!("key {id}")).collect();
+                names("pgp", handles)
+            }
+            RecipientSpec::Provider { name, .. } => Self::Scheme(format!("provider.{name}")),
+            RecipientSpec::Transit(key) => names(transit::SCHEME, vec![key.reference()]),
+        })
+    }
+
+    fn matches(&self, holder: &Holder) -> bool {
+        match self {
+            Self::Names { scheme, names } => holder.scheme == *scheme && names.contains(&holder.name),
+            Self::Scheme(scheme) => holder.scheme == *scheme,
+        }
+    }
+
+    /// Takes what this recipient holds out of `holders`: one wrapped key of each matching name, or a provider's
+    /// whole scheme. Returns the holders taken from.
+    fn take_from(&self, holders: &mut BTreeMap<Holder, usize>) -> Vec<Holder> {
+        let matched: Vec<Holder> = holders.keys().filter(|h| self.matches(h)).cloned().collect();
+        for holder in &matched {
+            let count = holders.get_mut(holder).expect("matched above");
+            *count = if matches!(self, Self::Scheme(_)) { 0 } else { count.saturating_sub(1) };
+            if *count == 0 {
+                holders.remove(holder);
+            }
+        }
+        matched
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ocicrypt::inspect::{LayerInfo, SchemeInfo};
+
+    fn layer(schemes: &[(&str, &[&str])]) -> LayerInfo {
+        LayerInfo {
+            platform: None,
+            index: 0,
+            media_type: "application/vnd.oci.image.layer.v1.tar+gzip+encrypted".into(),
+            size: 1,
+            digest: "sha256:00".into(),
+            diff_id: None,
+            encrypted: true,
+            cipher: None,
+            schemes: schemes
+                .iter()
+                .map(|(scheme, names)| SchemeInfo {
+                    scheme: (*scheme).into(),
+                    wrapped_keys: names.len().max(1),
+                    recipients: names.iter().map(|n| (*n).to_owned()).collect(),
+                })
+                .collect(),
+            plaintext_annotations: Vec::new(),
+        }
+    }
+
+    fn spec(text: &str) -> RecipientSpec {
+        RecipientSpec::parse(text).unwrap()
+    }
+
+    #[test]
+    fn keeps_loses_and_refuses_by_what_the_layers_name() {
+        let layers = [layer(&[
+            (transit::SCHEME, &["vault-transit://transit/a", "vault-transit://transit/b"]),
+            ("provider.other", &[]),
+            ("jwe", &["RSA-OAEP (no key id)", "RSA-OAEP (no key id)"]),
+        ])];
+        let change = access_change(
+            &layers,
+            &[spec("vault-transit://transit/a"), spec("vault-transit://transit/new")],
+            &[spec("vault-transit://transit/b"), spec("provider:missing"), spec("vault-transit://transit/c")],
+            None,
+        )
+        .unwrap();
+        assert_eq!(change.keeps, ["vault-transit://transit/a"]);
+        assert_eq!(change.gains, ["vault-transit://transit/new"]);
+        assert_eq!(change.not_recipients, ["provider:missing", "vault-transit://transit/c"]);
+        let loses: Vec<String> = change.loses.iter().map(|(h, n)| format!("{h} x{n}")).collect();
+        assert_eq!(
+            loses,
+            ["jwe RSA-OAEP (no key id) x2", "provider.cryptadm vault-transit://transit/b x1", "provider.other x1"]
+        );
+        // A provider named as a recipient keeps its whole scheme.
+        let change = access_change(&layers, &[spec("provider:other")], &[], None).unwrap();
+        assert_eq!(change.keeps, ["provider:other"]);
+        assert!(!change.loses.iter().any(|(h, _)| h.scheme == "provider.other"));
+    }
+
+    #[test]
+    fn a_removed_jwe_key_without_kid_is_lost_even_when_a_kept_one_has_its_algorithm() {
+        let key = |name: &str| format!("jwe:{}/tests/fixtures/keys/{name}", env!("CARGO_MANIFEST_DIR"));
+        let layers = [layer(&[("jwe", &["ECDH-ES+A256KW (no key id)", "kid p256-test-kid"])])];
+        let change =
+            access_change(&layers, &[spec(&key("p384.pub.pem"))], &[spec(&key("p256.pub.pem"))], None).unwrap();
+        let loses: Vec<String> = change.loses.iter().map(|(h, n)| format!("{h} x{n}")).collect();
+        assert_eq!(loses, ["jwe ECDH-ES+A256KW (no key id) x1", "jwe kid p256-test-kid x1"]);
+        assert_eq!(change.gains, [key("p384.pub.pem")]);
+        // A JWK's `kid` names exactly one recipient.
+        let change = access_change(&layers, &[spec(&key("p256.pub-kid.jwk"))], &[], None).unwrap();
+        assert_eq!(change.keeps, [key("p256.pub-kid.jwk")]);
+        assert_eq!(change.loses.len(), 1, "{:?}", change.loses);
+    }
+}

@@ -2,7 +2,7 @@
 //! the payload containerd writes on file descriptor 3, the node's keys directory, and the streaming decryption of
 //! one layer from its ciphertext to the plaintext containerd unpacks.
 //!
-//! The facts (../shared/spec/containerd-stream-processor.md, research note 11, containerd 1.6 observed):
+//! The facts (docs/formats.md#containerds-stream-processor, containerd 1.6 observed):
 //! - The payload is a protobuf `Any` whose `type_url` is `io.containerd.ocicrypt.v1.Payload` and whose `value` is
 //!   JSON with Go's field names, `{"DecryptConfig":{"Parameters":…},"Descriptor":{…}}`: the layer's descriptor as
 //!   the manifest has it (annotations included) and, from the CRI with `key_model = "node"`, no parameters.

@@ -212,7 +212,7 @@ impl KeyUnwrapper for TransitUnwrapper {
     }
 }
 
-// ---- cryptadm as an ocicrypt key provider (the `cmd` protocol, spec/ocicrypt.md §6.5) ----
+// ---- cryptadm as an ocicrypt key provider (the `cmd` protocol, docs/formats.md#key-providers) ----
 
 #[derive(Deserialize)]
 struct Request {

@@ -4,8 +4,8 @@
 //!
 //! No Rust crate reads or writes qcow2 with LUKS encryption (the qcow2 crates on crates.io read plain images, or
 //! none of the encryption header pointer), so the format is implemented here from QEMU's specification
-//! (`docs/interop/qcow2.txt`) and checked against `qemu-img` (tests in `tests/cli/qcow2.rs`). The facts that
-//! matter, and where they were observed, are in the issue 13 research notes:
+//! (`docs/interop/qcow2.txt` in QEMU's tree) and checked against `qemu-img` (tests in `tests/cli/qcow2.rs`). The
+//! facts that matter, observed with QEMU, qemu-img and cryptsetup (docs/formats.md and docs/disk.md sum them up):
 //!
 //! - the LUKS header is a normal LUKS1 header in refcounted clusters named by the "full disk encryption header
 //!   pointer" extension; key-material offsets count from the header's start; its payload offset is unused;

@@ -1,5 +1,5 @@
 //! How OpenStack turns a key-manager secret into a LUKS passphrase, so that an image's passphrase is the one the
-//! consuming service will derive (issue 13 research §5):
+//! consuming service will derive (docs/formats.md, "LUKS and qcow2"):
 //!
 //! - `passphrase` secrets are used verbatim: Nova's ephemeral encryption (`nova/crypto.py`), and os-brick from
 //!   6.9.0 (`os_brick/utils.py` `get_passphrase_from_secret`);

@@ -1,6 +1,6 @@
 //! Kubernetes objects that deliver image decryption keys: the Secret (node key model, the unmerged KEP's
 //! `kubernetes.io/decryptionkeys`, or the enc-key-sync operator's `key` type), a DaemonSet that installs the keys
-//! on every node, and the KEP's ServiceAccount patch and Pod snippet (`../shared/spec/kubernetes.md` §2–§4).
+//! on every node, and the KEP's ServiceAccount patch and Pod snippet (`docs/formats.md#kubernetes-secrets-for-image-keys`).
 //!
 //! Every input is checked before any object is built: the Secret's name and namespace, each data key name
 //! (kubectl's rules) and the 1 MiB limit. Whether the key files are usable is decided before, by
@@ -298,7 +298,7 @@ fn check_size(size: usize) -> Result<(), Error> {
 }
 
 /// The KEP's `DecryptionKeys` as JSON: `[{"keyData": base64, "keyPass": base64}, …]`, `keyPass` only for keys
-/// that need it (Go's encoding of the KEP struct, had it JSON tags; spec §1).
+/// that need it (Go's encoding of the KEP struct, had it JSON tags; docs/formats.md).
 fn kep_list(request: &Request, kinds: &[KeyKind]) -> Zeroizing<Vec<u8>> {
     let entries: Vec<Value> = request
         .keys

@@ -1,11 +1,11 @@
 //! Key-encryption-key rotation of LUKS1/LUKS2 volumes: the core of `cryptadm volume rotate` and `volume serve`.
 //!
 //! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` and
-//! `vault-kv://` stores or a `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
-//! `spec/key-rotation.md` §3: the new key is recorded as *pending* before the header changes, added to a free
+//! `vault-kv://` stores or a `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the
+//! crash-safe order of `docs/key-rotation.md`: the new key is recorded as *pending* before the header changes, added to a free
 //! keyslot with the old slot's KDF, verified by unlocking from disk, committed as *current*, and only then is
 //! the old keyslot wiped and removed. At every instant the store's current key opens a keyslot, and a rerun after
-//! a crash finishes the interrupted rotation instead of starting another (§3 step 7). [`lock`] makes sure one
+//! a crash finishes the interrupted rotation instead of starting another. [`lock`] makes sure one
 //! operation per volume runs at a time; [`request`] is the CSI-Addons `EncryptionKeyRotateRequest` as JSON.
 //!
 //! Like every core module this one never prints, prompts, exits or reads the environment.

@@ -1,4 +1,4 @@
-//! The rotation engine: `spec/key-rotation.md` §3 in an order where every crash leaves a volume that the key
+//! The rotation engine: `docs/key-rotation.md` in an order where every crash leaves a volume that the key
 //! store's current key opens, and where a rerun converges.
 //!
 //! The engine talks to the volume through [`Keyslots`] (implemented for [`crate::luks::Volume`] and, in the unit
@@ -170,7 +170,7 @@ impl<V: Keyslots> Run<'_, V> {
         }
     }
 
-    /// §3 step 7: finishes a rotation that a crash interrupted, if the store shows one.
+    /// Recovery (docs/key-rotation.md): finishes a rotation that a crash interrupted, if the store shows one.
     fn finish_interrupted(&mut self, keys: &StoredKeys) -> Result<Option<Outcome>, Error> {
         if let Some(pending) = &keys.pending {
             let keyslot = match self.volume.unlock(pending.expose())? {

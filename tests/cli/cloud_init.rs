@@ -13,7 +13,7 @@ const SYSTEM_PYTHON: &str = "/usr/bin/python3";
 /// Where the built-in template writes the sealed stream, and where its runcmd entry decrypts it.
 const STREAM_PATH: &str = "/run/machineadm/machineadm_config.yaml";
 const CONFIG_PATH: &str = "/run/machineadm/machine_config.yaml";
-/// EC2's raw userdata limit (spec §5.4).
+/// EC2's raw userdata limit (docs/formats.md).
 const EC2_LIMIT: usize = 16_384;
 
 /// Decodes every `write_files` entry of a userdata file with cloud-init's own functions. argv: userdata file,

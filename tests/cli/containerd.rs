@@ -1,6 +1,7 @@
 //! The proof that a node runs what cryptadm encrypted: a real containerd (Debian's `containerd` 1.6) with its own
-//! root, state and socket in a temporary directory, the native snapshotter, the CRI with `key_model = "node"` and
-//! the stream processors exactly as `cryptadm image node-config` prints them, pointing at the built binary. It
+//! root, state and socket in a temporary directory, the native snapshotter, the CRI with containerd's default
+//! `key_model = "node"`, and the drop-in `cryptadm image node-config` prints (the stream processors, pointing at
+//! the built binary) imported by its config.toml. It
 //! pulls through the CRI (`runtime.v1.ImageService/PullImage`, a grpcio client compiled at test time from the
 //! vendored api.proto) from a local docker-registry, and the unpacked snapshots are compared with the files the
 //! images were made of. Cases: cryptadm-encrypted (JWE RSA and EC, PKCS#7, OpenPGP, a gRPC key provider;
@@ -144,16 +145,19 @@ impl Node {
             .arg("--keyprovider-config")
             .arg(work.path("ocicrypt_keyprovider.conf"))
             .args(node_config_args));
+        // Installed as node-config's comments say: a drop-in that config.toml imports.
+        let drop_in = work.write("cryptadm.toml", &node_config).display().to_string();
         let w = work.dir.path().display().to_string();
         // Test-only settings: everything under the temporary directory (runc's state too; only the shims' sockets
         // go to /run/containerd/s, fixed in containerd 1.6), the native snapshotter, the registry as a plain-HTTP
         // mirror, no `opt` plugin (it would create /opt/containerd on the host), and no OOM score below
         // containerd's own (this sandbox lacks CAP_SYS_RESOURCE: see the module's documentation).
         let config = format!(
-            r#"root = "{w}/root"
+            r#"version = 2
+imports = ["{drop_in}"]
+root = "{w}/root"
 state = "{w}/state"
 disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
-{node_config}
 [grpc]
   address = "{w}/containerd.sock"
 [ttrpc]
@@ -649,7 +653,7 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     node.assert_unpacked("containerd run", &[("etc/app/message", "second layer: hello from inside\n")]);
 
     // The node loses the key. While the image stays, the Pod still runs: its layers are unpacked, so the pull
-    // asks no processor (the README's cache gap, through the CRI).
+    // asks no processor (the cache gap of docs/image.md, through the CRI).
     std::fs::remove_file(node.work.path("keys/image-keys/app.pem")).unwrap();
     let pod = node.run_pod("app/enc:v1").unwrap_or_else(|e| panic!("the cached image did not run: {e}"));
     assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
@@ -697,4 +701,53 @@ pub(crate) fn has_cap_sys_resource() -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let effective = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
     u64::from_str_radix(effective, 16).unwrap() & (1 << 24) != 0
+}
+
+/// Issue 36: node-config's drop-in goes into a full config.toml (containerd's own default one, `version = 2` and
+/// every CRI table) through `imports`, as its comments say; containerd keeps the config's CRI settings and takes
+/// the processors. Appending it instead, what node-config used to suggest, is refused by containerd, and a CRI
+/// table in an imported file would replace config.toml's whole CRI section (why the drop-in has none). Only
+/// `containerd config dump`: no daemon, no root.
+#[test]
+fn node_config_drop_in_merges_into_a_full_config() {
+    require_tool("containerd", "apt-get install -y containerd");
+    let work = Scratch::new();
+    let binary = assert_cmd::cargo::cargo_bin("cryptadm");
+    let drop_in =
+        run(Command::new(&binary).args(["image", "node-config", "--runtime", "containerd", "--binary"]).arg(&binary));
+    std::fs::create_dir(work.path("conf.d")).unwrap();
+    let drop_in_path = work.write("conf.d/cryptadm.toml", &drop_in);
+    let default = run(Command::new("containerd").args(["config", "default"]));
+    assert!(default.contains("\nversion = 2\n") && default.contains("imports = []\n"), "{default}");
+    let w = work.dir.path().display();
+    let config = default
+        .replace("imports = []\n", &format!("imports = [\"{w}/conf.d/*.toml\"]\n"))
+        .replace("root = \"/var/lib/containerd\"", &format!("root = \"{w}/root\""))
+        .replace("state = \"/run/containerd\"", &format!("state = \"{w}/state\""))
+        .replace(
+            default.lines().map(str::trim).find(|l| l.starts_with("sandbox_image = ")).expect("a sandbox_image line"),
+            "sandbox_image = \"registry.example/pause:keep-me\"",
+        );
+    let config_path = work.write("config.toml", &config);
+    let dump = run(Command::new("containerd").arg("--config").arg(&config_path).args(["config", "dump"]));
+    for id in ["io.containerd.ocicrypt.decoder.v1.tar.gzip", "io.containerd.ocicrypt.decoder.v1.tar"] {
+        let table = dump.split(&format!("[stream_processors.\"{id}\"]")).nth(1).expect(id);
+        let table = table.split("\n\n").next().unwrap();
+        assert!(table.contains(&format!("path = \"{}\"", binary.display())), "{id}: {table}");
+    }
+    assert!(dump.contains("sandbox_image = \"registry.example/pause:keep-me\""), "config.toml's CRI kept: {dump}");
+    assert!(dump.contains("key_model = \"node\""), "{dump}");
+    // Appended to config.toml instead: containerd refuses the file.
+    std::fs::remove_file(&drop_in_path).unwrap();
+    let appended = work.write("appended.toml", format!("{config}\n{drop_in}"));
+    let refused = Command::new("containerd").arg("--config").arg(&appended).args(["config", "dump"]).output().unwrap();
+    assert!(!refused.status.success(), "containerd took duplicate tables");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("duplicated tables"), "{refused:?}");
+    // Why the drop-in carries no CRI table: an imported one replaces config.toml's whole CRI section.
+    work.write(
+        "conf.d/cri.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".image_decryption]\n  key_model = \"node\"\n",
+    );
+    let dump = run(Command::new("containerd").arg("--config").arg(&config_path).args(["config", "dump"]));
+    assert!(!dump.contains("pause:keep-me"), "containerd now merges plugin tables key by key: the drop-in may say so");
 }

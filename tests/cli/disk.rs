@@ -1,6 +1,6 @@
 //! `cryptadm disk luks-format | inspect | decrypt` against cryptsetup and qemu-img, both directions.
 //!
-//! cryptsetup silently rewrites a header copy it finds invalid or stale on *any* access (spec luks.md §2), so
+//! cryptsetup silently rewrites a header copy it finds invalid or stale on *any* access (docs/formats.md), so
 //! every cryptsetup command here runs through [`cryptsetup`], which fails the test if the header bytes changed.
 
 use crate::support::{Scratch, cryptadm, require_tool};
@@ -291,7 +291,7 @@ fn we_read_cryptsetup_images_luks1_and_luks2_with_known_payloads() {
     tools();
     let work = Scratch::new();
     let key = work.write("key.bin", b"cryptsetup key");
-    // LUKS2, 4096-byte sectors, payload encrypted by cryptsetup's offline reencryption (spec §10).
+    // LUKS2, 4096-byte sectors, payload encrypted by cryptsetup's offline reencryption (docs/formats.md).
     let plain = pattern(1 << 20, 9);
     let image = work.write("enc.img", &plain);
     std::fs::OpenOptions::new().write(true).open(&image).unwrap().set_len(33 << 20).unwrap();
@@ -322,7 +322,7 @@ fn we_read_cryptsetup_images_luks1_and_luks2_with_known_payloads() {
     let epoch = dump.lines().find_map(|l| l.strip_prefix("Epoch:")).unwrap().trim().to_owned();
     assert_eq!(doc["epoch"].to_string(), epoch);
 
-    // LUKS1 made by cryptsetup, payload written by QEMU into it (spec §10), read back by us.
+    // LUKS1 made by cryptsetup, payload written by QEMU into it (docs/formats.md), read back by us.
     let l1 = work.path("l1.img");
     std::fs::File::create(&l1).unwrap().set_len(4 << 20).unwrap();
     run(Command::new("cryptsetup")

@@ -1,7 +1,7 @@
 //! The cloud-init first boot (`tests/guest/cloud-root.sh`, as `guest_first_boot.rs` boots it) with
 //! `bootstrap seal --provider vault-transit --cloud-init` output: the guest reaches the test's real OpenBao on the
 //! host over QEMU's user networking (the host's loopback is 10.0.2.2 to the guest, so the dev server's
-//! 127.0.0.1 listener serves it unchanged) and logs in with what the machine has, as the README says: a JWT and
+//! 127.0.0.1 listener serves it unchanged) and logs in with what the machine has, as docs/key-managers.md says: a JWT and
 //! `/etc/cryptadm/vault.env`, which the image hands to `cloud-final.service` (which runs runcmd) with a drop-in
 //! `EnvironmentFile=`. A machine whose role may decrypt opens the configuration; one whose role may not gets
 //! cloud-init error and exit 16. One boot each.

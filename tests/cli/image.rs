@@ -498,7 +498,7 @@ fn uncompressed_and_nondistributable_layers_keep_their_types() {
     );
 }
 
-/// A temporary GnuPG home with Alice (RSA, encryption subkey, as spec/ocicrypt.md §10 makes it); the agent is
+/// A temporary GnuPG home with Alice (RSA, encryption subkey, as docs/formats.md#key-wrapping-schemes makes it); the agent is
 /// stopped on drop.
 #[cfg(feature = "pgp")]
 pub(crate) struct GnupgHome {
@@ -767,41 +767,77 @@ fn removed_recipients_can_no_longer_decrypt() {
     fixture(&src, TWO_LAYERS);
     let (alice, alice_pub) = keys.rsa("alice", 2048);
     let (bob, bob_pub) = keys.ec("bob", "prime256v1");
-    let both = work.path("both");
+    let (carol, carol_crt) = keys.certificate("carol");
+    let (_, dave_crt) = keys.certificate("dave");
+    let all = work.path("all");
     skopeo_copy(
-        &["--encryption-key", &format!("jwe:{alice_pub}"), "--encryption-key", &format!("jwe:{bob_pub}")],
-        &src,
-        &both,
-    );
-    let alice_only = work.path("alice-only");
-    cryptadm()
-        .args([
-            "image",
-            "encrypt",
-            "--remove-recipient",
-            &format!("jwe:{bob_pub}"),
-            "--recipient",
+        &[
+            "--encryption-key",
             &format!("jwe:{alice_pub}"),
-            "--key",
-            &alice,
-        ])
-        .arg(oci(&both))
-        .arg(oci(&alice_only))
+            "--encryption-key",
+            &format!("jwe:{bob_pub}"),
+            "--encryption-key",
+            &format!("pkcs7:{carol_crt}"),
+        ],
+        &src,
+        &all,
+    );
+    let remove = |removals: &[String], to: &Path| {
+        let mut cmd = cryptadm();
+        cmd.args(["image", "encrypt"]);
+        for removal in removals {
+            cmd.args(["--remove-recipient", removal]);
+        }
+        cmd.args(["--recipient", &format!("jwe:{alice_pub}"), "--key", &alice]).arg(oci(&all)).arg(oci(to));
+        cmd
+    };
+    // Issue 36: removing someone who is not a recipient (a typo, the wrong certificate) used to succeed and drop
+    // everyone not in --recipient. Refused, naming the spec, and nothing is written.
+    let typo = work.path("typo");
+    remove(&[format!("pkcs7:{dave_crt}")], &typo)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(format!("--remove-recipient pkcs7:{dave_crt} names no recipient")))
+        .stderr(predicate::str::contains("hint: `cryptadm image inspect"));
+    assert!(!typo.exists(), "nothing written");
+    // One real and one wrong removal: still refused as a whole.
+    remove(&[format!("jwe:{bob_pub}"), format!("pkcs7:{dave_crt}")], &typo).assert().code(3);
+    assert!(!typo.exists(), "nothing written");
+    // Bob (JWE, no key id: named by his algorithm) and Carol (PKCS#7: issuer and serial) removed; the output says so.
+    let alice_only = work.path("alice-only");
+    remove(&[format!("jwe:{bob_pub}"), format!("pkcs7:{carol_crt}")], &alice_only)
         .assert()
         .success()
-        .stderr(predicate::str::contains("re-encrypted 2"));
-    assert_ne!(layer_digests(&alice_only), layer_digests(&both), "fresh keys mean fresh ciphertext");
+        .stderr(predicate::str::contains("re-encrypted 2"))
+        .stderr(predicate::str::contains(format!("keeps access: jwe:{alice_pub}\n")))
+        .stderr(predicate::str::contains(
+            "loses access: jwe ECDH-ES+A256KW (no key id), pkcs7 issuer \"CN=carol\" serial",
+        ));
+    assert_ne!(layer_digests(&alice_only), layer_digests(&all), "fresh keys mean fresh ciphertext");
+    // Refused into an existing output too, which is left as it was.
+    let index_before = std::fs::read(alice_only.join("index.json")).unwrap();
+    remove(&[format!("pkcs7:{dave_crt}")], &alice_only).assert().code(3);
+    assert_eq!(std::fs::read(alice_only.join("index.json")).unwrap(), index_before, "the output is unchanged");
     let dec = work.path("dec");
     skopeo_copy(&["--decryption-key", &alice], &alice_only, &dec);
     assert_eq!(layer_digests(&dec), layer_digests(&src));
-    let denied = Command::new("skopeo")
-        .args(["--insecure-policy", "copy", "--decryption-key", &bob])
-        .arg(oci(&alice_only))
-        .arg(oci(&work.path("bob")))
-        .output()
-        .unwrap();
-    assert!(!denied.status.success(), "the removed recipient still decrypts");
-    cryptadm().args(["image", "authorize", "--key", &bob]).arg(oci(&alice_only)).assert().code(16);
+    for (who, key_args) in [("bob", vec![bob.as_str()]), ("carol", vec![carol.as_str(), carol_crt.as_str()])] {
+        let mut skopeo = Command::new("skopeo");
+        skopeo.args(["--insecure-policy", "copy"]);
+        for key in key_args {
+            skopeo.args(["--decryption-key", key]);
+        }
+        let denied = skopeo.arg(oci(&alice_only)).arg(oci(&work.path(who))).output().unwrap();
+        assert!(!denied.status.success(), "the removed recipient {who} still decrypts");
+    }
+    // ... while before the removal Carol could (the oracle can tell).
+    skopeo_copy(&["--decryption-key", &carol, "--decryption-key", &carol_crt], &all, &work.path("carol-before"));
+    // Only Bob removed: Carol, not named by --recipient, loses access too, and the output says so.
+    let without_bob = work.path("without-bob");
+    remove(&[format!("jwe:{bob_pub}")], &without_bob)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("loses access: jwe ECDH-ES+A256KW (no key id), pkcs7 issuer"));
     // Removal needs a key to decrypt with.
     cryptadm()
         .args([
@@ -812,7 +848,7 @@ fn removed_recipients_can_no_longer_decrypt() {
             "--recipient",
             &format!("jwe:{alice_pub}"),
         ])
-        .arg(oci(&both))
+        .arg(oci(&all))
         .arg(oci(&work.path("x")))
         .assert()
         .code(2)

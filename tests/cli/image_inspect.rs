@@ -80,9 +80,14 @@ fn inspect_reports_every_recipient_of_cryptadm_and_skopeo_images_without_keys() 
         assert!(schemes[1].1.iter().any(|k| k.eq_ignore_ascii_case(&format!("key {subkey}"))), "{layer}");
         assert_eq!(schemes[2].1, [format!("issuer \"CN=bob\" serial {serial}")], "{layer}");
     }
-    // Text form: one line per layer.
+    // Text form: one line per layer, with the diff ID --help promises (issue 36), as in the JSON form.
     let text = cryptadm().args(["image", "inspect"]).arg(oci(&encrypted)).output().unwrap();
-    assert_eq!(String::from_utf8(text.stdout).unwrap().lines().count(), 3);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    for (line, layer) in text.lines().zip(layers) {
+        let diff_id = layer["diffID"].as_str().unwrap();
+        assert!(line.contains(&format!(" diff-id={diff_id} ")), "{line}");
+    }
 
     // skopeo (containers/ocicrypt) encrypted, JWE and PKCS#7 recipients.
     let src = work.path("src2");
@@ -94,6 +99,14 @@ fn inspect_reports_every_recipient_of_cryptadm_and_skopeo_images_without_keys() 
         &skopeo_enc,
     );
     let report = inspect(&oci(&skopeo_enc));
+    // The diff IDs are the plaintext layers' as skopeo reads them from the source's config.
+    let config = run(Command::new("skopeo").args(["inspect", "--config"]).arg(oci(&src)));
+    let config: Value = serde_json::from_str(&config).unwrap();
+    let text = cryptadm().args(["image", "inspect"]).arg(oci(&skopeo_enc)).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    for (line, diff_id) in text.lines().zip(config["rootfs"]["diff_ids"].as_array().unwrap()) {
+        assert!(line.contains(&format!(" diff-id={} ", diff_id.as_str().unwrap())), "{line}");
+    }
     for layer in report["layers"].as_array().unwrap() {
         let schemes = schemes(layer);
         assert_eq!(schemes[0], ("jwe".to_owned(), vec!["RSA-OAEP (no key id)".to_owned()]), "{layer}");

@@ -1,4 +1,4 @@
-//! Interop of the JWE key wrapper (spec/ocicrypt.md §6.1) with an independent implementation: Python's jwcrypto,
+//! Interop of the JWE key wrapper (docs/formats.md#key-wrapping-schemes) with an independent implementation: Python's jwcrypto,
 //! driven by `tests/interop/jwe_oracle.py`. Keys are made by `openssl` for each test, so neither side's key code
 //! is trusted by the other. JWEs go both ways, for every key type and algorithm the spec lists, and the exact
 //! JSON layout (member order, sorted header keys, unpadded base64url) is read back by Python's order-preserving
@@ -280,7 +280,7 @@ fn cryptadm_opens_what_jwcrypto_wraps() {
 
 #[test]
 fn cryptadm_reads_openssl_sec1_keys_for_jwcrypto_jwes() {
-    // ocicrypt refuses SEC1 `EC PRIVATE KEY` files (spec §7); cryptadm accepts them.
+    // ocicrypt refuses SEC1 `EC PRIVATE KEY` files (docs/formats.md); cryptadm accepts them.
     let scratch = Scratch::new();
     let key = KeyPair::new(&scratch, "p384");
     let sec1 = scratch.path("p384.sec1.pem");

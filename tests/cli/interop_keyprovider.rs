@@ -1,6 +1,6 @@
 //! The ocicrypt key-provider protocol (src/ocicrypt/keyprovider.rs) against a real provider process:
 //! `tests/interop/keyprovider_aesgcm.py`, an AES-GCM provider in the manner of lumjjb/simple-ocicrypt-keyprovider
-//! that also checks every request has the exact JSON shape ocicrypt sends (spec/ocicrypt.md §6.5).
+//! that also checks every request has the exact JSON shape ocicrypt sends (docs/formats.md#key-providers).
 //!
 //! These tests never skip: `python3` must be on PATH with `cryptography` importable (`bash .ci/run` installs it).
 

@@ -1,6 +1,6 @@
-//! Interop of the OpenPGP key wrapper (src/ocicrypt/pgp.rs) with GnuPG, using keys made by gpg as spec/ocicrypt.md
-//! §10 makes them: RSA primary keys with RSA encryption subkeys, one protected by a passphrase; plus an ECC key
-//! whose user ID is no mail address (the case that breaks ocicrypt, spec §6.3).
+//! Interop of the OpenPGP key wrapper (src/ocicrypt/pgp.rs) with GnuPG, using keys made by gpg as ocicrypt's
+//! interop recipes make them: RSA primary keys with RSA encryption subkeys, one protected by a passphrase; plus an ECC key
+//! whose user ID is no mail address (the case that breaks ocicrypt, docs/formats.md).
 //!
 //! Both directions: what `wrap` writes decrypts with `gpg -d` and has the packet shape ocicrypt writes; what
 //! `gpg -e` writes unwraps with keys from `gpg --export-secret-keys`, binary and armoured. Recipient lookup runs the
@@ -116,7 +116,7 @@ fn keys() -> &'static Keys {
     static KEYS: OnceLock<Keys> = OnceLock::new();
     KEYS.get_or_init(|| {
         let home = GpgHome::new();
-        // spec §10: RSA primary keys (sign, certify) with an RSA encryption subkey each; Bob's protected.
+        // docs/formats.md: RSA primary keys (sign, certify) with an RSA encryption subkey each; Bob's protected.
         home.ok(
             &["--passphrase", "", "--quick-gen-key", "Alice Test <alice@example.com>", "rsa2048", "default", "never"],
             None,

@@ -5,7 +5,7 @@
 //!   certificate, and our code unwraps its `keys.pkcs7` annotation to the layer's private options;
 //! * in reverse, skopeo decrypts that image after its annotation was replaced by our wrap of the same private
 //!   options — and refuses it once the AES-GCM parameters are put in the RFC 5084 form, which guards the Go quirk
-//!   in our encoder against being "fixed" (spec/ocicrypt.md §6.2, §11).
+//!   in our encoder against being "fixed" (docs/formats.md#key-wrapping-schemes).
 //!
 //! The layout surgery is done by `tests/interop/oci_layout.py`, which is independent of cryptadm. These tests
 //! never skip: `skopeo`, `umoci`, `openssl` and `python3` must be on PATH (`apt-get install skopeo umoci`).
@@ -22,7 +22,7 @@ use std::process::{Command, Output};
 use x509_cert::Certificate;
 
 const PKCS7_ANNOTATION: &str = "org.opencontainers.image.enc.keys.pkcs7";
-/// Private options as ocicrypt wraps them (spec §4.4), for the OpenSSL cases.
+/// Private options as ocicrypt wraps them (docs/formats.md), for the OpenSSL cases.
 const PRIVATE_OPTIONS: &[u8] = br#"{"symkey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","digest":"sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac","cipheroptions":{"nonce":"8PHy8/T19vf4+fr7/P3+/w=="}}"#;
 
 fn fixture(name: &str) -> PathBuf {
@@ -321,7 +321,10 @@ fn skopeo_rejects_rfc5084_gcm_parameters() {
     images.with_pkcs7("rfc5084", &rfc5084);
     let output = images.skopeo_decrypt("rfc5084", "rfc5084-dec");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "skopeo accepted RFC 5084 AES-GCM parameters; has ocicrypt changed? (spec §6.2)");
+    assert!(
+        !output.status.success(),
+        "skopeo accepted RFC 5084 AES-GCM parameters; has ocicrypt changed? (docs/formats.md)"
+    );
     assert!(
         stderr.contains("none of the private keys could be used for decryption"),
         "failed for another reason: {stderr}"

@@ -1,5 +1,5 @@
 //! Interop with an independent implementation of the machineadm envelope: `tests/interop/machineadm_oracle.py`,
-//! written from spec/machineadm.md on top of Python's `cryptography` (OpenSSL). Documents go both ways, for
+//! written from docs/formats.md#machineadm-encryptedconfig on top of Python's `cryptography` (OpenSSL). Documents go both ways, for
 //! plaintexts of arbitrary bytes from empty to 1 MiB, and both implementations must reproduce the spec's
 //! known-answer vector byte for byte.
 //!
@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// Plaintext sizes that cross the interesting boundaries: empty, one byte, less than one AES block... up to 1 MiB.
 const SIZES: [usize; 6] = [0, 1, 31, 4096, 65536, 1 << 20];
-/// The fixed salt and IV of the known-answer vector (spec §3.3).
+/// The fixed salt and IV of the known-answer vector (docs/formats.md).
 const KAT_SALT_HEX: &str = "000102030405060708090a0b0c0d0e0f";
 const KAT_IV_HEX: &str = "a0a1a2a3a4a5a6a7a8a9aaab";
 /// The passphraseURI inside `VECTOR_DOCUMENT`.
@@ -206,7 +206,7 @@ fn both_implementations_reproduce_the_known_answer_vector() {
     let passphrase = scratch.write("passphrase", VECTOR_PASSPHRASE);
     let plaintext = scratch.write("plaintext", VECTOR_PLAINTEXT);
 
-    // The vector exactly as spec §7.1 prints it.
+    // The vector exactly as docs/bootstrap.md prints it.
     let python = String::from_utf8(oracle_seal(&plaintext, &passphrase, KAT_URI, true)).unwrap();
     assert_eq!(python, VECTOR_DOCUMENT, "the Python oracle does not reproduce the spec vector");
     // cryptadm fixes nonces only in builds with `test-vectors` (.ci/run runs this test in one).

@@ -1,4 +1,4 @@
-//! The architecture of `../shared/design.md`, checked on the source: which top-level module uses which, with no
+//! The architecture of `docs/architecture.md`, checked on the source: which top-level module uses which, with no
 //! cycle between them and the layers pointing down, and every error type known to the exit-status mapping.
 //!
 //! These read the source as text (paths after `crate::`, derives of `thiserror::Error`), which is what a reviewer

@@ -1,6 +1,6 @@
 //! The LUKS library against cryptsetup: volumes made by `cryptsetup luksFormat` are read, unlocked and changed by
 //! [`Volume`], and cryptsetup accepts the result. After every cryptsetup command the header bytes are compared
-//! with what we wrote, because cryptsetup silently rewrites a header copy it finds invalid or stale (spec §2).
+//! with what we wrote, because cryptsetup silently rewrites a header copy it finds invalid or stale (docs/formats.md).
 
 use cryptadm::luks::{Error, Kdf, KeyslotSummary, Version, Volume, VolumeKey, luks2};
 use std::path::{Path, PathBuf};

@@ -62,6 +62,7 @@ mod plugins;
 mod podman;
 mod properties;
 mod qcow2;
+mod readme;
 mod registry;
 mod registry_hostile;
 mod registry_parallel;

@@ -639,3 +639,60 @@ fn volume_serve_rotates_through_vault_with_its_service_account_token() {
         assert!(volume.opens(&new) && !volume.opens(OLD_KEY.as_bytes()), "{}", volume.id);
     }
 }
+
+/// Issue 36: the seeding and migration block of docs/key-managers.md, run as written (its KV prefix and the file
+/// store's directory moved to this test's own): one volume seeded from a passphrase file, a file store's volumes
+/// (one with a rotation in flight, skipped), a plain KV value wrapped in place, and the wrapped ones left alone
+/// when the loop meets them. Transit's own decrypt gives each passphrase back, and a migrated volume rotates.
+#[test]
+fn the_documented_transit_store_seeding_and_migration_block_works() {
+    let bao = dev();
+    require_tool("jq", "apt-get install jq");
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/key-managers.md")).unwrap();
+    let section = doc.split("### Seeding and migrating a Transit-wrapped store").nth(1).expect("the section");
+    let block = section.split("```sh\n").nth(1).and_then(|b| b.split("\n```").next()).expect("its sh block");
+    let prefix: &'static str = Box::leak(unique_id("recipe").into_boxed_str());
+    let work = Scratch::new();
+    let store = work.path("volume-keys");
+    let script = block
+        .replace("/var/lib/cryptadm/volume-keys", store.to_str().unwrap())
+        .replace("\"cryptadm/", &format!("\"{prefix}/"))
+        .replace(" cryptadm/pvc-1", &format!(" {prefix}/pvc-1"))
+        .replace("-format=json cryptadm |", &format!("-format=json {prefix} |"));
+    assert!(!script.contains("cryptadm"), "a path of the block was not moved: {script}");
+    work.write("passphrase", "seeded passphrase\n");
+    for (id, key, pending) in [("fs-a", "file store a", false), ("fs-b", "file store b", true)] {
+        std::fs::create_dir_all(store.join(id)).unwrap();
+        std::fs::write(store.join(id).join("current"), key).unwrap();
+        if pending {
+            std::fs::write(store.join(id).join("pending"), "next").unwrap();
+        }
+    }
+    bao.bao(&["kv", "put", "-mount=kv", &format!("{prefix}/kv-c"), "current=plain in kv"]);
+    let bao_dir = crate::support_openbao::bao_binary().parent().unwrap().to_path_buf();
+    let mut bash = Command::new("bash");
+    bash.args(["-euo", "pipefail", "-c", &script])
+        .current_dir(work.dir.path())
+        .env("PATH", format!("{}:{}", bao_dir.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("BAO_ADDR", &bao.addr)
+        .env("BAO_TOKEN", &bao.root_token)
+        .env_remove("VAULT_ADDR")
+        .env_remove("VAULT_TOKEN");
+    if let Some(ca) = &bao.ca {
+        bash.env("BAO_CACERT", ca);
+    }
+    let output = bash.output().unwrap();
+    assert!(output.status.success(), "{}{}", stderr(&output), String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("skipping fs-b"));
+    for (id, key) in [("pvc-1", "seeded passphrase\n"), ("fs-a", "file store a"), ("kv-c", "plain in kv")] {
+        let current = field(bao, &format!("{prefix}/{id}"), "current").unwrap_or_else(|| panic!("{id} not stored"));
+        assert!(current.starts_with("vault:v"), "{id}: {current}");
+        assert_eq!(unwrap(bao, &current), key.as_bytes(), "{id}: wrapped once, the exact bytes");
+    }
+    assert!(kv(bao, &format!("{prefix}/fs-b")).is_empty(), "a volume with a rotation in flight is not moved");
+    // The migrated store is one `volume rotate --key-wrap` uses.
+    let volume = Volume { prefix, id: "fs-a".into(), ..Volume::new("recipe", "file store a", 1000) };
+    let output = volume.rotate(bao, &WRAP).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(volume.opens(&unwrap(bao, &field(bao, &volume.path(), "current").unwrap())));
+}

@@ -1,7 +1,7 @@
 //! Passphrase provider plugins as real executables: shell scripts named
 //! `machineadm-plugin-encryption-provider-<name>` in a directory put on PATH, run by `bootstrap open`
 //! (`get-passphrase`) and `bootstrap seal` (`new-passphrase`) under the exec contract of
-//! src/machineadm/provider.rs and spec/machineadm.md §4.
+//! src/machineadm/provider.rs and docs/bootstrap.md.
 
 use crate::support::{Scratch, cryptadm};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-/// The passphrase of the spec's known-answer vector (spec/machineadm.md §3.3).
+/// The passphrase of the machineadm known-answer vector (docs/formats.md#machineadm-encryptedconfig).
 pub const VECTOR_PASSPHRASE: &str = "correct horse battery staple";
 /// The plaintext of the known-answer vector.
 pub const VECTOR_PLAINTEXT: &str = "apiVersion: v1\nkind: ConfigMap\n";

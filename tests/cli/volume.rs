@@ -174,7 +174,7 @@ impl Volume {
     }
 }
 
-/// The file store's name for a volume id, written out from its documentation (README, "Volume key rotation"):
+/// The file store's name for a volume id, written out from its documentation (docs/volume.md, "Key stores"):
 /// bytes outside `[A-Za-z0-9._-]` and a leading `.` as `%XX`; past 250 bytes, the first 120 (never cutting an
 /// escape), `~` and the SHA-256 of the id in hex.
 fn store_name(id: &str) -> String {

@@ -15,6 +15,7 @@ The stubs are generated at run time from the vendored tests/interop/cri/api.prot
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -34,6 +35,9 @@ def stubs():
         sys.exit("protoc failed on api.proto")
     sys.path.insert(0, out)
     import api_pb2, api_pb2_grpc
+    # Loaded: the generated files are not needed any more (a test run left one directory per start in /tmp).
+    sys.path.remove(out)
+    shutil.rmtree(out, ignore_errors=True)
     return api_pb2, api_pb2_grpc
 
 

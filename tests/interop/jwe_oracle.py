@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent JWE implementation for interop tests of cryptadm's JWE key wrapper (spec/ocicrypt.md 6.1).
+"""An independent JWE implementation for interop tests of cryptadm's JWE key wrapper (docs/formats.md#key-wrapping-schemes).
 
 Built on Python's jwcrypto (and through it `cryptography`/OpenSSL), not on cryptadm's code or RustCrypto, so
 that agreement between the two means something.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An ocicrypt key provider (`cmd` kind, spec/ocicrypt.md §6.5) for cryptadm's tests.
+"""An ocicrypt key provider (`cmd` kind, docs/formats.md#key-providers) for cryptadm's tests.
 
 Like lumjjb/simple-ocicrypt-keyprovider, it wraps the private options with AES-256-GCM under a fixed key and
 returns a JSON blob {"key_url", "wrapped_key", "wrap_type"}. Unlike it, it first checks that the request has

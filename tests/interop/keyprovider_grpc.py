@@ -8,6 +8,7 @@ WrapKey seals the private options with AES-256-GCM under a fixed key; UnWrapKey 
 import base64
 import json
 import os
+import shutil
 import sys
 import tempfile
 from concurrent import futures
@@ -28,6 +29,9 @@ def stubs():
         sys.exit("protoc failed on keyprovider.proto")
     sys.path.insert(0, out)
     import keyprovider_pb2, keyprovider_pb2_grpc
+    # Loaded: the generated files are not needed any more (a test run left one directory per start in /tmp).
+    sys.path.remove(out)
+    shutil.rmtree(out, ignore_errors=True)
     return keyprovider_pb2, keyprovider_pb2_grpc
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent implementation of the machineadm EncryptedConfig envelope, for interop tests.
 
-Written from shared/spec/machineadm.md (sections 3.2, 3.3 and 7.1), not from cryptadm's Rust code, and
+Written from docs/formats.md#machineadm-encryptedconfig, not from cryptadm's Rust code, and
 built on Python's `cryptography` package (OpenSSL) instead of RustCrypto, so that agreement between the two
 means something.
 

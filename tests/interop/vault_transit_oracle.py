@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Vault/OpenBao half of the `vault-transit` bootstrap provider, independently of cryptadm: plain HTTP to the
-server (urllib), the passphraseURI format from the README (vault-transit://<base64url(ciphertext)>@MOUNT/KEY,
+server (urllib), the passphraseURI format from docs/key-managers.md (vault-transit://<base64url(ciphertext)>@MOUNT/KEY,
 a mount containing `/` written with %2F), and the passphrase = the raw bytes of the Transit data key.
 
     datakey MOUNT KEY PASSPHRASE_OUT   asks MOUNT/datakey/plaintext/KEY (256 bits), writes the raw key bytes to

@@ -7,8 +7,10 @@ use crate::cmd::printer::plural;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::ImageReference;
+use crate::oci::ImageSource;
 use crate::ocicrypt::image::{self, EncryptedLayers};
-use crate::ocicrypt::recipients::{RecipientSpec, Recipients};
+use crate::ocicrypt::inspect;
+use crate::ocicrypt::recipients::{self, RecipientSpec, Recipients};
 use anyhow::Context;
 use clap::Args;
 
@@ -58,7 +60,9 @@ pub struct EncryptArgs {
     )]
     layers: Vec<i64>,
     /// Take a recipient away: already encrypted layers are re-encrypted under a fresh key for the --recipient
-    /// list only, so the removed recipient's old key opens nothing (repeatable; needs a --key that opens them)
+    /// list only, so the removed recipient's old key opens nothing, and neither does any other recipient not given
+    /// with --recipient (repeatable; needs a --key that opens them). Prints who keeps and who loses access; a
+    /// SPEC that names no current recipient is refused (exit 3) and nothing is written
     #[arg(long, value_name = "SPEC", value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
     remove_recipient: Vec<RecipientSpec>,
     #[command(flatten)]
@@ -89,6 +93,9 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let source_access = args.src_registry.flags(&args.dest_registry);
     let source = super::open_source_jobs(&args.source, &source_access, printer, args.jobs.jobs)
         .with_context(|| format!("opening `{}`", args.source))?;
+    if !args.remove_recipient.is_empty() {
+        report_access_change(&args, source.as_ref(), printer)?;
+    }
     let destination = super::open_destination(&args.destination, &args.source, &args.dest_registry.flags(), printer)
         .with_context(|| format!("opening `{}`", args.destination))?;
     let selection = super::selection(&args.selection, &args.layers);
@@ -134,5 +141,46 @@ fn check_removals(args: &EncryptArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    Ok(())
+}
+
+/// Refuses a `--remove-recipient` that names no recipient of the source (a typo would otherwise re-encrypt for
+/// the `--recipient` list and silently drop everyone else), then says who keeps, gains and loses access.
+fn report_access_change(args: &EncryptArgs, source: &dyn ImageSource, printer: &Printer) -> anyhow::Result<()> {
+    let layers =
+        inspect::inspect_image(source).with_context(|| format!("reading the recipients of `{}`", args.source))?;
+    let change = recipients::access_change(
+        &layers,
+        &args.recipients,
+        &args.remove_recipient,
+        args.keys.key_gpg_homedir.as_deref(),
+    )?;
+    if !change.not_recipients.is_empty() {
+        return Err(Failure::new(
+            ExitStatus::InvalidInput,
+            format!(
+                "--remove-recipient {} names no recipient of `{}`; nothing was written",
+                change.not_recipients.join(", "),
+                args.source
+            ),
+        )
+        .with_hint(format!(
+            "`cryptadm image inspect {}` lists who its layers are wrapped for; every recipient not given with \
+             --recipient loses access",
+            args.source
+        ))
+        .into());
+    }
+    let list = |items: Vec<String>| if items.is_empty() { "nobody".to_owned() } else { items.join(", ") };
+    printer.info(&format!("keeps access: {}", list(change.keeps)));
+    if !change.gains.is_empty() {
+        printer.info(&format!("gains access: {}", list(change.gains)));
+    }
+    let loses = change
+        .loses
+        .iter()
+        .map(|(holder, count)| if *count > 1 { format!("{holder} (×{count})") } else { holder.to_string() })
+        .collect();
+    printer.info(&format!("loses access: {}", list(loses)));
     Ok(())
 }

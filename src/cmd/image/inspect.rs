@@ -18,7 +18,8 @@ pub const EXAMPLES: &str = "Examples:
 
 /// Show each layer of an image: media type, size, digest, encryption and recipients, without any key
 ///
-/// For every platform and layer: the media type, size, digest and diff ID, whether it is encrypted, and for each
+/// For every platform and layer: the media type, size, digest and diff ID (`diff-id=-` when the config lists
+/// none), whether it is encrypted, and for each
 /// wrapping scheme what names its recipients: a JWE key id (`kid`; ocicrypt writes none, so the algorithm is
 /// shown), a PKCS#7 certificate's issuer and serial number, OpenPGP key IDs. A provider's wrapped key is
 /// counted, not read. Annotations that describe an encrypted layer's plaintext (zstd:chunked, eStargz) are flagged.
@@ -53,12 +54,13 @@ pub fn run(args: InspectArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
 
 fn text_line(layer: &inspect::LayerInfo) -> String {
     let mut line = format!(
-        "{} layer {} {} {} {}",
+        "{} layer {} {} {} {} diff-id={}",
         layer.platform.as_deref().unwrap_or("-"),
         layer.index,
         layer.digest,
         layer.size,
-        layer.media_type
+        layer.media_type,
+        layer.diff_id.as_deref().unwrap_or("-")
     );
     if layer.encrypted {
         line.push_str(" encrypted");

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 /// Examples for `cryptadm image node-config`.
 pub const EXAMPLES: &str = "Examples:
-  # containerd 1.6/1.7: merge into /etc/containerd/config.toml, then restart containerd
-  cryptadm image node-config --runtime containerd --binary /usr/local/bin/cryptadm
+  # containerd 1.6/1.7: a drop-in that /etc/containerd/config.toml imports (its comments say how), then restart
+  cryptadm image node-config --runtime containerd --binary /usr/local/bin/cryptadm \\
+      > /etc/containerd/conf.d/cryptadm.toml
 
   # containerd 2.2.2 or later (config version 3)
   cryptadm image node-config --runtime containerd --containerd-version 2
@@ -21,9 +22,11 @@ pub const EXAMPLES: &str = "Examples:
 
 /// Print the container runtime configuration that decrypts images with cryptadm
 ///
-/// For containerd: the stream processors (cryptadm image stream-decrypt, under the two processor ids containerd
-/// gives the decryption payload to, for every encrypted layer media type) and the CRI's image_decryption
-/// key_model = \"node\", in the config version 2 layout (containerd 1.x) or 3 (2.x). For CRI-O, which decrypts by
+/// For containerd: a drop-in for config.toml's `imports` holding the stream processors (cryptadm image
+/// stream-decrypt, under the two processor ids containerd gives the decryption payload to, for every encrypted
+/// layer media type), in the config version 2 layout (containerd 1.x) or 3 (2.x), and as comments what the CRI
+/// needs in config.toml itself (image_decryption key_model = \"node\", the default; on 2.x use_local_image_pull).
+/// For CRI-O, which decrypts by
 /// itself: decryption_keys_path. Keys go into the keys directory (`cryptadm secret generate-k8s --with-daemonset`
 /// installs them on every node).
 #[derive(Args, Debug)]

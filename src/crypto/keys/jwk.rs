@@ -17,7 +17,7 @@ const BASE64URL: GeneralPurpose = GeneralPurpose::new(
     GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
 );
 
-/// JWE key-management algorithms a public JWK may name in `alg` (spec §6.1), by key type.
+/// JWE key-management algorithms a public JWK may name in `alg` (docs/formats.md), by key type.
 const RSA_KEY_ALGORITHMS: [&str; 2] = ["RSA-OAEP", "RSA-OAEP-256"];
 const EC_KEY_ALGORITHMS: [&str; 3] = ["ECDH-ES+A128KW", "ECDH-ES+A192KW", "ECDH-ES+A256KW"];
 

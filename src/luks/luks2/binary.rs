@@ -1,4 +1,4 @@
-//! The 4096-byte LUKS2 binary header (spec luks.md §2): parse, checksum, serialize. Big-endian integers.
+//! The 4096-byte LUKS2 binary header (docs/formats.md): parse, checksum, serialize. Big-endian integers.
 
 use super::super::{Error, Result};
 use sha2::Digest as _;

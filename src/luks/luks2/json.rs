@@ -1,9 +1,9 @@
-//! The LUKS2 JSON metadata (spec luks.md §3) as serde types.
+//! The LUKS2 JSON metadata (docs/formats.md) as serde types.
 //!
 //! Every object keeps the fields we do not model in a flattened `extra` map, and tokens are kept whole, so a
 //! volume made by cryptsetup (or with third-party tokens) survives our rewrites. 64-bit quantities are decimal
 //! strings on disk ([`U64Str`]); object ids are canonical decimal strings ([`Id`]). [`Metadata::validate`]
-//! enforces the checklist of spec §3.3 on what we read and on what we write.
+//! enforces the checklist of docs/formats.md on what we read and on what we write.
 
 use super::super::{Error, Result};
 use base64::Engine;
@@ -354,7 +354,7 @@ impl Metadata {
         serde_json::to_vec(self).expect("metadata serializes")
     }
 
-    /// Checks the rules cryptsetup enforces (spec §3.3). `hdr_size` is the binary header's, `device_size` the
+    /// Checks the rules cryptsetup enforces (docs/formats.md). `hdr_size` is the binary header's, `device_size` the
     /// device's length when known (areas must lie inside it only when we write).
     pub fn validate(&self, hdr_size: u64) -> Result<()> {
         let fail = |what: String| Err(Error::corrupt(what));
@@ -494,7 +494,7 @@ fn validate_luks2_keyslot(id: u32, slot: &Keyslot) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// cryptsetup 2.6.1 output with one argon2id keyslot and a third-party token (spec §3.1).
+    /// cryptsetup 2.6.1 output with one argon2id keyslot and a third-party token (docs/formats.md).
     pub(crate) const SAMPLE: &str = r#"{"keyslots":{"0":{"type":"luks2","key_size":64,"af":{"type":"luks1","stripes":4000,"hash":"sha256"},"area":{"type":"raw","offset":"32768","size":"258048","encryption":"aes-xts-plain64","key_size":64},"kdf":{"type":"argon2id","time":4,"memory":32768,"cpus":2,"salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}},"tokens":{"0":{"type":"cryptadm-kms","keyslots":["0"],"kms_key_id":"abc","nested":{"a":[1,2]}}},"segments":{"0":{"type":"crypt","offset":"16777216","size":"dynamic","iv_tweak":"0","encryption":"aes-xts-plain64","sector_size":4096}},"digests":{"0":{"type":"pbkdf2","keyslots":["0"],"segments":["0"],"hash":"sha256","iterations":1000,"salt":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","digest":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}},"config":{"json_size":"12288","keyslots_size":"16744448"}}"#;
 
     #[test]

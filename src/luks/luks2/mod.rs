@@ -1,4 +1,4 @@
-//! LUKS2: both header copies read, checked and chosen (spec luks.md §2), and written back in cryptsetup's order.
+//! LUKS2: both header copies read, checked and chosen (docs/formats.md), and written back in cryptsetup's order.
 
 pub mod binary;
 pub mod json;

@@ -36,7 +36,7 @@ impl KeyAlgorithm {
         Self::ALL.into_iter().find(|alg| alg.name() == name)
     }
 
-    /// What ocicrypt uses for a key without a JWK `alg`: RSA-OAEP for RSA, ECDH-ES+A256KW for EC (spec §6.1).
+    /// What ocicrypt uses for a key without a JWK `alg`: RSA-OAEP for RSA, ECDH-ES+A256KW for EC (docs/formats.md).
     pub(super) fn default_for(key: &PublicKey) -> Self {
         if matches!(key, PublicKey::Rsa(_)) { Self::RsaOaep } else { Self::EcdhEsA256Kw }
     }

@@ -1,4 +1,4 @@
-//! Round trips with the fixture keys, the exact JSON shapes of spec §6.1, known-answer vectors written by
+//! Round trips with the fixture keys, the exact JSON shapes of docs/formats.md, known-answer vectors written by
 //! jwcrypto (tests/fixtures/jwe), tampering, and every malformed input refused before any key is tried.
 
 use super::*;

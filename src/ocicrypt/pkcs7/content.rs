@@ -203,7 +203,7 @@ pub(super) fn seal_aes128gcm(plaintext: &[u8]) -> Sealed {
 
 /// Go's GCM parameters: `10 13 30 11 84 0c <nonce> 02 01 10`. Go's reader takes the *content* of whatever element
 /// is there and unmarshals it as `{[4] nonce, INTEGER}`, so the standard form (`30 11 04 0c …`) fails there
-/// (skopeo rejects it, spec §6.2); this exact shape is what every ocicrypt version reads.
+/// (skopeo rejects it, docs/formats.md); this exact shape is what every ocicrypt version reads.
 pub(super) fn go_gcm_parameters(nonce: &[u8; GCM_NONCE_LEN]) -> Vec<u8> {
     let fields = tlv::write_all(SEQUENCE, &[&tlv::write(0x84, nonce), &tlv::write(INTEGER, &[GCM_TAG_LEN as u8])]);
     tlv::write(0x10, &fields)

@@ -11,7 +11,7 @@ macro_rules! fixture {
     };
 }
 
-/// What ocicrypt wraps: private options JSON, 193 bytes for a sha256 digest (spec §4.4).
+/// What ocicrypt wraps: private options JSON, 193 bytes for a sha256 digest (docs/formats.md).
 const PRIVATE_OPTIONS: &[u8] = br#"{"symkey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","digest":"sha256:a27bf37cd685bd9528417aa3b952ed9203c81c26a8c8f21970e41dcb7c56a7ac","cipheroptions":{"nonce":"8PHy8/T19vf4+fr7/P3+/w=="}}"#;
 
 struct Party {

@@ -1,7 +1,7 @@
 //! The DaemonSet that installs a node-model Secret's keys into the container runtime's keys directory.
 //!
 //! containerd's ctd-decoder and CRI-O walk the keys directory recursively, abort on any symlink and fail on any
-//! file that is not a key (spec §2.3). A Secret volume is made of symlinks, so it can never be the keys directory:
+//! file that is not a key (docs/formats.md). A Secret volume is made of symlinks, so it can never be the keys directory:
 //! the keys are copied as regular files. Each file is written into a staging directory that is outside the walked
 //! tree but on the same filesystem (both under one hostPath), made 0600, then renamed into place, so a runtime
 //! reading the directory sees either the old file or the new one, never a partial or temporary file.
