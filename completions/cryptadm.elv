@@ -19,6 +19,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
     var completions = [
         &'cryptadm'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -37,6 +38,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;bootstrap'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -82,6 +84,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
             cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
@@ -122,6 +125,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --cert-dir 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --strict 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand --skip-remote 'Skip RemoteConfig documents instead of fetching them'
@@ -150,6 +154,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;image'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -207,6 +212,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR for both registries (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N connections; 1 moves the layers one after the other, each over one connection'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -254,6 +260,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR for both registries (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N connections; 1 moves the layers one after the other, each over one connection'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -294,6 +301,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --tls-verify 'Verify the registry''s TLS certificate; =false allows plain HTTP or an unverified certificate'
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -314,6 +322,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --cert-dir 'Trust the CA certificates (*.crt) in DIR, besides the system roots (default: /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST when they exist)'
             cand --output-format 'Print the layers as a document'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -332,6 +341,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
             cand --processor-env 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -345,6 +355,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;stream-decrypt'= {
             cand --decryption-keys-path 'The node''s keys directory: every regular file below it is tried as a key (ctd-decoder''s flag)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -358,6 +369,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;keyprovider'= {
             cand --listen 'Serve ocicrypt''s gRPC form instead, on this unix socket (unix:///PATH), until SIGTERM or SIGINT'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -396,6 +408,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;secret'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -420,6 +433,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --out 'Write the objects to FILE (created 0600, replaced atomically) instead of standard output'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --with-daemonset 'Add a DaemonSet that copies the keys onto every node, as regular 0600 files (--format node)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -441,6 +455,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;disk'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -487,6 +502,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
@@ -504,6 +520,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;inspect'= {
             cand --output-format 'Format of the printed document'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -519,6 +536,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
             cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
             cand -q 'Print only errors'
@@ -551,6 +569,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
             cand --delete-key-with-image 'Delete the secret with the image (os_encrypt_key_deletion_policy=True; default False: the secret outlives the image)'
             cand --force 'Replace DST if it exists'
@@ -570,6 +589,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
             cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -603,6 +623,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;volume'= {
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -645,6 +666,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --take-over-claim 'Take over another run''s rotation claim in the key store even before it expires (only when that run is known to be dead, e.g. its node is gone; see docs/volume-rotation.md)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
@@ -685,6 +707,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
@@ -717,6 +740,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --no-rotate 'Rewrap only; do not rotate the Transit key first'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'

@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod cmd;
 pub mod crypto;
+pub mod deadline;
 pub mod disk;
 pub mod exit;
 pub mod interact;

@@ -4,6 +4,11 @@
 //! Every URL a command prints (errors, progress, `--verbose`, logs) goes through [`url`]; every piece of text a
 //! server or a plugin wrote that reaches the operator goes through [`server_text`]. Both are pure functions over
 //! strings so that every module (registries, key managers, RemoteConfig fetches) can use them without a cycle.
+//!
+//! Escaping is not enough for a server that quotes the request (an echo service at a wrong address, a gateway
+//! error page, S3's SignatureDoesNotMatch): [`Secrets`] holds what one request carried (its token, login
+//! secret, plaintext, the query values of its URL), and [`Secrets::scrub`] removes every form of them (raw,
+//! base64, URL-encoded, JSON-escaped) from the server's text before anything else sees it.
 
 /// What replaces a redacted password or query value.
 pub const REDACTED: &str = "REDACTED";
@@ -134,9 +139,229 @@ fn needs_escape(c: char) -> bool {
         || ('\u{2066}'..='\u{2069}').contains(&c)
 }
 
+/// Shortest secret [`Secrets`] registers: a shorter value would redact ordinary words of every message and has
+/// too little entropy to be a credential worth hiding.
+pub const MIN_SECRET: usize = 4;
+
+/// The secrets one request carried, in every form a server might quote them in, to be removed from what it
+/// answers. Wiped on drop; its `Debug` shows only how many forms it holds.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    /// Longest first, so that a form containing another is replaced whole.
+    forms: Vec<zeroize::Zeroizing<String>>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets([REDACTED; {} forms])", self.forms.len())
+    }
+}
+
+impl Secrets {
+    /// No secrets.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether nothing is registered.
+    pub fn is_empty(&self) -> bool {
+        self.forms.is_empty()
+    }
+
+    /// Registers `secret` (bytes of at least [`MIN_SECRET`]): as text when it is UTF-8, in standard and
+    /// URL-safe base64 (padded or not), percent-encoded and JSON-escaped.
+    pub fn add(&mut self, secret: &[u8]) {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+        if secret.len() < MIN_SECRET {
+            return;
+        }
+        if let Ok(text) = std::str::from_utf8(secret) {
+            self.push(text.to_owned());
+            self.push(percent_encode(text.as_bytes(), false));
+            self.push(percent_encode(text.as_bytes(), true));
+            let json = serde_json::Value::String(text.to_owned()).to_string();
+            self.push(json[1..json.len() - 1].to_owned());
+        }
+        for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(secret);
+            self.push(percent_encode(encoded.as_bytes(), false));
+            self.push(encoded);
+        }
+    }
+
+    /// Registers a text value and, when it is base64 of at least [`MIN_SECRET`] bytes (Transit's and KMS's
+    /// `plaintext`), what it decodes to.
+    pub fn add_text(&mut self, value: &str) {
+        use base64::Engine as _;
+        self.add(value.as_bytes());
+        for engine in [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::URL_SAFE] {
+            if let Ok(decoded) = engine.decode(value) {
+                let decoded = zeroize::Zeroizing::new(decoded);
+                self.add(&decoded);
+            }
+        }
+    }
+
+    /// Registers every string of a JSON request body (see [`Secrets::add_text`]): a login's secret id or JWT, a
+    /// plaintext, a KV value. Over-redacting a role or key name in an echoed error costs little; leaving a
+    /// secret in it does not.
+    pub fn add_json(&mut self, value: &serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => self.add_text(text),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| self.add_json(item)),
+            serde_json::Value::Object(map) => map.values().for_each(|item| self.add_json(item)),
+            _ => {}
+        }
+    }
+
+    /// Registers the password of `url`'s userinfo and every query value (a presigned URL's signature and
+    /// credential), as written and as decoded.
+    pub fn add_url(&mut self, url: &str) {
+        let without_fragment = url.split('#').next().unwrap_or_default();
+        if let Some((_, query)) = without_fragment.split_once('?') {
+            for pair in query.split('&') {
+                let value = pair.split_once('=').map_or(pair, |(_, value)| value);
+                self.add(value.as_bytes());
+                let decoded = percent_decode(value);
+                self.add(&decoded);
+            }
+        }
+        if let Some(rest) = url.split_once("://").map(|(_, rest)| rest) {
+            let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+            if let Some((userinfo, _)) = authority.rsplit_once('@') {
+                let password = userinfo.split_once(':').map_or(userinfo, |(_, password)| password);
+                self.add(password.as_bytes());
+                self.add(&percent_decode(password));
+            }
+        }
+    }
+
+    /// Registers everything `other` holds.
+    pub fn extend(&mut self, other: &Secrets) {
+        for form in &other.forms {
+            self.push(form.to_string());
+        }
+    }
+
+    /// `text` with every registered form replaced by [`REDACTED`].
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for form in &self.forms {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// [`Secrets::scrub`] over bytes that may not be UTF-8 (invalid sequences replaced, as [`server_text`] would).
+    pub fn scrub_bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        if self.forms.is_empty() {
+            return bytes.to_vec();
+        }
+        self.scrub(&String::from_utf8_lossy(bytes)).into_bytes()
+    }
+
+    fn push(&mut self, form: String) {
+        if form.len() < MIN_SECRET || self.forms.iter().any(|known| known.as_str() == form) {
+            return;
+        }
+        let at = self.forms.partition_point(|known| known.len() >= form.len());
+        self.forms.insert(at, zeroize::Zeroizing::new(form));
+    }
+}
+
+/// Percent-encoding of `bytes` as URLs and forms write it: unreserved characters kept, the rest `%XX`
+/// (upper-case hex), spaces as `+` when `form`.
+fn percent_encode(bytes: &[u8], form: bool) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for &b in bytes {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            b' ' if form => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// `%XX` sequences (and `+`) decoded; anything malformed kept as written.
+fn percent_decode(text: &str) -> zeroize::Zeroizing<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = zeroize::Zeroizing::new(Vec::with_capacity(bytes.len()));
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every form of a registered secret leaves a server's echo; the rest of the text stays.
+    #[test]
+    fn every_form_of_a_secret_is_scrubbed() {
+        use base64::Engine as _;
+        let mut secrets = Secrets::new();
+        secrets.add(b"hvs.token/+=& x\"y");
+        let raw = "hvs.token/+=& x\"y";
+        let forms = [
+            raw.to_owned(),
+            base64::engine::general_purpose::STANDARD.encode(raw),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw),
+            "hvs.token%2F%2B%3D%26%20x%22y".to_owned(),
+            "hvs.token%2F%2B%3D%26+x%22y".to_owned(),
+            r#"hvs.token/+=& x\"y"#.to_owned(),
+        ];
+        for form in forms {
+            let shown = secrets.scrub(&format!("permission denied for token {form} (sorry)"));
+            assert_eq!(shown, "permission denied for token REDACTED (sorry)", "{form}");
+        }
+        let mut short = Secrets::new();
+        short.add(b"abc");
+        assert!(short.is_empty());
+        assert_eq!(short.scrub("abc"), "abc");
+    }
+
+    /// A base64 plaintext (Transit's `{"plaintext": …}`) is scrubbed as sent and as the passphrase it encodes.
+    #[test]
+    fn a_json_body_registers_its_strings_and_what_they_decode_to() {
+        let mut secrets = Secrets::new();
+        secrets
+            .add_json(&serde_json::json!({"plaintext": "cGFzc3BocmFzZS0xMjM=", "n": [1, {"secret_id": "sid-42-x"}]}));
+        let shown = secrets.scrub("got cGFzc3BocmFzZS0xMjM= i.e. passphrase-123, and sid-42-x, sid-42-x");
+        assert_eq!(shown, "got REDACTED i.e. REDACTED, and REDACTED, REDACTED");
+    }
+
+    /// A presigned URL's query values, as written and decoded, and a password.
+    #[test]
+    fn a_urls_query_values_and_password_are_registered() {
+        let mut secrets = Secrets::new();
+        secrets.add_url("https://u:pa%24s@s3:9000/b/k?X-Amz-Signature=abcd1234&X-Amz-Credential=AKIA%2F2026#frag");
+        let body = "<Error><SignatureProvided>abcd1234</SignatureProvided><Cred>AKIA/2026</Cred>\
+                    <Query>X-Amz-Credential=AKIA%2F2026</Query> pa$s</Error>";
+        let shown = secrets.scrub(body);
+        for gone in ["abcd1234", "AKIA/2026", "AKIA%2F2026", "pa$s"] {
+            assert!(!shown.contains(gone), "{gone} in {shown}");
+        }
+        assert!(shown.contains("<Error>"), "{shown}");
+    }
 
     #[test]
     fn passwords_and_query_values_are_redacted() {

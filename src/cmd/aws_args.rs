@@ -96,6 +96,7 @@ impl AwsArgs {
                 .collect(),
             timeout,
             retries,
+            deadline: super::deadline::current(),
             ..HttpSettings::default()
         };
         let credentials = credential_provider(files, &endpoints, region.as_deref());

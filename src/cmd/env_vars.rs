@@ -5,6 +5,8 @@
 pub const CRYPTADM_PASSPHRASE_FILE: &str = "CRYPTADM_PASSPHRASE_FILE";
 /// The passphrase itself. For pipelines whose secret store exports variables; prefer a file.
 pub const CRYPTADM_PASSPHRASE: &str = "CRYPTADM_PASSPHRASE";
+/// Overall deadline in seconds of a command's network work (same as `--timeout`).
+pub const CRYPTADM_TIMEOUT: &str = "CRYPTADM_TIMEOUT";
 /// Directories searched for provider plugins, before the system plugin directories.
 pub const PATH: &str = "PATH";
 /// ocicrypt's key-provider configuration file (JSON), read by the image commands.
@@ -301,6 +303,10 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (CRYPTADM_VAULT_ROLE_ID, "AppRole role id (--vault-role-id)."),
     (CRYPTADM_VAULT_SECRET_ID_FILE, "File holding the AppRole secret id, 0600 (--vault-secret-id-file)."),
     (CRYPTADM_VAULT_JWT_FILE, "File holding the JWT of a jwt or kubernetes login, 0600 (--vault-jwt-file)."),
+    (
+        CRYPTADM_TIMEOUT,
+        "Overall deadline in seconds of a command's network work (key managers, registries, RemoteConfig fetches), as --timeout, which wins over it. `bootstrap open` defaults to 120; `volume serve` and `image keyprovider` ignore it.",
+    ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (
         HTTPS_PROXY,

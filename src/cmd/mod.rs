@@ -7,6 +7,7 @@
 pub mod aws_args;
 pub mod bootstrap;
 pub mod clevis_args;
+pub mod deadline;
 pub mod disk;
 pub mod env_vars;
 pub mod error;
@@ -56,6 +57,10 @@ pub struct GlobalArgs {
     /// When to colour messages
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
     pub color: ColorArg,
+    /// Overall deadline of the command's network work: key managers, registries, RemoteConfig fetches
+    /// [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
 }
 
 /// When to colour messages.
@@ -143,8 +148,13 @@ pub fn long_help_footer(examples: &str) -> String {
 
 /// Runs cryptadm with these arguments and returns the exit status; prints errors and hints on stderr.
 pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitStatus {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let parsed = Cli::command().try_get_matches_from(&args).and_then(|matches| {
+        use clap::FromArgMatches as _;
+        Ok((deadline_kind(&matches), Cli::from_arg_matches(&matches)?))
+    });
+    let (deadline_kind, cli) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             // clap quotes a refused value whole: a URL in it may carry a password or a signature.
             let rendered = err.render().to_string();
@@ -160,11 +170,31 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
         }
     };
     let printer = printer_for(&cli.global);
+    if let Err(err) = deadline::install(cli.global.timeout, deadline_kind) {
+        let (status, hint) = error::classify(&err);
+        printer.error(&error::one_line(&err), hint.as_deref());
+        return status;
+    }
+    if args.iter().any(|arg| arg == "--vault-skip-verify") {
+        use crate::interact::Interaction as _;
+        printer.warn(
+            "--vault-skip-verify: the OpenBao/Vault server's certificate is not verified; whoever sits between \
+             this host and the server can read the token and every key sent",
+        );
+    }
     match run(cli.command, &printer) {
         Ok(status) => status,
         Err(err) => {
-            let (status, hint) = error::classify(&err);
-            printer.error(&error::one_line(&err), hint.as_deref());
+            let (status, mut hint) = error::classify(&err);
+            let mut line = error::one_line(&err);
+            // A library's own timeout ("operation timed out") does not say that the deadline cut it.
+            if let Some(deadline) = deadline::current().filter(crate::deadline::Deadline::passed) {
+                if !line.contains("overall deadline") {
+                    line = format!("{line} ({deadline} passed)");
+                }
+                hint = Some(crate::deadline::HINT.to_owned());
+            }
+            printer.error(&line, hint.as_deref());
             status
         }
     }
@@ -182,6 +212,17 @@ fn printer_for(global: &GlobalArgs) -> Printer {
         ColorArg::Never => anstream::ColorChoice::Never,
     };
     Printer::new(verbosity, !global.no_progress, color)
+}
+
+/// How the overall deadline bounds the parsed command: `bootstrap open` has a default, the long-running servers
+/// none.
+fn deadline_kind(matches: &clap::ArgMatches) -> deadline::Kind {
+    match matches.subcommand() {
+        Some(("bootstrap", sub)) if sub.subcommand_name() == Some("open") => deadline::Kind::FirstBoot,
+        Some(("volume", sub)) if sub.subcommand_name() == Some("serve") => deadline::Kind::Server,
+        Some(("image", sub)) if sub.subcommand_name() == Some("keyprovider") => deadline::Kind::Server,
+        _ => deadline::Kind::Command,
+    }
 }
 
 fn run(command: Commands, printer: &Printer) -> anyhow::Result<ExitStatus> {

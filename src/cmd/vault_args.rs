@@ -90,6 +90,8 @@ fn path(names: &[&str]) -> Option<PathBuf> {
     names.iter().find_map(|name| var_os(name)).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
+const NO_TOKEN_HINT: &str = crate::kms::vault::NO_TOKEN_HINT;
+
 fn usage(message: impl Into<String>, hint: &str) -> anyhow::Error {
     Failure::new(ExitStatus::Usage, message).with_hint(hint).into()
 }
@@ -100,6 +102,14 @@ impl VaultArgs {
         let Some(address) = self.vault_addr.clone().or_else(|| text(&[env::VAULT_ADDR, env::BAO_ADDR])) else {
             return Ok(None);
         };
+        if address.chars().any(char::is_control) {
+            return Err(Failure::new(
+                ExitStatus::InvalidInput,
+                format!("Vault address `{}`: holds a control character", crate::redact::url(&address)),
+            )
+            .with_hint("give http(s)://HOST[:PORT] on one line (VAULT_ADDR, BAO_ADDR or --vault-addr)")
+            .into());
+        }
         let skip_env = text(&[env::VAULT_SKIP_VERIFY, env::BAO_SKIP_VERIFY])
             .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false" | "no"));
         if skip_env && !self.vault_skip_verify {
@@ -139,6 +149,7 @@ impl VaultArgs {
             timeout,
             retries,
             first_backoff: Duration::from_millis(500),
+            deadline: super::deadline::current(),
         };
         Ok(Some(VaultSettings {
             address,
@@ -179,17 +190,24 @@ impl VaultArgs {
             AuthKind::Token => {
                 if let Some(file) = &self.vault_token_file {
                     Auth::TokenFile(file.clone())
-                } else if let Some(token) =
-                    [env::VAULT_TOKEN, env::BAO_TOKEN].iter().find_map(|n| var_os(n)).filter(|v| !v.is_empty())
+                } else if let Some((name, token)) =
+                    [env::VAULT_TOKEN, env::BAO_TOKEN].iter().find_map(|n| var_os(n).map(|v| (*n, v)))
                 {
                     use std::os::unix::ffi::OsStringExt as _;
+                    if token.is_empty() {
+                        // Not "unset": falling back to ~/.vault-token would use whatever token that file holds
+                        // (another user's, on a shared host) where the caller meant to give one.
+                        return Err(usage(format!("{name} is set but empty"), NO_TOKEN_HINT));
+                    }
                     Auth::Token(crate::crypto::SecretBytes::new(token.into_vec()))
                 } else if let Some(home) = path(&[env::HOME]) {
+                    // Read at the first request, as the Vault CLI does; missing, its error names the three ways
+                    // to give a token.
                     Auth::TokenFile(home.join(".vault-token"))
                 } else {
                     return Err(usage(
                         "no Vault token: VAULT_TOKEN is not set, and there is no home directory for ~/.vault-token",
-                        "set VAULT_TOKEN, give --vault-token-file, or log in with --vault-auth approle|jwt|kubernetes",
+                        NO_TOKEN_HINT,
                     ));
                 }
             }

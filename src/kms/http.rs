@@ -2,10 +2,20 @@
 //! bounded response bodies, retries with backoff on transient failures, and errors that name the service
 //! without a credential or a server's unbounded text in them.
 //!
+//! **Secrets a server echoes.** Every request knows the secrets it carries ([`redact::Secrets`]): the values of
+//! its headers (tokens) but a few plainly public ones, every string of its JSON body (a plaintext, a login's
+//! secret id or JWT), the query values of its URL (a presigned signature), and whatever the backend adds with
+//! [`Request::secret`]. The body of every answer that is not a success, every transport error and the text of
+//! [`Response::json`]'s errors are scrubbed of them before a backend sees them, so no backend can print one.
+//!
+//! **Deadline.** [`HttpSettings::deadline`], when set, bounds every request and every pause between attempts by
+//! what is left of it; an attempt it cuts ends in [`Error::Unavailable`] saying so.
+//!
 //! Backends are synchronous ([`Http::send`]); a current-thread tokio runtime lives inside, as in
 //! `machineadm/remote.rs`. Call it from a plain thread or `spawn_blocking`, never from an async task.
 
 use super::Error;
+use crate::deadline::Deadline;
 use crate::redact;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +43,8 @@ pub struct HttpSettings {
     pub retries: u32,
     /// Wait before the first retry; doubled for each further one.
     pub first_backoff: Duration,
+    /// The command's overall deadline: no request or pause outlives it.
+    pub deadline: Option<Deadline>,
 }
 
 impl Default for HttpSettings {
@@ -45,6 +57,7 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(30),
             retries: 3,
             first_backoff: Duration::from_millis(500),
+            deadline: None,
         }
     }
 }
@@ -67,7 +80,26 @@ pub struct Request {
     /// idempotent (creating a secret or an image, rotating a key, a check-and-set write), where the first try may
     /// have taken effect although its answer was lost.
     pub retry: bool,
+    /// What the request carries that no answer may show (see the module documentation).
+    secrets: redact::Secrets,
 }
+
+/// Headers whose values are no secret and common enough words ("true", "application/json") that redacting
+/// them would garble messages. Every other header value is taken for a credential.
+const PUBLIC_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "user-agent",
+    "x-vault-request",
+    "x-vault-namespace",
+    "openstack-api-version",
+    "x-openstack-request-id",
+    "x-amz-target",
+    "x-amz-date",
+    "x-amz-content-sha256",
+    "host",
+];
 
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,7 +117,21 @@ impl std::fmt::Debug for Request {
 impl Request {
     /// A request without headers or body.
     pub fn new(method: reqwest::Method, url: reqwest::Url, what: impl Into<String>) -> Self {
-        Self { method, url, headers: Vec::new(), body: None, what: what.into(), retry: true }
+        let mut secrets = redact::Secrets::new();
+        secrets.add_url(url.as_str());
+        Self { method, url, headers: Vec::new(), body: None, what: what.into(), retry: true, secrets }
+    }
+
+    /// Registers a secret the request carries in a form the client cannot see (a passphrase inside a body built
+    /// by hand): no answer shown to anyone will contain it, raw, base64 or URL-encoded.
+    pub fn secret(mut self, value: &[u8]) -> Self {
+        self.secrets.add(value);
+        self
+    }
+
+    /// The secrets this request carries, to scrub other text with (a backend's own error quoting the server).
+    pub fn secrets(&self) -> &redact::Secrets {
+        &self.secrets
     }
 
     /// Sent once, never again after a transient failure (see [`Request::retry`]).
@@ -96,7 +142,21 @@ impl Request {
 
     /// Adds a header.
     pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
-        self.headers.push((name.to_owned(), value.into()));
+        let value = value.into();
+        if !PUBLIC_HEADERS.iter().any(|public| name.eq_ignore_ascii_case(public)) {
+            self.secrets.add_text(&value);
+            if let Some((_, credential)) = value.split_once(' ') {
+                // `Bearer TOKEN`, `Basic BASE64`: the credential alone is what a server quotes; and each value of
+                // a signature's `Credential=…, SignedHeaders=…, Signature=…`, which S3 and KMS quote one by one.
+                self.secrets.add_text(credential);
+                for part in credential.split([',', ' ']) {
+                    if let Some((_, value)) = part.split_once('=') {
+                        self.secrets.add(value.as_bytes());
+                    }
+                }
+            }
+        }
+        self.headers.push((name.to_owned(), value));
         self
     }
 
@@ -105,6 +165,7 @@ impl Request {
         // Written straight into a buffer that is wiped: no intermediate String keeps a copy.
         let mut bytes = Zeroizing::new(Vec::with_capacity(256));
         serde_json::to_writer(&mut *bytes, body).expect("a JSON value always serializes into memory");
+        self.secrets.add_json(body);
         self.body = Some(bytes);
         self.header("Content-Type", "application/json")
     }
@@ -117,8 +178,10 @@ pub struct Response {
     pub status: reqwest::StatusCode,
     /// The headers.
     pub headers: reqwest::header::HeaderMap,
-    /// The body.
+    /// The body; scrubbed of the request's secrets unless the status is a success.
     pub body: Vec<u8>,
+    /// The request's secrets, for the text of [`Response::json`]'s error.
+    secrets: redact::Secrets,
 }
 
 impl std::fmt::Debug for Response {
@@ -138,7 +201,7 @@ impl Response {
         serde_json::from_slice(&self.body).map_err(|e| Error::Protocol {
             what: what.into(),
             service: service.into(),
-            problem: format!("not JSON ({e}): {}", redact::server_message(&self.body)),
+            problem: format!("not JSON ({e}): {}", redact::server_message(&self.secrets.scrub_bytes(&self.body))),
         })
     }
 }
@@ -167,8 +230,7 @@ impl Http {
             builder = builder.tls_certs_merge(read_pem_certs(path)?);
         }
         for dir in &settings.ca_dirs {
-            let entries =
-                std::fs::read_dir(dir).map_err(|e| Error::Config(format!("CA directory `{}`: {e}", dir.display())))?;
+            let entries = std::fs::read_dir(dir).map_err(|e| file_error("CA directory", dir, e))?;
             let mut paths: Vec<PathBuf> =
                 entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
             paths.sort();
@@ -200,11 +262,16 @@ impl Http {
     /// [`Error::Unavailable`]. A request that is not to be retried ([`Request::once`]) gets one attempt.
     pub fn send(&self, request: &Request) -> Result<Response, Error> {
         let attempts = if request.retry { self.settings.retries.saturating_add(1) } else { 1 };
+        let deadline = self.settings.deadline;
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
+        let secrets = secrets_of(request);
         for attempt in 1..=attempts {
+            if let Some(deadline) = deadline.filter(Deadline::passed) {
+                return Err(self.past_deadline(request, &deadline, &last_problem));
+            }
             let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
-            match runtime.block_on(self.once(request)) {
+            match runtime.block_on(self.once(request, &secrets)) {
                 Ok(response)
                     if response.status.is_server_error()
                         || response.status == reqwest::StatusCode::TOO_MANY_REQUESTS =>
@@ -217,6 +284,10 @@ impl Http {
                 Ok(response) => return Ok(response),
                 Err(Attempt::Final(error)) => return Err(error),
                 Err(Attempt::Retryable(problem)) => last_problem = problem,
+            }
+            if let Some(deadline) = deadline.filter(|d| d.passed() || (attempt < attempts && d.remaining() <= backoff))
+            {
+                return Err(self.past_deadline(request, &deadline, &last_problem));
             }
             if attempt < attempts {
                 std::thread::sleep(backoff);
@@ -258,14 +329,16 @@ impl Http {
         });
         let stream = reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
         let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
+        let secrets = secrets_of(request);
+        let timeout = crate::deadline::bound(self.settings.deadline.as_ref(), timeout);
         let result = runtime.block_on(async {
             let mut builder =
                 self.client.request(request.method.clone(), request.url.clone()).timeout(timeout).body(stream);
             for (name, value) in &request.headers {
                 builder = builder.header(name, value);
             }
-            let response = builder.send().await.map_err(|e| self.failure(&e))?;
-            self.bounded(request, response).await
+            let response = builder.send().await.map_err(|e| self.failure(&e, &secrets))?;
+            self.bounded(request, response, &secrets).await
         });
         // An answer that came before the body was all taken (Glance's 413 over its size cap, sent mid-body with
         // the connection left open) stands: the feeding thread may be blocked on a channel nothing drains any more,
@@ -285,7 +358,24 @@ impl Http {
             )),
             (Ok(response), Ok(())) => Ok(response),
             (Err(Attempt::Final(error)), Ok(())) => Err(error),
-            (Err(Attempt::Retryable(problem)), Ok(())) => Err(self.unavailable(request, problem, 1)),
+            (Err(Attempt::Retryable(problem)), Ok(())) => match self.settings.deadline.filter(Deadline::passed) {
+                Some(deadline) => Err(self.past_deadline(request, &deadline, &problem)),
+                None => Err(self.unavailable(request, problem, 1)),
+            },
+        }
+    }
+
+    fn past_deadline(&self, request: &Request, deadline: &Deadline, last_problem: &str) -> Error {
+        let problem = if last_problem.is_empty() {
+            format!("{deadline} passed")
+        } else {
+            format!("{deadline} passed (last: {last_problem})")
+        };
+        Error::Unavailable {
+            what: request.what.clone(),
+            service: self.service.clone(),
+            problem,
+            hint: Some(crate::deadline::HINT.into()),
         }
     }
 
@@ -294,8 +384,9 @@ impl Http {
         Error::Unavailable { what: request.what.clone(), service: self.service.clone(), problem, hint: None }
     }
 
-    async fn once(&self, request: &Request) -> Result<Response, Attempt> {
-        let mut builder = self.client.request(request.method.clone(), request.url.clone());
+    async fn once(&self, request: &Request, secrets: &redact::Secrets) -> Result<Response, Attempt> {
+        let timeout = crate::deadline::bound(self.settings.deadline.as_ref(), self.settings.timeout);
+        let mut builder = self.client.request(request.method.clone(), request.url.clone()).timeout(timeout);
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
@@ -303,26 +394,43 @@ impl Http {
             // The copy handed to the client is wiped when the client lets go of it.
             builder = builder.body(bytes::Bytes::from_owner(Wiped(body.clone())));
         }
-        let response = builder.send().await.map_err(|e| self.failure(&e))?;
-        self.bounded(request, response).await
+        let response = builder.send().await.map_err(|e| self.failure(&e, secrets))?;
+        self.bounded(request, response, secrets).await
     }
 
     /// Reads `response` whole, refusing (finally) a body over [`MAX_BODY`] bytes: by its Content-Length before
     /// any of it is read, else as soon as the bound is passed.
-    async fn bounded(&self, request: &Request, mut response: reqwest::Response) -> Result<Response, Attempt> {
+    /// The body of an answer that is not a success is scrubbed of `secrets` here, whole, before anything bounds
+    /// or shows it (a bound first could keep a secret's head).
+    async fn bounded(
+        &self,
+        request: &Request,
+        mut response: reqwest::Response,
+        secrets: &redact::Secrets,
+    ) -> Result<Response, Attempt> {
         let status = response.status();
         let headers = response.headers().clone();
-        if response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+        // An answer that is not a success is classed by its status whatever its length: its body is only ever
+        // quoted, so one over the bound is cut, not refused (a 403 with a huge error page is still a refusal).
+        let cut = !status.is_success();
+        if !cut && response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
             return Err(Attempt::Final(self.too_large(request)));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e, secrets))? {
             if body.len() + chunk.len() > MAX_BODY {
+                if cut {
+                    body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
+                    break;
+                }
                 return Err(Attempt::Final(self.too_large(request)));
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Response { status, headers, body })
+        if !status.is_success() {
+            body = secrets.scrub_bytes(&body);
+        }
+        Ok(Response { status, headers, body, secrets: secrets.clone() })
     }
 
     fn too_large(&self, request: &Request) -> Error {
@@ -333,10 +441,10 @@ impl Http {
         }
     }
 
-    fn failure(&self, error: &reqwest::Error) -> Attempt {
-        let chain = redact::error_chain(error);
+    fn failure(&self, error: &reqwest::Error, secrets: &redact::Secrets) -> Attempt {
+        let chain = secrets.scrub(&redact::error_chain(error));
         if let Some(tls) = tls_problem(error) {
-            return Attempt::Final(Error::Tls { service: self.service.clone(), problem: tls });
+            return Attempt::Final(Error::Tls { service: self.service.clone(), problem: secrets.scrub(&tls) });
         }
         Attempt::Retryable(chain)
     }
@@ -349,6 +457,29 @@ impl Drop for Http {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+/// The request's secrets, and the strings of its body when that is JSON set by hand rather than by
+/// [`Request::json`] (already registered then; registering twice changes nothing).
+fn secrets_of(request: &Request) -> redact::Secrets {
+    let mut secrets = request.secrets.clone();
+    if let Some(body) = &request.body
+        && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body)
+    {
+        secrets.add_json(&value);
+        wipe_strings(&mut value);
+    }
+    secrets
+}
+
+/// Overwrites the strings of a parsed copy of a body before it is dropped (best effort).
+fn wipe_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => zeroize::Zeroize::zeroize(text),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(wipe_strings),
+        serde_json::Value::Object(map) => map.values_mut().for_each(wipe_strings),
+        _ => {}
     }
 }
 
@@ -366,12 +497,17 @@ enum Attempt {
     Final(Error),
 }
 
+/// A local file the client needs could not be read: classed by why (a missing one is "not found", 5).
+pub fn file_error(what: &str, path: &std::path::Path, source: std::io::Error) -> Error {
+    Error::File { what: what.to_owned(), path: path.display().to_string(), source, hint: None }
+}
+
 fn read_file(path: &std::path::Path, what: &str) -> Result<Vec<u8>, Error> {
-    let metadata = std::fs::metadata(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
+    let metadata = std::fs::metadata(path).map_err(|e| file_error(what, path, e))?;
     if !metadata.is_file() || metadata.len() > MAX_BODY as u64 {
         return Err(Error::Config(format!("{what} `{}`: not a regular file of at most 1 MiB", path.display())));
     }
-    std::fs::read(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))
+    std::fs::read(path).map_err(|e| file_error(what, path, e))
 }
 
 fn read_pem_certs(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Error> {
@@ -411,9 +547,12 @@ mod tests {
     use std::io::{Read, Write};
     use std::time::Duration;
 
-    /// A one-connection HTTP/1.1 server on loopback: it reads the request (up to its chunked body's last chunk, or
-    /// until the client gives up), then writes `answer` and closes. Returns its base URL.
-    fn answer_once(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+    /// A one-connection HTTP/1.1 server on loopback: it reads the request until `complete` says it has all of it
+    /// (or the client gives up), then writes what `respond` makes of it and closes. Returns its base URL.
+    fn serve_once(
+        complete: fn(&[u8]) -> bool,
+        respond: impl FnOnce(Vec<u8>) -> Vec<u8> + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<()>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let server = std::thread::spawn(move || {
@@ -421,15 +560,38 @@ mod tests {
             stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut seen = Vec::new();
             let mut buffer = [0u8; 1 << 16];
-            while !seen.ends_with(b"0\r\n\r\n") {
+            while !complete(&seen) {
                 match stream.read(&mut buffer) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => seen.extend_from_slice(&buffer[..n]),
                 }
             }
-            let _ = stream.write_all(&answer);
+            let _ = stream.write_all(&respond(seen));
         });
         (base, server)
+    }
+
+    /// [`serve_once`] for a request with a chunked body, answered with `answer`.
+    fn answer_once(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        serve_once(|seen| seen.ends_with(b"0\r\n\r\n"), move |_| answer)
+    }
+
+    /// Whether `seen` holds a request's head and the whole body its Content-Length announces.
+    fn has_whole_body(seen: &[u8]) -> bool {
+        let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else { return false };
+        let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+        let length =
+            head.lines().find_map(|l| l.strip_prefix("content-length:")).map_or(0, |n| n.trim().parse().unwrap());
+        seen.len() >= end + 4 + length
+    }
+
+    /// [`serve_once`] answering `status` with the whole request it received (headers and body) as its body, as an
+    /// echo service or a gateway quoting the request does.
+    fn echo_once(status: u16) -> (String, std::thread::JoinHandle<()>) {
+        serve_once(has_whole_body, move |seen| {
+            let head = format!("HTTP/1.1 {status} Echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", seen.len());
+            [head.as_bytes(), &seen].concat()
+        })
     }
 
     fn upload(base: &str, data: Box<dyn Read + Send>) -> Result<super::Response, Error> {
@@ -499,6 +661,76 @@ mod tests {
         }
     }
 
+    /// A server quoting the request (token header, JSON plaintext, a presigned URL's signature) in a refusal,
+    /// a 5xx and a 2xx that is not JSON: none of the secrets' forms reaches the answer's body or an error.
+    #[test]
+    fn secrets_a_server_echoes_never_reach_an_answer_or_an_error() {
+        use base64::Engine as _;
+        let passphrase = "correct horse battery";
+        let encoded = base64::engine::general_purpose::STANDARD.encode(passphrase);
+        let forbidden = [passphrase, encoded.as_str(), "hvs.EchoedToken42", "Sig0123456789abcdef", "correct%20horse"];
+        for status in [403u16, 500, 200] {
+            let (base, server) = echo_once(status);
+            let settings = HttpSettings { retries: 0, ..HttpSettings::default() };
+            let http = Http::new("Test", &base, settings).unwrap();
+            let url = format!("{base}/v1/transit/encrypt/k?X-Amz-Signature=Sig0123456789abcdef&p=correct%20horse");
+            let request = Request::new(reqwest::Method::POST, url.parse().unwrap(), "encrypting")
+                .header("X-Vault-Token", "hvs.EchoedToken42")
+                .json(&serde_json::json!({"plaintext": encoded}));
+            let shown = match http.send(&request) {
+                Ok(response) if status == 200 => response.json("encrypting", "Test").unwrap_err().to_string(),
+                Ok(response) => String::from_utf8_lossy(&response.body).into_owned(),
+                Err(error) => error.to_string(),
+            };
+            assert!(shown.contains("REDACTED"), "{shown}");
+            for secret in forbidden {
+                assert!(!shown.contains(secret), "{status}: {secret} in {shown}");
+            }
+            server.join().unwrap();
+        }
+    }
+
+    /// A server dripping its answer is cut at the deadline, not after retries × the per-request timeout, and the
+    /// error says the deadline passed.
+    #[test]
+    fn a_dripping_server_is_cut_at_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = stop.clone();
+        let server = std::thread::spawn(move || {
+            listener.set_nonblocking(true).unwrap();
+            let mut clients = Vec::new();
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok((stream, _)) = listener.accept() {
+                    clients.push(stream);
+                }
+                for client in &mut clients {
+                    let _ = client.write_all(b"H");
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let settings = HttpSettings {
+            timeout: Duration::from_secs(60),
+            retries: 3,
+            first_backoff: Duration::from_millis(100),
+            deadline: Some(crate::deadline::Deadline::after(Duration::from_secs(2))),
+            ..HttpSettings::default()
+        };
+        let http = Http::new("Test", &base, settings).unwrap();
+        let started = std::time::Instant::now();
+        let error =
+            http.send(&Request::new(reqwest::Method::GET, format!("{base}/x").parse().unwrap(), "x")).unwrap_err();
+        let took = started.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap();
+        assert!(took < Duration::from_secs(4), "{took:?}");
+        assert!(error.to_string().contains("the overall deadline of 2 s passed"), "{error}");
+        assert_eq!(error.status(), ExitStatus::Failure);
+        assert!(error.hint().unwrap().contains("--timeout"), "{:?}", error.hint());
+    }
+
     /// A JSON body is held in a wiped buffer, byte for byte what the value serializes to.
     #[test]
     fn a_json_body_is_the_values_serialization() {
@@ -506,6 +738,21 @@ mod tests {
         let request = Request::new(reqwest::Method::POST, "https://vault:8200/v1/x".parse().unwrap(), "x").json(&value);
         let body: &zeroize::Zeroizing<Vec<u8>> = request.body.as_ref().unwrap();
         assert_eq!(body.as_slice(), value.to_string().as_bytes());
+    }
+
+    /// Each part of a signed `Authorization` header is a secret of its own: storage quotes the signature alone.
+    #[test]
+    fn each_value_of_a_signature_header_is_registered() {
+        let request = Request::new(reqwest::Method::POST, "https://kms:4566/".parse().unwrap(), "x").header(
+            "Authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE42/20261127/us-east-1/kms/aws4_request, \
+             SignedHeaders=host;x-amz-date, Signature=0123456789abcdef0123",
+        );
+        let shown = request.secrets().scrub(
+            "<SignatureProvided>0123456789abcdef0123</SignatureProvided> \
+                                             AKIAEXAMPLE42/20261127/us-east-1/kms/aws4_request",
+        );
+        assert_eq!(shown, "<SignatureProvided>REDACTED</SignatureProvided> REDACTED");
     }
 
     #[test]

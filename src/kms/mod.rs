@@ -240,6 +240,19 @@ pub enum Error {
         /// What came back (bounded and escaped).
         problem: String,
     },
+    /// A local file the client needs (a CA certificate, a token, a JWT) cannot be read.
+    #[error("{what} `{path}`: {source}")]
+    File {
+        /// What the file is, e.g. "Vault token file".
+        what: String,
+        /// Its path as given.
+        path: String,
+        /// Why it cannot be read.
+        #[source]
+        source: std::io::Error,
+        /// What to do about it, when more can be said than "check the path".
+        hint: Option<&'static str>,
+    },
 }
 
 impl Classify for Error {
@@ -247,6 +260,8 @@ impl Classify for Error {
         match self {
             Self::BadReference { .. } | Self::Config(_) => ExitStatus::InvalidInput,
             Self::Denied { .. } | Self::Tls { .. } => ExitStatus::Unauthenticated,
+            Self::File { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ExitStatus::NotFound,
+            Self::File { .. } => ExitStatus::InvalidInput,
             Self::NotFound { .. } => ExitStatus::NotFound,
             Self::Conflict { .. } => ExitStatus::Aborted,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
@@ -267,6 +282,7 @@ impl Classify for Error {
             Self::Tls { .. } => Some("give the CA that signed the server's certificate".into()),
             Self::Refused(refusal) => refusal.hint.as_deref().map(Into::into),
             Self::Credentials { hint, .. } => Some(hint.as_str().into()),
+            Self::File { hint: Some(hint), .. } => Some((*hint).into()),
             _ => None,
         }
     }

@@ -15,8 +15,11 @@
 //!
 //! **Errors.** 403 and failed logins are [`Error::Denied`]; 404 (and Transit's "key not found") are
 //! [`Error::NotFound`]; a KV check-and-set mismatch is [`Error::Conflict`]; a sealed server (503 after the retries
-//! of [`Http`]) or an unreachable one is [`Error::Unavailable`] with a hint. Tokens, secret ids, JWTs and
-//! plaintexts never appear in an error: only the server's error text, redacted.
+//! of [`Http`]) or an unreachable one is [`Error::Unavailable`] with a hint. Transit's 400 refusals are classed
+//! by what they mean ([`refusal`]): a ciphertext whose authentication tag fails or whose key version does not
+//! exist, or one older than the key's `min_decryption_version`, is [`Error::Refused`] (exit 16) with what to do.
+//! Tokens, secret ids, JWTs and plaintexts never appear in an error: [`Http`] scrubs every form of them from the
+//! server's text, which is also bounded and escaped.
 
 use super::http::{Http, HttpSettings, Request};
 use super::{DataKey, Error, Versioned, VersionedStore, Wrapping};
@@ -29,6 +32,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The three ways to give a token, said whenever there is none (the Vault CLI's flags and variables, which
+/// `cmd/` reads).
+pub const NO_TOKEN_HINT: &str = "give a token one of three ways: set VAULT_TOKEN (or BAO_TOKEN), give \
+                                 --vault-token-file FILE (mode 0600), or log in with --vault-auth \
+                                 approle|jwt|kubernetes";
 
 /// Largest token, secret id or JWT file read.
 const MAX_CREDENTIAL: usize = 64 * 1024;
@@ -184,7 +193,12 @@ impl Vault {
         let mut base = reqwest::Url::parse(address).map_err(|e| {
             Error::Config(format!("Vault address `{}`: {e} (expected e.g. https://vault:8200)", redact::url(address)))
         })?;
-        if !matches!(base.scheme(), "https" | "http") || base.host_str().is_none() {
+        let has_path = !matches!(base.path(), "" | "/") || base.query().is_some() || base.fragment().is_some();
+        if address.chars().any(char::is_control)
+            || !matches!(base.scheme(), "https" | "http")
+            || base.host_str().is_none()
+            || has_path
+        {
             return Err(Error::Config(format!(
                 "Vault address `{}`: expected http(s)://HOST[:PORT]",
                 redact::url(address)
@@ -200,6 +214,14 @@ impl Vault {
         base.set_path(&path);
         let http = Http::new("OpenBao/Vault", address, settings.http)?;
         let namespace = settings.namespace.filter(|n| !n.trim_matches('/').is_empty());
+        if let Some(namespace) = &namespace
+            && !namespace.bytes().all(|b| b.is_ascii_graphic())
+        {
+            return Err(Error::Config(format!(
+                "Vault namespace `{}`: control characters, spaces or non-ASCII cannot be sent in a header",
+                redact::server_message(namespace.as_bytes())
+            )));
+        }
         Ok(Self { http, base, namespace, auth: settings.auth, session: Mutex::new(None) })
     }
 
@@ -299,6 +321,7 @@ impl Vault {
         }
         let message = server_errors(&response.body);
         let lower = message.to_ascii_lowercase();
+        let refused = refusal(&lower);
         Err(match status {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                 Error::Denied { what: what.into(), service: service.into(), message }
@@ -310,6 +333,14 @@ impl Vault {
             StatusCode::BAD_REQUEST if lower.contains("not found") || lower.contains("no existing key") => {
                 Error::NotFound { what: what.into(), service: service.into() }
             }
+            StatusCode::BAD_REQUEST if refused.is_some() => Error::Refused(Box::new(super::Refusal {
+                what: what.into(),
+                service: service.into(),
+                code: format!("HTTP {status}"),
+                message,
+                status: crate::exit::ExitStatus::Unauthenticated,
+                hint: refused.map(str::to_owned),
+            })),
             _ => Error::Protocol {
                 what: what.into(),
                 service: service.into(),
@@ -365,7 +396,12 @@ impl Vault {
                 return Ok(Session { token: token.clone(), since: Instant::now(), lease: None, renewable: false });
             }
             Auth::TokenFile(path) => {
-                let mut token = read_credential(path, "Vault token file")?;
+                let mut token = read_credential(path, "Vault token file").map_err(|error| match error {
+                    Error::File { what, path, source, hint: None } if source.kind() == std::io::ErrorKind::NotFound => {
+                        Error::File { what, path, source, hint: Some(NO_TOKEN_HINT) }
+                    }
+                    other => other,
+                })?;
                 let trimmed = token.trim_ascii().to_vec();
                 token.fill(0);
                 return Ok(Session {
@@ -630,6 +666,27 @@ fn wipe_json(value: &mut Value) {
     }
 }
 
+/// What to do about a Transit 400 that refuses the ciphertext itself (its words, lower-cased), or `None` when
+/// the answer is no such refusal. OpenBao and Vault say "cipher: message authentication failed" for a tag that
+/// does not verify, "ciphertext or signature version is too new" for a version the key does not have, and
+/// "… is disallowed by policy (too old)" below the key's `min_decryption_version`.
+fn refusal(message: &str) -> Option<&'static str> {
+    if message.contains("too old") || message.contains("disallowed by policy") {
+        Some(
+            "the ciphertext was made by a key version the key no longer decrypts (min_decryption_version was \
+             raised): rewrap stored values before raising it (`cryptadm volume rewrap`), or seal the configuration \
+             again (`cryptadm bootstrap seal`)",
+        )
+    } else if message.contains("message authentication failed") || message.contains("version is too new") {
+        Some(
+            "the ciphertext was not made by this Transit key (or was altered): check the key name and the \
+             server, and that the stored value is the one written",
+        )
+    } else {
+        None
+    }
+}
+
 /// The server's `errors` array, joined and redacted; the raw body (redacted) when it has none.
 fn server_errors(body: &[u8]) -> String {
     let errors = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
@@ -648,7 +705,7 @@ fn server_errors(body: &[u8]) -> String {
 /// `~/.vault-token`) or that is not a regular file.
 pub fn read_credential(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
     use std::os::unix::fs::MetadataExt as _;
-    let metadata = std::fs::metadata(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
+    let metadata = std::fs::metadata(path).map_err(|e| super::http::file_error(what, path, e))?;
     if !metadata.is_file() {
         return Err(Error::Config(format!("{what} `{}`: not a regular file", path.display())));
     }
@@ -659,7 +716,7 @@ pub fn read_credential(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
             metadata.mode() & 0o777
         )));
     }
-    let file = std::fs::File::open(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
+    let file = std::fs::File::open(path).map_err(|e| super::http::file_error(what, path, e))?;
     crate::crypto::secret::read_secret(file, MAX_CREDENTIAL)
         .map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))
 }

@@ -57,6 +57,8 @@ pub struct RemoteSettings {
     pub proxy: Option<Proxy>,
     /// The whole environment of remote-configuration plugins; `None` passes cryptadm's own.
     pub plugin_env: Option<Vec<(OsString, OsString)>>,
+    /// The command's overall deadline: no fetch or pause between attempts outlives it.
+    pub deadline: Option<crate::deadline::Deadline>,
 }
 
 /// An HTTP(S) proxy.
@@ -149,7 +151,8 @@ impl RemoteSettings {
         if !allow_local && let Some(ip) = literal_ip(&url).filter(|ip| is_local(*ip)) {
             return Err(Error::LocalTargetRefused { uri: uri.into(), address: ip.to_string() });
         }
-        let client = self.client(uri, allow_local, providers.timeout)?;
+        let client =
+            self.client(uri, allow_local, crate::deadline::bound(self.deadline.as_ref(), providers.timeout))?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
             Error::RemoteFailed { uri: uri.into(), problem: format!("cannot start the I/O runtime: {e}") }
         })?;
@@ -160,9 +163,27 @@ impl RemoteSettings {
         for attempt in 1..=attempts {
             ui.debug(&format!("fetching `{shown}` (attempt {attempt} of {attempts})"));
             let _busy = ui.busy(&format!("fetching `{shown}`"));
-            match runtime.block_on(get(&client, url.clone(), uri)) {
+            let fetched = runtime.block_on(async {
+                match self.deadline {
+                    None => get(&client, url.clone(), uri).await,
+                    Some(deadline) => tokio::time::timeout_at(deadline.at().into(), get(&client, url.clone(), uri))
+                        .await
+                        .unwrap_or_else(|_| Err(Attempt::Retryable(format!("{deadline} passed")))),
+                }
+            });
+            let out_of_time = self.deadline.filter(|d| d.passed() || d.remaining() <= backoff);
+            match fetched {
                 Ok(body) => return Ok(body),
                 Err(Attempt::Final(error)) => return Err(error),
+                Err(Attempt::Retryable(problem)) if out_of_time.is_some() => {
+                    let deadline = out_of_time.expect("checked by the guard");
+                    let problem = if problem.contains("overall deadline") {
+                        problem
+                    } else {
+                        format!("{problem}; {deadline} passed")
+                    };
+                    return Err(Error::RemoteFailed { uri: uri.into(), problem });
+                }
                 Err(Attempt::Retryable(problem)) if attempt < attempts => {
                     ui.warn(&format!(
                         "fetching `{shown}`: attempt {attempt} of {attempts} failed: {problem}; retrying in {}",

@@ -23,6 +23,14 @@ pub enum Error {
     /// A registry refused the credentials (HTTP 401/403).
     #[error("{0}")]
     RegistryDenied(String),
+    /// The registry could not be reached or did not answer in time, for a reason the operator can fix.
+    #[error("{message}")]
+    Unreachable {
+        /// What happened.
+        message: String,
+        /// What to do about it.
+        hint: &'static str,
+    },
 }
 
 impl Error {
@@ -35,6 +43,7 @@ impl Error {
             Error::NotFound(m) => Error::NotFound(prefix(m)),
             Error::Io(m) => Error::Io(prefix(m)),
             Error::RegistryDenied(m) => Error::RegistryDenied(prefix(m)),
+            Error::Unreachable { message, hint } => Error::Unreachable { message: prefix(message), hint },
         }
     }
 }
@@ -45,7 +54,7 @@ impl Classify for Error {
             Error::Malformed(_) => ExitStatus::InvalidInput,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
-            Error::Io(_) => ExitStatus::Failure,
+            Error::Io(_) | Error::Unreachable { .. } => ExitStatus::Failure,
             Error::RegistryDenied(_) => ExitStatus::Unauthenticated,
         }
     }
@@ -53,6 +62,7 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
             Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
+            Error::Unreachable { hint, .. } => Some(Cow::Borrowed(hint)),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))
             }

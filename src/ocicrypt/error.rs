@@ -85,6 +85,14 @@ pub enum Error {
     /// A registry refused the credentials (HTTP 401/403).
     #[error("{0}")]
     RegistryDenied(String),
+    /// A registry could not be reached or did not answer in time, for a reason the operator can fix.
+    #[error("{message}")]
+    Unreachable {
+        /// What happened.
+        message: String,
+        /// What to do about it.
+        hint: &'static str,
+    },
     /// The selection leaves nothing to do: a platform no manifest has, or no layer that is (or would be)
     /// encrypted. Nothing was written.
     #[error("{problem}")]
@@ -114,6 +122,7 @@ impl From<crate::oci::Error> for Error {
             Oci::NotFound(m) => Error::NotFound(m),
             Oci::Io(m) => Error::Io(m),
             Oci::RegistryDenied(m) => Error::RegistryDenied(m),
+            Oci::Unreachable { message, hint } => Error::Unreachable { message, hint },
             // `oci::Error` is non-exhaustive only outside its crate.
         }
     }
@@ -141,7 +150,7 @@ impl Classify for Error {
             | Error::MalformedWrappedKey { .. }
             | Error::Malformed(_)
             | Error::NothingSelected { .. } => ExitStatus::InvalidInput,
-            Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) => ExitStatus::Failure,
+            Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) | Error::Unreachable { .. } => ExitStatus::Failure,
             Error::KeyLocked { .. } | Error::WrongKeyPassword { .. } => ExitStatus::Unauthenticated,
             Error::Unauthenticated(_) | Error::RegistryDenied(_) | Error::CertificateMissing(_) => {
                 ExitStatus::Unauthenticated
@@ -161,6 +170,7 @@ impl Classify for Error {
             Error::KeyLocked { .. } => Some(Cow::Borrowed("give the secret key's passphrase along with the key file")),
             Error::WrongKeyPassword { .. } => Some(Cow::Borrowed("give the password that unlocks the key")),
             Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
+            Error::Unreachable { hint, .. } => Some(Cow::Borrowed(hint)),
             Error::KeyManager { error, .. } => error.hint(),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))

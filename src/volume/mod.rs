@@ -105,6 +105,10 @@ pub enum Error {
         /// What failed (never a secret).
         message: String,
     },
+    /// The key manager behind a `vault-kv://` store failed: its exit status and its hint are its own (the hint
+    /// printed on its own `hint:` line, as every command prints it).
+    #[error("key store: {0}")]
+    KeyManager(Box<crate::kms::Error>),
     /// The step observer stopped the rotation (tests of the crash-safe order).
     #[error("rotation stopped after step `{0}`")]
     Interrupted(Step),
@@ -134,6 +138,7 @@ impl Classify for Error {
             Error::Busy { .. } | Error::Claimed { .. } => ExitStatus::Aborted,
             Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
+            Error::KeyManager(error) => error.status(),
             Error::Interrupted(_) => ExitStatus::Failure,
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
@@ -141,6 +146,7 @@ impl Classify for Error {
 
     fn hint(&self) -> Option<Cow<'_, str>> {
         let hint = match self {
+            Error::KeyManager(error) => return error.hint(),
             Error::MissingField { .. } => "the request needs `volume_id`",
             Error::NoDevice { .. } => {
                 "is the volume staged on this node? Its dm-crypt mapping must be named `<volume id>` or `*-<volume id>`"

@@ -16,6 +16,12 @@ Repositories (any tag) to pull from:
   presigned   a one-layer image whose blobs redirect to localhost storage with an X-Amz-Signature that answers 403
   redirected  a one-layer image (5 MiB layer) whose blobs redirect (307) to localhost storage with an
               X-Amz-Signature, which serves them and honours Range (206), as S3 does
+  samehost    as presigned, but the storage is on the registry's own host name (127.0.0.1) and another port
+              (MinIO beside a self-hosted registry); its 403 quotes the query string and the signature, as S3's
+              SignatureDoesNotMatch does
+  envelope5xx every manifest request answers 500 with distribution's error envelope (code UNKNOWN)
+  drip        the manifest's answer headers are dripped a byte every half second
+Storage (the `presigned` and `samehost` redirect targets) refuses with a body quoting the request's query.
 
 With `push`, a destination instead: an in-memory registry behind a token service (`/v2/` answers its challenge with
 a body of 1.5 GiB, which a client must not read), whose repositories misbehave each at one step of a push:
@@ -43,11 +49,14 @@ import time
 import urllib.parse
 import uuid
 
+from serve_helpers import announce_port, exit_with_parent
+
 INDEX = "application/vnd.oci.image.index.v1+json"
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 GIB_1_5 = 1536 * 1024 * 1024
 
 blobs = {}  # digest -> (media type, bytes)
+storage_port = 0  # the second listener's port, set in main()
 
 
 def put(media_type, data):
@@ -76,7 +85,7 @@ roots = {"deep": chain(30000, 1), "wide": chain(30, 2)}
 config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}).encode()
 config_digest = put("application/vnd.oci.image.config.v1+json", config)
 layer_digest = "sha256:" + "1" * 64
-roots["presigned"] = put(MANIFEST, json.dumps({
+roots["samehost"] = roots["presigned"] = put(MANIFEST, json.dumps({
     "schemaVersion": 2,
     "mediaType": MANIFEST,
     "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": len(config)},
@@ -159,7 +168,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(401, f"denied for {echoed}".encode())
             return self.send(200, b"<html>not a token</html>")
         if parts[0] == "storage":
-            return self.send(403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
+            query = urllib.parse.urlsplit(self.path).query
+            signature = urllib.parse.parse_qs(query).get("X-Amz-Signature", [""])[0]
+            return self.send(403, (f"<Error><Code>SignatureDoesNotMatch</Code><CanonicalQueryString>{query}"
+                                   f"</CanonicalQueryString><SignatureProvided>{signature}</SignatureProvided>"
+                                   "</Error>").encode())
         if parts[0] == "files" and len(parts) == 2 and parts[1] in blobs:
             return self.ranged(blobs[parts[1]][1])
         if len(parts) < 4 or parts[0] != "v2":
@@ -168,6 +181,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if repo in ("tokenhuge", "tokenecho", "tokenjunk") and not self.headers.get("Authorization"):
             return self.challenge(repo)
         if kind == "manifests":
+            if repo == "envelope5xx":
+                return self.send(500, b'{"errors":[{"code":"UNKNOWN","message":"unknown error","detail":{}}]}',
+                                 [("Content-Type", "application/json")])
+            if repo == "drip":
+                try:
+                    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 100000:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.5)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return
             if repo == "huge":
                 return self.zeros(GIB_1_5, False)
             if repo == "chunked":
@@ -187,6 +213,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if repo == "redirected":
                 port = self.server.server_address[1]
                 location = f"http://localhost:{port}/files/{ref}?X-Amz-Signature=s3cretsignature"
+                return self.send(307, b"", [("Location", location)])
+            if repo == "samehost":
+                location = (f"http://127.0.0.1:{storage_port}/storage/{ref}?X-Amz-Credential=AKIASAMEHOSTCRED"
+                            "&X-Amz-Signature=samehostsignature")
                 return self.send(307, b"", [("Location", location)])
             if repo == "presigned":
                 port = self.server.server_address[1]
@@ -351,29 +381,17 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-def exit_with_parent():
-    """Ends this server once the test process that started it is gone (its fixture lives in a static, which is
-    never dropped)."""
-    import os
-    import threading
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main():
     exit_with_parent()
+    global storage_port
     handler = PushHandler if sys.argv[2:] == ["push"] else Handler
     server = Server(("127.0.0.1", 0), handler)
-    with open(sys.argv[1] + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    import os
-    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+    # Storage on the registry's host name and another port (the `samehost` repository's redirect target).
+    storage = Server(("127.0.0.1", 0), Handler)
+    storage_port = storage.server_address[1]
+    import threading
+    threading.Thread(target=storage.serve_forever, daemon=True).start()
+    announce_port(sys.argv[1], server.server_address[1])
     server.serve_forever()
 
 

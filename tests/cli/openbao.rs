@@ -3,7 +3,7 @@
 //! implementation, denial, sealing, TLS, Transit key rotation, and secrets kept out of errors and children.
 
 use crate::support::{Scratch, cryptadm};
-use crate::support_openbao::{OpenBao, chmod, dev, make_tls, with_real};
+use crate::support_openbao::{OpenBao, big_403, chmod, dev, drip, echo_400, echo_403, make_tls, with_real};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -73,9 +73,20 @@ fn passphrase_uri(document: &str) -> String {
         .to_owned()
 }
 
-fn open(mut cmd: assert_cmd::Command, scratch: &Scratch, sealed: &str) -> std::process::Output {
+fn open(cmd: assert_cmd::Command, scratch: &Scratch, sealed: &str) -> std::process::Output {
+    open_with(cmd, scratch, sealed, &[])
+}
+
+/// [`open`] with more flags of `bootstrap open`.
+fn open_with(
+    mut cmd: assert_cmd::Command,
+    scratch: &Scratch,
+    sealed: &str,
+    flags: &[&std::ffi::OsStr],
+) -> std::process::Output {
     let input = scratch.write("sealed.yaml", sealed);
-    cmd.args(["bootstrap", "open", "--retries", "0", "--in"]).arg(input).args(["--out", "-"]).output().unwrap()
+    cmd.args(["bootstrap", "open", "--retries", "0", "--in"]).arg(input).args(["--out", "-"]).args(flags);
+    cmd.output().unwrap()
 }
 
 fn stderr(output: &std::process::Output) -> String {
@@ -453,4 +464,237 @@ fn a_long_run_renews_its_token_and_logs_in_again_after_its_max_ttl() {
         assert!(wrapped.starts_with("vault:v"));
         std::thread::sleep(std::time::Duration::from_millis(700));
     }
+}
+
+/// Every form a server might quote `secret` in: raw, base64 (standard and URL-safe, padded or not) and
+/// percent-encoded.
+fn forms(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let mut forms = vec![secret.to_owned(), secret.replace(' ', "%20"), secret.replace(' ', "+")];
+    forms.extend([&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD].iter().map(|e| e.encode(secret)));
+    forms
+}
+
+fn assert_none_of(secret: &str, text: &str) {
+    for form in forms(secret) {
+        assert!(!text.contains(&form), "`{form}` (a form of `{secret}`) in: {text}");
+    }
+}
+
+/// A server that quotes the whole request (an echo service at a wrong VAULT_ADDR, a gateway's error page) in a
+/// 400 or a 403: neither the token, nor the passphrase `bootstrap seal` sends to Transit, nor an AppRole secret
+/// id, nor a JWT reaches stderr in any form.
+#[test]
+fn secrets_a_server_echoes_are_redacted_from_every_message() {
+    let scratch = Scratch::new();
+    let input = scratch.write("config.yaml", CONFIG);
+    let token = "hvs.CAESIEchoedTokenValue0042";
+    let passphrase = "correct horse battery staple 42";
+    for (server, status) in [(echo_400(), 1), (echo_403(), 16)] {
+        let output = bare(&scratch)
+            .env("VAULT_ADDR", &server.addr)
+            .env("VAULT_TOKEN", token)
+            .env("CRYPTADM_PASSPHRASE", passphrase)
+            .args(["bootstrap", "seal", "--provider", "vault-transit", "--passphrase-uri"])
+            .arg("vault-transit://transit/capi")
+            .arg("--in")
+            .arg(&input)
+            .output()
+            .unwrap();
+        let error = stderr(&output);
+        assert_eq!(output.status.code(), Some(status), "{error}");
+        assert!(error.contains("REDACTED") && error.contains("permission denied"), "{error}");
+        assert_none_of(token, &error);
+        assert_none_of(passphrase, &error);
+    }
+    // Logins: the AppRole secret id and the JWT, which the server quotes in its 400.
+    let secret_id = scratch.write("secret-id", "9f3c1b2a-echoed-secret-id-0042");
+    chmod(&secret_id, 0o600);
+    let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJlY2hvZWQifQ.c2lnbmF0dXJlLWVjaG9lZA";
+    let jwt_file = scratch.write("jwt", jwt);
+    chmod(&jwt_file, 0o600);
+    let sealed = seal(with_token(dev(), &scratch, &dev().root_token), &scratch, "vault-transit://transit/capi");
+    for login in [
+        vec!["--vault-auth", "approle", "--vault-role-id", "role-0042", "--vault-secret-id-file"],
+        vec!["--vault-auth", "jwt", "--vault-role", "machine", "--vault-jwt-file"],
+    ] {
+        let file = if login[1] == "approle" { &secret_id } else { &jwt_file };
+        let mut cmd = bare(&scratch);
+        cmd.env("VAULT_ADDR", &echo_400().addr);
+        let mut flags: Vec<&std::ffi::OsStr> = login.iter().map(std::ffi::OsStr::new).collect();
+        flags.push(file.as_os_str());
+        let opened = open_with(cmd, &scratch, &sealed, &flags);
+        let error = stderr(&opened);
+        assert_eq!(opened.status.code(), Some(16), "{error}");
+        assert_none_of("9f3c1b2a-echoed-secret-id-0042", &error);
+        assert_none_of(jwt, &error);
+    }
+}
+
+/// A fake Vault dripping its answer a byte every half second: `bootstrap open` ends at the overall deadline
+/// (`--timeout`, or CRYPTADM_TIMEOUT) with exit 1 and says so, instead of retries × the per-request timeout.
+#[test]
+fn a_dripping_vault_is_cut_at_the_overall_deadline() {
+    let scratch = Scratch::new();
+    let sealed = seal(with_token(dev(), &scratch, &dev().root_token), &scratch, "vault-transit://transit/capi");
+    for (flag, variable) in [(Some("3"), None), (None, Some("3"))] {
+        let mut cmd = bare(&scratch);
+        cmd.env("VAULT_ADDR", &drip().addr).env("VAULT_TOKEN", "hvs.x").env_remove("CRYPTADM_TIMEOUT");
+        if let Some(seconds) = flag {
+            cmd.args(["--timeout", seconds]);
+        }
+        if let Some(seconds) = variable {
+            cmd.env("CRYPTADM_TIMEOUT", seconds);
+        }
+        let input = scratch.write("sealed.yaml", &sealed);
+        let started = std::time::Instant::now();
+        let opened = cmd
+            .args(["bootstrap", "open", "--retries", "3", "--plugin-timeout", "60", "--in"])
+            .arg(input)
+            .args(["--out", "-"])
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        let error = stderr(&opened);
+        assert_eq!(opened.status.code(), Some(1), "{error}");
+        assert!(took < std::time::Duration::from_secs(8), "took {took:?}: {error}");
+        assert!(error.contains("the overall deadline of 3 s passed"), "{error}");
+        assert!(error.contains("hint:") && error.contains("--timeout"), "{error}");
+    }
+    // The https RemoteConfig provider is bounded the same way (plain http allowed for the dripping server).
+    let remote = format!(
+        "apiVersion: machineadm.cluster.x-k8s.io/v1alpha1\nkind: RemoteConfig\nmetadata:\n  name: slow\nspec:\n  \
+         provider: https\n  uri: {}/config.yaml\n",
+        drip().addr
+    );
+    let input = scratch.write("remote.yaml", remote);
+    let started = std::time::Instant::now();
+    let opened = bare(&scratch)
+        .args(["--timeout", "3", "bootstrap", "open", "--allow-http", "--retries", "3", "--plugin-timeout", "60"])
+        .arg("--in")
+        .arg(input)
+        .args(["--out", "-"])
+        .output()
+        .unwrap();
+    let error = stderr(&opened);
+    assert_eq!(opened.status.code(), Some(1), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "took {:?}: {error}", started.elapsed());
+    assert!(error.contains("the overall deadline of 3 s passed") && error.contains("--timeout"), "{error}");
+    // A deadline that is not a number of seconds is a usage error.
+    let output =
+        bare(&scratch).env("CRYPTADM_TIMEOUT", "soon").args(["bootstrap", "open", "--in", "-", "--out", "-"]).output();
+    let output = output.unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("CRYPTADM_TIMEOUT"), "{}", stderr(&output));
+}
+
+/// The passphrase URI of `document` with its Transit ciphertext changed by `change`.
+fn tampered(document: &str, change: impl Fn(&str) -> String) -> String {
+    use base64::Engine as _;
+    let uri = passphrase_uri(document);
+    let (part, rest) = uri.trim_start_matches("vault-transit://").split_once('@').unwrap();
+    let ciphertext = String::from_utf8(base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap();
+    let changed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(change(&ciphertext));
+    document.replace(&uri, &format!("vault-transit://{changed}@{rest}"))
+}
+
+/// Transit's refusals of the ciphertext itself are refusals (16) with what to do, not "unexpected answers" (1):
+/// an authentication tag that fails, a key version that does not exist, one below min_decryption_version.
+#[test]
+fn transit_refusals_of_a_ciphertext_are_16_with_a_hint() {
+    let bao = dev();
+    let scratch = Scratch::new();
+    let sealed = seal(with_token(bao, &scratch, &bao.root_token), &scratch, "vault-transit://transit/capi");
+    let altered = tampered(&sealed, |c| {
+        use base64::Engine as _;
+        let (prefix, body) = c.rsplit_once(':').unwrap();
+        let mut bytes = base64::engine::general_purpose::STANDARD.decode(body).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        format!("{prefix}:{}", base64::engine::general_purpose::STANDARD.encode(bytes))
+    });
+    let too_new = tampered(&sealed, |c| c.replacen("vault:v1:", "vault:v99:", 1));
+    for document in [altered, too_new] {
+        let opened = open(with_token(bao, &scratch, &bao.root_token), &scratch, &document);
+        let error = stderr(&opened);
+        assert_eq!(opened.status.code(), Some(16), "{error}");
+        assert!(error.contains("refused it: HTTP 400") && error.contains("hint:"), "{error}");
+    }
+    // A document sealed before min_decryption_version was raised past its key version.
+    bao.bao(&["write", "-f", "transit/keys/aging"]);
+    let old = seal(with_token(bao, &scratch, &bao.root_token), &scratch, "vault-transit://transit/aging");
+    bao.bao(&["write", "-f", "transit/keys/aging/rotate"]);
+    bao.bao(&["write", "transit/keys/aging/config", "min_decryption_version=2"]);
+    let opened = open(with_token(bao, &scratch, &bao.root_token), &scratch, &old);
+    let error = stderr(&opened);
+    assert_eq!(opened.status.code(), Some(16), "{error}");
+    assert!(error.contains("volume rewrap") && error.contains("bootstrap seal"), "{error}");
+    assert!(error.lines().any(|l| l.starts_with("hint:")), "the hint on its own line: {error}");
+}
+
+/// Misconfigurations refused with their documented exit codes: an empty VAULT_TOKEN (no fallback to
+/// ~/.vault-token), no token anywhere (the three ways named), missing CA and token files (5), an address with a
+/// path or a line break and a namespace with one (3), a 403 with a huge error page (16); --vault-skip-verify
+/// warns.
+#[test]
+fn vault_misconfigurations_are_refused_with_their_exit_codes() {
+    let bao = dev();
+    let scratch = Scratch::new();
+    let sealed = seal(with_token(bao, &scratch, &bao.root_token), &scratch, "vault-transit://transit/capi");
+    // An empty VAULT_TOKEN is an error, even with a valid ~/.vault-token there.
+    let home_token = scratch.path("home/.vault-token");
+    std::fs::create_dir_all(scratch.path("home")).unwrap();
+    std::fs::write(&home_token, &bao.root_token).unwrap();
+    chmod(&home_token, 0o600);
+    let mut cmd = bare(&scratch);
+    cmd.envs(bao.env()).env("VAULT_TOKEN", "");
+    let opened = open(cmd, &scratch, &sealed);
+    let error = stderr(&opened);
+    assert_eq!(opened.status.code(), Some(2), "{error}");
+    assert!(error.contains("VAULT_TOKEN is set but empty"), "{error}");
+    std::fs::remove_file(&home_token).unwrap();
+    // No token anywhere: not found, and the three ways to give one.
+    let mut cmd = bare(&scratch);
+    cmd.envs(bao.env());
+    let opened = open(cmd, &scratch, &sealed);
+    let error = stderr(&opened);
+    assert_eq!(opened.status.code(), Some(5), "{error}");
+    for way in ["VAULT_TOKEN", "--vault-token-file", "--vault-auth"] {
+        assert!(error.contains(way), "{way}: {error}");
+    }
+    // A missing CA file, a missing JWT file: not found.
+    let mut cmd = with_token(bao, &scratch, &bao.root_token);
+    cmd.env("VAULT_CACERT", scratch.path("no-such-ca.pem"));
+    let opened = open(cmd, &scratch, &sealed);
+    assert_eq!(opened.status.code(), Some(5), "{}", stderr(&opened));
+    let mut cmd = bare(&scratch);
+    cmd.envs(bao.env());
+    let missing = scratch.path("no-such-jwt");
+    let flags = ["--vault-auth", "jwt", "--vault-role", "machine", "--vault-jwt-file"].map(std::ffi::OsStr::new);
+    let opened = open_with(cmd, &scratch, &sealed, &[&flags[..], &[missing.as_os_str()]].concat());
+    assert_eq!(opened.status.code(), Some(5), "{}", stderr(&opened));
+    // Addresses and namespaces that cannot be what they claim: refused before any request.
+    for (name, value) in [
+        ("VAULT_ADDR", format!("{}/v1/secret", bao.addr)),
+        ("VAULT_ADDR", format!("{}\r\nX-Injected: 1", bao.addr)),
+        ("VAULT_NAMESPACE", "team\r\nX-Injected: 1".to_owned()),
+    ] {
+        let mut cmd = with_token(bao, &scratch, &bao.root_token);
+        cmd.env(name, value);
+        let started = std::time::Instant::now();
+        let opened = open(cmd, &scratch, &sealed);
+        assert_eq!(opened.status.code(), Some(3), "{name}: {}", stderr(&opened));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{name}: refused up front");
+    }
+    // A 403 whose error page is over the 1 MiB bound is still a refusal.
+    let mut cmd = bare(&scratch);
+    cmd.env("VAULT_ADDR", &big_403().addr).env("VAULT_TOKEN", "hvs.x");
+    let opened = open(cmd, &scratch, &sealed);
+    assert_eq!(opened.status.code(), Some(16), "{}", stderr(&opened));
+    // --vault-skip-verify works, and says what it gives up.
+    let cmd = with_token(bao, &scratch, &bao.root_token);
+    let opened = open_with(cmd, &scratch, &sealed, &[std::ffi::OsStr::new("--vault-skip-verify")]);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert!(stderr(&opened).contains("warning: --vault-skip-verify"), "{}", stderr(&opened));
 }

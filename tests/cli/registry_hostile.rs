@@ -329,3 +329,54 @@ fn registry_hostile_push_error_text_is_one_escaped_line() {
     assert!(err.contains("pushing manifest") && err.contains("\\u{202e}evil"), "{err}");
     assert!(err.contains("bad\\r\\nerror: forged line"), "{err}");
 }
+
+/// Storage on the registry's own host name but another port is another origin: its 403 is the storage refusing
+/// the presigned URL (exit 1), not the registry refusing credentials (16), and its body, which quotes the query
+/// string and the signature, is redacted.
+#[test]
+fn registry_hostile_storage_on_the_registrys_host_name_and_another_port_is_storage() {
+    let keys = Keys::new();
+    let (private, _) = keys.rsa("rsa", 2048);
+    let reference = image("samehost");
+    let (output, _) = run(&["image", "authorize", "--tls-verify=false", "--key", &private, &reference]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("not the registry credentials"), "{err}");
+    assert!(!err.contains("samehostsignature") && !err.contains("AKIASAMEHOSTCRED"), "{err}");
+}
+
+/// A 500 carrying distribution's error envelope is retried with backoff (4 requests in all), and the message
+/// says the status.
+#[test]
+fn registry_hostile_a_5xx_with_an_error_envelope_is_retried_and_says_its_status() {
+    let before = std::fs::read_to_string(&HOSTILE.log).unwrap_or_default();
+    let (output, _) = inspect("envelope5xx");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("HTTP 500"), "{err}");
+    let log = std::fs::read_to_string(&HOSTILE.log).unwrap();
+    let asked = log[before.len()..].lines().filter(|l| l.starts_with("GET /v2/envelope5xx/manifests/")).count();
+    assert_eq!(asked, 4, "{log}");
+}
+
+/// A registry dripping its answer's headers holds a pull no longer than the overall deadline (`--timeout`), and
+/// the error says so.
+#[test]
+fn registry_hostile_a_dripping_registry_is_cut_at_the_overall_deadline() {
+    let (output, elapsed) = run(&["--timeout", "3", "image", "inspect", "--tls-verify=false", &image("drip")]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}: {err}");
+    assert!(err.contains("the overall deadline of 3 s passed") && err.contains("--timeout"), "{err}");
+}
+
+/// A plain-HTTP registry reached with TLS verification on: the message says it answered plain HTTP and the hint
+/// names the flag.
+#[test]
+fn registry_hostile_a_plain_http_registry_names_the_tls_verify_flag() {
+    let (output, _) = run(&["image", "inspect", &image("presigned")]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("answered plain HTTP"), "{err}");
+    assert!(err.contains("hint:") && err.contains("--tls-verify=false"), "{err}");
+}

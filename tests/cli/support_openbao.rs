@@ -470,3 +470,61 @@ pub fn with_real<T>(f: impl FnOnce(&OpenBao) -> T) -> T {
     let guard = real().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     f(&guard)
 }
+
+/// A server you do not trust in the place of Vault (`hostile_http.py`): one process per mode and test binary.
+pub struct HostileHttp {
+    _child: Child,
+    /// Its address, `http://127.0.0.1:PORT`.
+    pub addr: String,
+    _dir: Scratch,
+}
+
+impl HostileHttp {
+    fn start(mode: &[&str]) -> Self {
+        crate::support::require_tool("python3", "apt-get install python3");
+        let dir = Scratch::new();
+        let port_file = dir.path("port");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/hostile_http.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .arg(&port_file)
+            .args(mode)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start hostile_http.py");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let port: u16 = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(Instant::now() < deadline, "hostile_http.py did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        HostileHttp { _child: child, addr: format!("http://127.0.0.1:{port}"), _dir: dir }
+    }
+}
+
+/// Answers 403 quoting the whole request.
+pub fn echo_403() -> &'static HostileHttp {
+    static ECHO: LazyLock<HostileHttp> = LazyLock::new(|| HostileHttp::start(&["echo", "403"]));
+    &ECHO
+}
+
+/// Answers 400 quoting the whole request (as Transit refuses a request, or a login a bad secret).
+pub fn echo_400() -> &'static HostileHttp {
+    static ECHO: LazyLock<HostileHttp> = LazyLock::new(|| HostileHttp::start(&["echo", "400"]));
+    &ECHO
+}
+
+/// Answers 403 with a body of 2 MiB.
+pub fn big_403() -> &'static HostileHttp {
+    static BIG: LazyLock<HostileHttp> = LazyLock::new(|| HostileHttp::start(&["big403"]));
+    &BIG
+}
+
+/// Drips its answer's headers a byte every half second.
+pub fn drip() -> &'static HostileHttp {
+    static DRIP: LazyLock<HostileHttp> = LazyLock::new(|| HostileHttp::start(&["drip"]));
+    &DRIP
+}

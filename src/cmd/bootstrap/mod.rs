@@ -73,7 +73,11 @@ impl PluginArgs {
         let vault = self.vault.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)?;
         Ok(crate::machineadm::ProviderSettings {
             search_dirs: crate::machineadm::ProviderSettings::search_dirs_from(path.as_deref()),
-            timeout: std::time::Duration::from_secs(self.plugin_timeout),
+            // A plugin run ends by the overall deadline too.
+            timeout: crate::deadline::bound(
+                crate::cmd::deadline::current().as_ref(),
+                std::time::Duration::from_secs(self.plugin_timeout),
+            ),
             retries: self.retries,
             first_backoff: std::time::Duration::from_secs(1),
             vault,
@@ -123,6 +127,7 @@ impl RemoteArgs {
             allow_local_targets: self.allow_local_targets,
             proxy,
             plugin_env: Some(plugin_env),
+            deadline: crate::cmd::deadline::current(),
         }
     }
 }

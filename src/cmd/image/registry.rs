@@ -185,7 +185,12 @@ impl RegistryFlags<'_> {
                 .filter(|dir| dir.is_dir())
                 .collect();
         }
-        Ok(RegistryOptions { tls_verify: self.tls_verify, cert_dirs, credentials })
+        Ok(RegistryOptions {
+            tls_verify: self.tls_verify,
+            cert_dirs,
+            credentials,
+            deadline: crate::cmd::deadline::current(),
+        })
     }
 
     fn password_credentials(&self, user: &str, registry: &str, printer: &Printer) -> anyhow::Result<Credentials> {

@@ -47,8 +47,12 @@ pub async fn read_bounded(mut response: reqwest::Response, limit: u64) -> Result
 pub async fn error_answer(response: reqwest::Response) -> OciDistributionError {
     let code = response.status().as_u16();
     let url = redact::url(response.url().as_str());
+    // Storage behind a presigned URL quotes the request in its refusal (S3's SignatureDoesNotMatch carries the
+    // query string and the signature it received): the query values of the URL answered are scrubbed first.
+    let mut secrets = redact::Secrets::new();
+    secrets.add_url(response.url().as_str());
     let text = match tokio::time::timeout(ERROR_BODY_TIME, read_bounded(response, MAX_ERROR_BYTES)).await {
-        Ok(Ok(body)) => body,
+        Ok(Ok(body)) => Bytes::from(secrets.scrub_bytes(&body)),
         Ok(Err(_)) => Bytes::from_static(b"(an error answer over 64 KiB, not read)"),
         Err(_) => Bytes::from_static(b"(an error answer that did not arrive within 5 s, not read)"),
     };
@@ -59,7 +63,7 @@ pub async fn error_answer(response: reqwest::Response) -> OciDistributionError {
                 error.message = redact::server_message(error.message.as_bytes());
                 error.detail = serde_json::Value::Null;
             }
-            OciDistributionError::RegistryError { envelope, url }
+            OciDistributionError::RegistryError { envelope, url, status: code }
         }
         _ => OciDistributionError::ServerError { code, url, message: redact::server_message(&text) },
     }

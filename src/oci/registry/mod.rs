@@ -69,6 +69,8 @@ pub struct RegistryOptions {
     pub cert_dirs: Vec<PathBuf>,
     /// Credentials; none: anonymous.
     pub credentials: Option<Credentials>,
+    /// The command's overall deadline: no request, pause or wait for a blob's bytes outlives it.
+    pub deadline: Option<crate::deadline::Deadline>,
 }
 
 /// Reports what a registry store does (one line per blob); the command line turns it into log lines.
@@ -84,6 +86,7 @@ struct Connection {
     roots: Vec<reqwest::Certificate>,
     /// Reads manifests and blobs with bounds.
     reader: Arc<fetch::RegistryReader>,
+    deadline: Option<crate::deadline::Deadline>,
 }
 
 impl Connection {
@@ -109,7 +112,7 @@ impl Connection {
             }
         }
         let reader = Arc::new(registry_reader(location, options, &roots, scheme)?);
-        Ok(Self { runtime, location: location.clone(), scheme, roots, reader })
+        Ok(Self { runtime, location: location.clone(), scheme, roots, reader, deadline: options.deadline })
     }
 
     /// An uploader for this repository, on an HTTP client with the same TLS settings as the reader's.
@@ -128,7 +131,7 @@ impl Connection {
         let what = format!("manifest {name}");
         let bytes = self
             .runtime
-            .block_on(retry(|| self.reader.manifest(name, MANIFEST_TYPES, MAX_MANIFEST_BYTES)))
+            .block_on(self.bounded(retry(|| self.reader.manifest(name, MANIFEST_TYPES, MAX_MANIFEST_BYTES))))
             .map_err(|e| registry_error(&self.location, &what, e))?;
         let Some(bytes) = bytes else {
             return Err(Error::Malformed(format!("{what} is larger than {MAX_MANIFEST_BYTES} bytes")));
@@ -139,6 +142,40 @@ impl Connection {
 
 /// How long the probe for TLS may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Connection {
+    /// `work`, ended with [`deadline_passed`] when the deadline passes first.
+    async fn bounded<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, OciDistributionError>>,
+    ) -> Result<T, OciDistributionError> {
+        match self.deadline {
+            None => work.await,
+            Some(deadline) => tokio::time::timeout_at(deadline.at().into(), work)
+                .await
+                .unwrap_or_else(|_| Err(OciDistributionError::GenericError(Some(deadline_passed(&deadline))))),
+        }
+    }
+
+    /// The synchronous end of a download's channel, bounded by the deadline.
+    fn channel_reader(&self, receiver: mpsc::Receiver<io::Result<Bytes>>) -> ChannelReader {
+        ChannelReader {
+            receiver,
+            current: Bytes::new(),
+            deadline: self.deadline.map(|d| (d, self.runtime.handle().clone())),
+        }
+    }
+}
+
+/// What to do about a registry that speaks plain HTTP.
+const PLAIN_HTTP_HINT: &str = "if plain HTTP is intended (a local or test registry), allow it with --tls-verify=false \
+                               (--src-tls-verify=false or --dest-tls-verify=false for image encrypt and decrypt); \
+                               otherwise check the registry's address and port";
+
+/// What a request cut by the overall deadline says.
+fn deadline_passed(deadline: &crate::deadline::Deadline) -> String {
+    format!("gave up: {deadline} passed")
+}
 
 /// The host that serves a registry's API: Docker Hub's name is not its API's.
 fn registry_host(registry: &str) -> &str {
@@ -165,6 +202,10 @@ fn http_client(
         .connect_timeout(CONNECT_TIMEOUT);
     if let Some(timeout) = read_timeout {
         builder = builder.read_timeout(timeout);
+    }
+    if let Some(deadline) = &options.deadline {
+        // Every request, whole (headers and body: a registry that drips either), ends by the deadline.
+        builder = builder.timeout(deadline.remaining()).connect_timeout(deadline.bound(CONNECT_TIMEOUT));
     }
     builder.build().map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
 }
@@ -233,11 +274,11 @@ impl RegistrySource {
         let first = self
             .connection
             .runtime
-            .block_on(open_from(&reader, &digest, 0))
+            .block_on(self.connection.bounded(open_from(&reader, &digest, 0)))
             .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
         let (sender, receiver) = mpsc::channel(IN_FLIGHT);
         self.connection.runtime.spawn(download(reader, digest, first, sender));
-        Ok(ChannelReader { receiver, current: Bytes::new() })
+        Ok(self.connection.channel_reader(receiver))
     }
 }
 
@@ -254,7 +295,7 @@ impl RegistrySource {
         let runtime = &self.connection.runtime;
         // The first answer is awaited here, as for one stream: a missing blob or refused access is reported as such.
         let first = runtime
-            .block_on(retry(|| reader.blob_range(&digest, 0, end)))
+            .block_on(self.connection.bounded(retry(|| reader.blob_range(&digest, 0, end))))
             .map_err(|e| registry_error(&self.connection.location, &format!("blob {digest}"), e))?;
         let in_ranges = ranged::is_range(&first, 0, end, size)
             .map_err(|e| Error::Io(format!("{}: blob {digest}: {e}", self.connection.location)))?;
@@ -262,13 +303,13 @@ impl RegistrySource {
             // The memory a blob holds: the ranges in flight, and a few pieces of the first on their way.
             let (sender, receiver) = mpsc::channel(IN_FLIGHT);
             runtime.spawn(ranged::download(reader, digest, size, chunk, self.ranges, first, sender));
-            return Ok(ChannelReader { receiver, current: Bytes::new() });
+            return Ok(self.connection.channel_reader(receiver));
         }
         // `200`: the whole blob, read as one stream (resumed, if it breaks, as one).
         let stream = first.bytes_stream().map(|chunk| chunk.map_err(|e| io::Error::other(e.without_url()))).boxed();
         let (sender, receiver) = mpsc::channel(IN_FLIGHT);
         runtime.spawn(download(reader, digest, stream, sender));
-        Ok(ChannelReader { receiver, current: Bytes::new() })
+        Ok(self.connection.channel_reader(receiver))
     }
 }
 
@@ -364,12 +405,20 @@ async fn download(
 struct ChannelReader {
     receiver: mpsc::Receiver<io::Result<Bytes>>,
     current: Bytes,
+    /// The overall deadline, and the runtime whose timer waits for it.
+    deadline: Option<(crate::deadline::Deadline, tokio::runtime::Handle)>,
 }
 
 impl Read for ChannelReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.current.is_empty() {
-            match self.receiver.blocking_recv() {
+            let next = match &self.deadline {
+                None => self.receiver.blocking_recv(),
+                Some((deadline, runtime)) => runtime
+                    .block_on(tokio::time::timeout_at(deadline.at().into(), self.receiver.recv()))
+                    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, deadline_passed(deadline)))?,
+            };
+            match next {
                 Some(Ok(bytes)) => self.current = bytes,
                 Some(Err(e)) => return Err(e),
                 None => return Ok(0),
@@ -746,8 +795,10 @@ fn is_transient(error: &OciDistributionError) -> bool {
                 || (e.status().is_none() && (e.is_connect() || e.is_timeout() || e.is_request() || e.is_body()))
         }
         OciDistributionError::ServerError { code, .. } => *code >= 500 || *code == 429,
-        OciDistributionError::RegistryError { envelope, .. } => {
-            envelope.errors.iter().any(|e| matches!(e.code, OciErrorCode::Toomanyrequests))
+        OciDistributionError::RegistryError { envelope, status, .. } => {
+            *status >= 500
+                || *status == 429
+                || envelope.errors.iter().any(|e| matches!(e.code, OciErrorCode::Toomanyrequests))
         }
         _ => false,
     }
@@ -761,7 +812,7 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
     let message = format!("{host}/{}: {what}: {}", location.repository, chain(&error));
     let status = match &error {
         E::RequestError(e) => e.status().map(|s| s.as_u16()),
-        E::ServerError { code, .. } => Some(*code),
+        E::ServerError { code, .. } | E::RegistryError { status: code, .. } => Some(*code),
         _ => None,
     };
     // Where the refusal came from: a registry redirects blob downloads to storage (S3, GCS, a CDN) with a
@@ -771,12 +822,9 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
         E::RequestError(e) => e.url().cloned(),
         _ => None,
     };
-    let elsewhere = answered_by.as_ref().and_then(|u| u.host_str().map(str::to_owned)).is_some_and(|answering| {
-        let registry_host = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
-        let same = answering.eq_ignore_ascii_case(registry_host)
-            || (registry_host == "docker.io" && answering == "registry-1.docker.io");
-        !same
-    });
+    // Compared by origin (scheme, host and port), not by host name: storage on the registry's host name but
+    // another port (MinIO beside a self-hosted registry) is storage.
+    let elsewhere = answered_by.as_ref().is_some_and(|answering| !same_origin(location, answering));
     if elsewhere && matches!(status, Some(401 | 403)) {
         let storage = answered_by.map(|u| redact::url(u.as_str())).unwrap_or_default();
         return Error::Io(format!(
@@ -813,11 +861,38 @@ fn registry_error(location: &RegistryLocation, what: &str, error: OciDistributio
             }
         }
         E::DigestMismatch { .. } => Error::Integrity(message),
+        E::GenericError(Some(text)) if text.starts_with("gave up: the overall deadline") => {
+            Error::Unreachable { message, hint: crate::deadline::HINT }
+        }
+        E::RequestError(_) if chain(&error).contains("InvalidContentType") => Error::Unreachable {
+            message: format!(
+                "{host}: {what}: the registry answered plain HTTP to a TLS connection (server gave HTTP response to \
+                 HTTPS client)"
+            ),
+            hint: PLAIN_HTTP_HINT,
+        },
         E::RequestError(e) if e.is_connect() || e.is_timeout() => {
             Error::Io(format!("{host}: the registry is unreachable ({what}): {}", chain(&error)))
         }
         _ => Error::Io(message),
     }
+}
+
+/// Whether `url` is on the registry's origin: same scheme, host (Docker Hub's API hosts for `docker.io`) and port
+/// (the scheme's default when none is written). The registry is reached over https, or over plain http when
+/// `--tls-verify=false` found no TLS there: either is its origin.
+fn same_origin(location: &RegistryLocation, url: &reqwest::Url) -> bool {
+    let Some(answering) = url.host_str() else { return false };
+    ["https", "http"].iter().any(|scheme| {
+        let Ok(registry) = reqwest::Url::parse(&format!("{scheme}://{}/", registry_host(&location.registry))) else {
+            return false;
+        };
+        let same_host = registry.host_str().is_some_and(|host| answering.eq_ignore_ascii_case(host))
+            || (location.registry == "docker.io" && answering.eq_ignore_ascii_case("registry-1.docker.io"));
+        same_host
+            && registry.scheme() == url.scheme()
+            && registry.port_or_known_default() == url.port_or_known_default()
+    })
 }
 
 /// Most characters of an error's text shown (a registry's error message may be megabytes).
@@ -858,7 +933,49 @@ mod tests {
                 errors: vec![OciError { code, message: "m".into(), detail: serde_json::Value::Null }],
             },
             url: "http://localhost:5000/v2/app/manifests/v1".into(),
+            status: 400,
         }
+    }
+
+    /// A 5xx or 429 is transient whatever its body, an OCI error envelope included, and its message says the
+    /// status.
+    #[test]
+    fn a_5xx_with_an_envelope_is_transient_and_says_its_status() {
+        for (status, transient) in [(500, true), (503, true), (429, true), (400, false), (404, false)] {
+            let error = OciDistributionError::RegistryError {
+                envelope: OciEnvelope {
+                    errors: vec![OciError {
+                        code: OciErrorCode::Other("UNKNOWN".into()),
+                        message: "backend".into(),
+                        detail: serde_json::Value::Null,
+                    }],
+                },
+                url: "http://localhost:5000/v2/app/blobs/x".into(),
+                status,
+            };
+            assert_eq!(is_transient(&error), transient, "{status}");
+            assert!(error.to_string().contains(&format!("HTTP {status}")), "{error}");
+        }
+    }
+
+    /// Storage on the registry's host name but another port is another origin; the registry's own port (or its
+    /// scheme's default) is the registry.
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let at = |registry: &str| RegistryLocation {
+            registry: registry.into(),
+            repository: "app".into(),
+            tag: None,
+            digest: None,
+        };
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        assert!(same_origin(&at("localhost:5000"), &url("http://localhost:5000/v2/")));
+        assert!(same_origin(&at("localhost:5000"), &url("https://LOCALHOST:5000/v2/")));
+        assert!(!same_origin(&at("localhost:5000"), &url("http://localhost:9000/bucket/blob?X-Amz-Signature=x")));
+        assert!(same_origin(&at("registry.example"), &url("https://registry.example:443/v2/")));
+        assert!(!same_origin(&at("registry.example"), &url("https://registry.example:9000/b")));
+        assert!(same_origin(&at("docker.io"), &url("https://registry-1.docker.io/v2/")));
+        assert!(!same_origin(&at("docker.io"), &url("https://production.cloudflare.docker.com/x")));
     }
 
     #[test]

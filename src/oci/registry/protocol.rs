@@ -15,9 +15,10 @@ pub enum OciDistributionError {
     /// Anything else, said in words.
     #[error("{}", .0.as_deref().unwrap_or("failed"))]
     GenericError(Option<String>),
-    /// An answer with the registry's error envelope.
-    #[error("the registry answered `{url}` with an error envelope: {envelope}")]
-    RegistryError { envelope: OciEnvelope, url: String },
+    /// An answer with the registry's error envelope, and its status (a 5xx carrying an envelope, which
+    /// distribution sends for a storage backend error, is as transient as one without).
+    #[error("the registry answered `{url}` with HTTP {status} and an error envelope: {envelope}")]
+    RegistryError { envelope: OciEnvelope, url: String, status: u16 },
     /// The request did not complete, or its answer could not be read.
     #[error(transparent)]
     RequestError(#[from] reqwest::Error),

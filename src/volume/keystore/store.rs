@@ -51,10 +51,7 @@ pub(crate) fn same(a: &Passphrase, b: &Passphrase) -> bool {
     crate::crypto::secret::passphrases_match(a, b)
 }
 
-/// Maps a key-manager error to the volume error of the same exit status.
+/// Maps a key-manager error to the volume error with its exit status and its hint (printed on its own line).
 pub fn store_error(error: crate::kms::Error) -> Error {
-    use crate::exit::Classify;
-    let status = error.status();
-    let hint = error.hint().map(|h| format!(" (hint: {h})")).unwrap_or_default();
-    Error::Store { status, message: format!("{error}{hint}") }
+    Error::KeyManager(Box::new(error))
 }

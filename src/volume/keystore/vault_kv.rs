@@ -421,5 +421,7 @@ mod tests {
         let denied =
             store_error(crate::kms::Error::Denied { what: "x".into(), service: "s".into(), message: "m".into() });
         assert_eq!(denied.status(), ExitStatus::Unauthenticated);
+        // The hint is the error's hint, not part of its message in parentheses.
+        assert!(!denied.to_string().contains("hint") && denied.hint().is_some_and(|h| h.contains("policy")));
     }
 }
