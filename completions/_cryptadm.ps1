@@ -732,6 +732,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
+            [CompletionResult]::new('--take-over-claim', '--take-over-claim', [CompletionResultType]::ParameterName, 'Take over another run''s rotation claim in the key store even before it expires (only when that run is known to be dead, e.g. its node is gone; see docs/volume-rotation.md)')
             [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')

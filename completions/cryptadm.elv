@@ -685,6 +685,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
+            cand --take-over-claim 'Take over another run''s rotation claim in the key store even before it expires (only when that run is known to be dead, e.g. its node is gone; see docs/volume-rotation.md)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'

@@ -609,6 +609,7 @@ complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_see
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l timeout -d 'Overall deadline of the command\'s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l take-over-claim -d 'Take over another run\'s rotation claim in the key store even before it expires (only when that run is known to be dead, e.g. its node is gone; see docs/volume-rotation.md)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -l vault-skip-verify -d 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand volume; and __fish_seen_subcommand_from rotate" -s v -l verbose -d 'Print details of each step'

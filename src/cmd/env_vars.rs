@@ -37,6 +37,9 @@ pub const HOME: &str = "HOME";
 pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
 /// Test builds with the `fault-injection` feature only: the rotation step after which the process aborts.
 pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
+/// Test builds with the `fault-injection` feature only: instead of aborting at CRYPTADM_FAULT_POINT, wait there
+/// until this file exists.
+pub const CRYPTADM_FAULT_WAIT: &str = "CRYPTADM_FAULT_WAIT";
 /// containerd's stream processors: the media type of the layer on standard input (`image stream-decrypt`).
 pub const STREAM_PROCESSOR_MEDIATYPE: &str = "STREAM_PROCESSOR_MEDIATYPE";
 /// AWS access key id (with AWS_SECRET_ACCESS_KEY): the first credentials the AWS client looks for.

@@ -150,6 +150,19 @@ pub fn kv_name(mount: &str, path: &str) -> String {
     format!("{}/{}", mount.replace('/', "%2F"), path.trim_matches('/'))
 }
 
+/// The API path that writes KV secret `name` ([`kv_name`]), for [`Vault::capabilities_self`].
+pub fn kv_write_path(name: &str) -> Result<String, Error> {
+    let (mount, secret) = split_name(name)?;
+    Ok(format!("{mount}/data/{secret}"))
+}
+
+/// The API paths that rotate Transit key `name` ([`transit_name`]) and rewrap with it, for
+/// [`Vault::capabilities_self`].
+pub fn transit_rotate_and_rewrap_paths(name: &str) -> Result<(String, String), Error> {
+    let (mount, key) = split_name(name)?;
+    Ok((format!("{mount}/keys/{key}/rotate"), format!("{mount}/rewrap/{key}")))
+}
+
 /// Splits a `MOUNT/REST` name into the mount (with `%2F` decoded) and the rest.
 fn split_name(name: &str) -> Result<(String, &str), Error> {
     let bad = |problem: &str| Error::BadReference { reference: name.to_owned(), problem: problem.to_owned() };
@@ -488,6 +501,27 @@ impl Vault {
             Err(Error::NotFound { .. }) => Ok(Vec::new()),
             Err(other) => Err(other),
         }
+    }
+
+    /// The calling token's capabilities on each API path (`sys/capabilities-self`), e.g. `["read", "update"]`;
+    /// lets a run check every permission it needs before it changes anything.
+    pub fn capabilities_self(&self, paths: &[String]) -> Result<BTreeMap<String, Vec<String>>, Error> {
+        let what = "checking the token's capabilities";
+        let answer = self
+            .call(Method::POST, "sys/capabilities-self", Some(&json!({ "paths": paths })), what)?
+            .unwrap_or_default();
+        let listed = answer.get("data").filter(|d| d.is_object()).unwrap_or(&answer);
+        Ok(paths
+            .iter()
+            .map(|path| {
+                let capabilities = listed
+                    .get(path)
+                    .and_then(Value::as_array)
+                    .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .unwrap_or_default();
+                (path.clone(), capabilities)
+            })
+            .collect())
     }
 
     /// Whether the server is sealed (`sys/seal-status`, which needs no token).

@@ -65,6 +65,13 @@ impl Material<'_> {
     }
 }
 
+/// Overwrites `len` bytes at `offset` with zeros and flushes.
+pub fn zero(file: &File, offset: u64, len: u64) -> Result<()> {
+    let zeros = vec![0u8; len as usize];
+    file.write_all_at(&zeros, offset).map_err(Error::io("wiping keyslot material"))?;
+    file.sync_data().map_err(Error::io("flushing the wiped keyslot"))
+}
+
 /// Overwrites `len` bytes at `offset` with random data and flushes (cryptsetup's wipe on non-rotational devices).
 pub fn wipe(file: &File, offset: u64, len: u64) -> Result<()> {
     const CHUNK: u64 = 1 << 20;

@@ -1,8 +1,9 @@
 //! [`Volume`]: an opened LUKS1 or LUKS2 header plus the device handle, with unlock and keyslot changes.
 //!
 //! Every mutation follows cryptsetup's order so a crash never leaves a volume that no key opens: adding writes
-//! and flushes the keyslot material before the header that references it; removing wipes and flushes the
-//! material before the header that drops it; LUKS2 writes the primary copy, flushes, then the secondary.
+//! and flushes the keyslot material before the header that references it; removing destroys the material (its
+//! first sector zeroed: a mark a rerun recognises), wipes and flushes it before the header that drops it; LUKS2
+//! writes the primary copy, flushes, then the secondary.
 
 use super::hash::Hash;
 use super::keyslot::{self, Material};
@@ -12,6 +13,9 @@ use super::{Error, Kdf, KeyslotSummary, Result, Version, VolumeKey, af, digest, 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+/// Bytes at the start of a keyslot's material that [`Volume::wipe_keyslot`] zeroes: one sector.
+const WIPE_MARK: u64 = 512;
 
 /// The parsed header of either version.
 #[derive(Clone, Debug)]
@@ -254,9 +258,25 @@ impl Volume {
         }
     }
 
-    /// Removes a keyslot in cryptsetup's order: wipe the area with random data and flush, then drop the slot
-    /// from keyslots, digests and tokens and write the header(s). Refuses to remove the only active keyslot.
-    pub fn remove_keyslot(&mut self, id: u32) -> Result<()> {
+    /// Where keyslot `id`'s material is: (offset, length) in bytes.
+    fn material_area(&self, id: u32) -> Result<(u64, u64)> {
+        match &self.header {
+            Header::V1(h) => {
+                let slot = h.keyslots.get(id as usize).filter(|k| k.active).ok_or(Error::KeyslotNotActive(id))?;
+                Ok((u64::from(slot.key_material_offset) * 512, slot.material_sectors(h.key_bytes) * 512))
+            }
+            Header::V2(h) => {
+                let slot = h.meta.keyslots.get(&Id(id)).ok_or(Error::KeyslotNotActive(id))?;
+                Ok((slot.area.offset.0, slot.area.size.0))
+            }
+        }
+    }
+
+    /// The first stage of [`Volume::remove_keyslot`]: destroys keyslot `id`'s material by zeroing its first
+    /// sector, flushed. The anti-forensic split needs every stripe, so no passphrase opens the slot afterwards,
+    /// and the zero sector marks it as one whose removal was interrupted ([`Volume::keyslot_wiped`]) until the
+    /// header drops it: encrypted material is never 512 zero bytes. Refuses the only active keyslot.
+    pub fn wipe_keyslot(&mut self, id: u32) -> Result<()> {
         let active = self.keyslots();
         if !active.iter().any(|k| k.id == id) {
             return Err(Error::KeyslotNotActive(id));
@@ -265,19 +285,39 @@ impl Volume {
             return Err(Error::LastKeyslot(id));
         }
         self.check_unchanged_on_disk()?;
+        let (offset, len) = self.material_area(id)?;
+        keyslot::zero(&self.file, offset, WIPE_MARK.min(len))
+    }
+
+    /// Whether keyslot `id` is still in the header but its material was destroyed by [`Volume::wipe_keyslot`]
+    /// (a removal a crash interrupted): its first sector is all zeros. Such a slot opens with no passphrase.
+    pub fn keyslot_wiped(&self, id: u32) -> Result<bool> {
+        let (offset, len) = self.material_area(id)?;
+        let mut first = vec![0u8; WIPE_MARK.min(len) as usize];
+        self.file.read_exact_at(&mut first, offset).map_err(Error::io("reading keyslot material"))?;
+        Ok(!first.is_empty() && first.iter().all(|b| *b == 0))
+    }
+
+    /// Removes a keyslot in cryptsetup's order, made recognisable at every instant: destroy the material first
+    /// ([`Volume::wipe_keyslot`]: the first sector zeroed and flushed, which marks the slot as wiped), overwrite
+    /// the rest of the area with random data and flush, then drop the slot from keyslots, digests and tokens and
+    /// write the header(s). A crash before the header write leaves a slot that [`Volume::keyslot_wiped`]
+    /// recognises, so a rerun can finish removing it; the material is never left intact once the header no
+    /// longer names it. Refuses to remove the only active keyslot.
+    pub fn remove_keyslot(&mut self, id: u32) -> Result<()> {
+        self.wipe_keyslot(id)?;
+        let (offset, len) = self.material_area(id)?;
+        let mark = WIPE_MARK.min(len);
+        keyslot::wipe(&self.file, offset + mark, len - mark)?;
         let mut header = self.header.clone();
         match &mut header {
             Header::V1(h) => {
                 let slot = &mut h.keyslots[id as usize];
-                let len = slot.material_sectors(h.key_bytes) * 512;
-                keyslot::wipe(&self.file, u64::from(slot.key_material_offset) * 512, len)?;
                 slot.active = false;
                 slot.iterations = 0;
                 slot.salt = [0; 32];
             }
             Header::V2(h) => {
-                let slot = h.meta.keyslots.get(&Id(id)).ok_or(Error::KeyslotNotActive(id))?;
-                keyslot::wipe(&self.file, slot.area.offset.0, slot.area.size.0)?;
                 h.meta.keyslots.remove(&Id(id));
                 for d in h.meta.digests.values_mut() {
                     d.keyslots.retain(|k| k.0 != id);

@@ -41,6 +41,14 @@ impl Keyslots for luks::Volume {
         luks::Volume::add_keyslot(self, key, passphrase, kdf).map_err(header)
     }
 
+    fn wipe_keyslot(&mut self, id: u32) -> Result<(), Error> {
+        luks::Volume::wipe_keyslot(self, id).map_err(header)
+    }
+
+    fn keyslot_wiped(&self, id: u32) -> Result<bool, Error> {
+        luks::Volume::keyslot_wiped(self, id).map_err(header)
+    }
+
     fn remove_keyslot(&mut self, id: u32) -> Result<(), Error> {
         luks::Volume::remove_keyslot(self, id).map_err(header)
     }

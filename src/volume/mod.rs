@@ -76,6 +76,16 @@ pub enum Error {
         /// The volume path or volume id that is locked.
         what: String,
     },
+    /// Another run (maybe on another node) holds the volume's rotation claim in the key store.
+    #[error(
+        "another rotation of volume `{volume_id}` holds its claim in the key store ({holder}); nothing was written"
+    )]
+    Claimed {
+        /// The volume id.
+        volume_id: String,
+        /// Who holds the claim ([`keystore::Claim::describe`]).
+        holder: String,
+    },
     /// Neither the stored current key nor the pending one opens any keyslot.
     #[error("no keyslot of the volume opens with the key from the key store")]
     NoKeyslotOpens,
@@ -125,7 +135,7 @@ impl Classify for Error {
             Error::MissingField { .. } | Error::BadRequest(_) => ExitStatus::InvalidInput,
             Error::VolumeNotFound { .. } | Error::NoStoredKey { .. } | Error::NoDevice { .. } => ExitStatus::NotFound,
             Error::AmbiguousDevice { .. } => ExitStatus::InvalidInput,
-            Error::Busy { .. } => ExitStatus::Aborted,
+            Error::Busy { .. } | Error::Claimed { .. } => ExitStatus::Aborted,
             Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
             Error::KeyManager(error) => error.status(),
@@ -150,6 +160,10 @@ impl Classify for Error {
                 "check the volume id and the key store; a file store's DIR/<volume-id>/current must hold the passphrase"
             }
             Error::Busy { .. } => "another rotation of this volume is running; retry when it has finished",
+            Error::Claimed { .. } => {
+                "retry when that rotation has finished; if its run is dead, the claim can be taken over when it \
+                 expires, or at once with `volume rotate --take-over-claim` (docs/volume-rotation.md)"
+            }
             Error::NoKeyslotOpens => "the key store's key does not open the volume; nothing was changed",
             _ => return None,
         };

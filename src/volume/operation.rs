@@ -20,6 +20,8 @@ pub struct Settings {
     pub backends: Backends,
     /// How a volume's device is found when the request has no path.
     pub resolver: Resolver,
+    /// Take over another run's rotation claim even when it has not expired (`--take-over-claim`).
+    pub take_over_claim: bool,
 }
 
 /// Rotates the key of the request's volume. Fails with [`Error::Busy`] at once when another operation holds the
@@ -49,5 +51,15 @@ pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Obse
     rotate::Keyslots::reload(&mut volume)?;
     let context = PluginContext { parameters: request.parameters.clone(), secrets: request.secrets.clone() };
     let store = keystore::open(&settings.key_store, &request.volume_id, context, &settings.backends)?;
-    rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe)
+    // One run per volume across nodes: claimed in the store before the header is touched.
+    let claim = keystore::Claim::new(keystore::claim::CLAIM_LIFETIME);
+    let replaced = store.claim(&claim, settings.take_over_claim)?;
+    let result =
+        rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe);
+    // A stop by the observer stands for a crash: the claim stays, as a crash would leave it. A release that
+    // fails does not undo a rotation: the claim expires, and a rerun on this node takes it over at once.
+    if !matches!(result, Err(Error::Interrupted(_))) {
+        let _ = store.release(&claim);
+    }
+    result.map(|outcome| Outcome { took_over: replaced.map(|held| held.describe()), ..outcome })
 }

@@ -39,7 +39,13 @@ pub trait Keyslots {
     fn unlock_keyslot(&self, id: u32, passphrase: &[u8]) -> Result<Option<Self::VolumeKey>, Error>;
     /// Adds a keyslot for `passphrase` with `kdf` in the lowest free id; durable when it returns.
     fn add_keyslot(&mut self, key: &Self::VolumeKey, passphrase: &[u8], kdf: &Self::Kdf) -> Result<u32, Error>;
-    /// Wipes and removes keyslot `id`; durable when it returns.
+    /// Destroys keyslot `id`'s material so that nothing opens it, leaving the slot recognisable as wiped
+    /// ([`Keyslots::keyslot_wiped`]) until it is removed; durable when it returns.
+    fn wipe_keyslot(&mut self, id: u32) -> Result<(), Error>;
+    /// Whether keyslot `id`'s material was destroyed by [`Keyslots::wipe_keyslot`] (a removal that a crash
+    /// interrupted): no key opens it.
+    fn keyslot_wiped(&self, id: u32) -> Result<bool, Error>;
+    /// Wipes and removes keyslot `id` (finishing [`Keyslots::wipe_keyslot`]); durable when it returns.
     fn remove_keyslot(&mut self, id: u32) -> Result<(), Error>;
 }
 
@@ -58,6 +64,8 @@ pub enum Step {
     Verified,
     /// The key store's current key is the new one; the old one is kept as previous.
     Committed,
+    /// One keyslot of the previous key has its material destroyed, and is still in the header (once per slot).
+    OldKeyslotWiped,
     /// One keyslot of the previous key is wiped and removed (once per such slot).
     OldKeyslotRemoved,
     /// The key store forgot the previous key: the rotation is complete.
@@ -72,6 +80,7 @@ impl Step {
         Step::KeyslotAdded,
         Step::Verified,
         Step::Committed,
+        Step::OldKeyslotWiped,
         Step::OldKeyslotRemoved,
         Step::PreviousForgotten,
     ];
@@ -84,6 +93,7 @@ impl Step {
             Step::KeyslotAdded => "keyslot-added",
             Step::Verified => "verified",
             Step::Committed => "committed",
+            Step::OldKeyslotWiped => "old-keyslot-wiped",
             Step::OldKeyslotRemoved => "old-keyslot-removed",
             Step::PreviousForgotten => "previous-forgotten",
         }
@@ -107,6 +117,8 @@ pub struct Outcome {
     pub keyslot: u32,
     /// Keyslots of the replaced key that were wiped and removed.
     pub removed: Vec<u32>,
+    /// The rotation claim of another run this one took over (expired, dead or forced), described.
+    pub took_over: Option<String>,
 }
 
 /// Called after each durable step; `Break` stops the rotation there (as a crash would).
@@ -135,7 +147,7 @@ pub fn rotate<V: Keyslots>(
     let current = if finished.is_some() { keys.pending_or_current() } else { keys.current };
     if requested.is_some_and(|r| same(r, &current)) {
         let (keyslot, _) = run.volume.unlock(current.expose())?.ok_or(Error::NoKeyslotOpens)?;
-        return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new() });
+        return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new(), took_over: None });
     }
     let new = match requested {
         Some(key) => key.clone(),
@@ -171,7 +183,7 @@ impl<V: Keyslots> Run<'_, V> {
                 }
             };
             let removed = self.commit_and_retire(pending, &keys.current, keyslot)?;
-            return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }));
+            return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }));
         }
         let Some(previous) = &keys.previous else { return Ok(None) };
         let (keyslot, _) = self.volume.unlock(keys.current.expose())?.ok_or(Error::NoKeyslotOpens)?;
@@ -179,7 +191,7 @@ impl<V: Keyslots> Run<'_, V> {
         let removed = self.retire(previous, &keys.current, keyslot)?;
         self.store.forget_previous()?;
         self.step(Step::PreviousForgotten)?;
-        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed }))
+        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }))
     }
 
     /// Steps 2–6 from a volume that only the current key opens.
@@ -189,7 +201,7 @@ impl<V: Keyslots> Run<'_, V> {
         self.step(Step::PendingStored)?;
         let keyslot = self.add_and_verify(old_slot, &volume_key, new)?;
         let removed = self.commit_and_retire(new, current, keyslot)?;
-        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed })
+        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed, took_over: None })
     }
 
     /// Step 4: the new key in a free keyslot with the old slot's KDF, then unlocked from disk.
@@ -223,19 +235,23 @@ impl<V: Keyslots> Run<'_, V> {
         Ok(removed)
     }
 
-    /// Removes every keyslot `old` opens. `keep_slot` opens with `keep` (the store's current key) and is never
-    /// tried; no other slot can open with both keys, since they differ. Slots someone else owns (recovery keys)
-    /// open with neither and stay. One KDF run per other active slot.
+    /// Removes every keyslot `old` opens, and every keyslot an interrupted removal left wiped (its material
+    /// destroyed, so no key opens it: the interrupted rotation's own). `keep_slot` opens with `keep` (the store's
+    /// current key) and is never tried; no other slot can open with both keys, since they differ. Slots someone
+    /// else owns (recovery keys, clevis bindings) open with neither, have intact material, and stay. One KDF run
+    /// per other active slot.
     fn retire(&mut self, old: &Passphrase, keep: &Passphrase, keep_slot: u32) -> Result<Vec<u32>, Error> {
-        if same(old, keep) {
-            return Ok(Vec::new());
-        }
         let mut removed = Vec::new();
         let ids: Vec<u32> =
             self.volume.keyslots().into_iter().map(|(id, _)| id).filter(|id| *id != keep_slot).collect();
         for id in ids {
-            if self.volume.unlock_keyslot(id, old.expose())?.is_none() {
-                continue;
+            let wiped = self.volume.keyslot_wiped(id)?;
+            if !wiped {
+                if same(old, keep) || self.volume.unlock_keyslot(id, old.expose())?.is_none() {
+                    continue;
+                }
+                self.volume.wipe_keyslot(id)?;
+                self.step(Step::OldKeyslotWiped)?;
             }
             self.volume.remove_keyslot(id)?;
             removed.push(id);
@@ -262,11 +278,14 @@ pub(crate) mod tests {
     use crate::volume::keystore::MemoryStore;
     use std::collections::BTreeMap;
 
-    /// An in-memory LUKS header: slot id → passphrase; "KDF" is a label copied to new slots.
+    /// An in-memory LUKS header: slot id → passphrase; "KDF" is a label copied to new slots. A wiped slot's
+    /// passphrase is empty.
     #[derive(Clone, Debug, Default, PartialEq, Eq)]
     pub struct FakeVolume {
         pub slots: BTreeMap<u32, (Vec<u8>, &'static str)>,
     }
+
+    const WIPED: &[u8] = b"";
 
     impl FakeVolume {
         pub fn with(slots: &[(u32, &[u8], &'static str)]) -> Self {
@@ -297,6 +316,14 @@ pub(crate) mod tests {
             self.slots.insert(id, (passphrase.to_vec(), kdf));
             Ok(id)
         }
+        fn wipe_keyslot(&mut self, id: u32) -> Result<(), Error> {
+            assert!(self.slots.len() > 1, "the engine never wipes the last keyslot");
+            self.slots.get_mut(&id).expect("an active slot").0 = WIPED.to_vec();
+            Ok(())
+        }
+        fn keyslot_wiped(&self, id: u32) -> Result<bool, Error> {
+            Ok(self.slots.get(&id).is_some_and(|(k, _)| k == WIPED))
+        }
         fn remove_keyslot(&mut self, id: u32) -> Result<(), Error> {
             assert!(self.slots.len() > 1, "the engine never removes the last keyslot");
             self.slots.remove(&id);
@@ -325,7 +352,10 @@ pub(crate) mod tests {
         let mut volume = FakeVolume::with(&[(3, b"old", "argon2id-4"), (5, b"recovery", "pbkdf2")]);
         let store = MemoryStore::with_current(b"old");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: false, unchanged: false, keyslot: 0, removed: vec![3] });
+        assert_eq!(
+            outcome,
+            Outcome { resumed: false, unchanged: false, keyslot: 0, removed: vec![3], took_over: None }
+        );
         assert_eq!(volume, FakeVolume::with(&[(0, b"generated-1", "argon2id-4"), (5, b"recovery", "pbkdf2")]));
         assert_eq!(store.snapshot(), (Some(b"generated-1".to_vec()), None, None));
     }
@@ -388,13 +418,26 @@ pub(crate) mod tests {
         }
     }
 
+    /// A slot an interrupted removal left wiped is reclaimed by the next run; intact slots no stored key opens
+    /// (someone else's) stay.
+    #[test]
+    fn a_wiped_slot_left_by_a_crash_is_removed_and_only_it() {
+        let mut volume = FakeVolume::with(&[(0, b"cur", "p"), (3, WIPED, "p"), (5, b"clevis", "p")]);
+        let store = MemoryStore::with_current(b"cur");
+        store.set_previous(b"old");
+        let outcome = run_all(&mut volume, &store, None);
+        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![3], took_over: None });
+        assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p"), (5, b"clevis", "p")]));
+        assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
+    }
+
     #[test]
     fn a_previous_key_whose_slots_are_gone_is_forgotten_as_the_last_step() {
         let mut volume = FakeVolume::with(&[(0, b"cur", "p")]);
         let store = MemoryStore::with_current(b"cur");
         store.set_previous(b"long-gone");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![] });
+        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![], took_over: None });
         assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p")]));
         assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
         assert!(!run_all(&mut volume, &store, None).resumed, "the next run rotates");

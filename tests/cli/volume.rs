@@ -197,6 +197,18 @@ fn store_name(id: &str) -> String {
     format!("{}~{}", &name[..cut], hex::encode(sha2::Sha256::digest(id.as_bytes())))
 }
 
+/// The keyslots `cryptsetup luksDump` lists as active (LUKS1 `Key Slot N: ENABLED`, LUKS2 `  N: luks2`).
+pub(crate) fn active_keyslots(image: &Path) -> Vec<u32> {
+    let dump = ok(cryptsetup(&["luksDump", image.to_str().unwrap()]), "luksDump");
+    dump.lines()
+        .filter_map(|line| {
+            let luks1 = line.strip_prefix("Key Slot ").and_then(|l| l.strip_suffix(": ENABLED"));
+            let luks2 = line.strip_prefix("  ").and_then(|l| l.strip_suffix(": luks2"));
+            luks1.or(luks2)?.trim().parse().ok()
+        })
+        .collect()
+}
+
 fn stderr_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -407,6 +419,10 @@ elif verb == "commit":
 elif verb == "forget-previous":
     if os.path.exists(os.path.join(entry, "previous")):
         os.remove(os.path.join(entry, "previous"))
+elif verb == "claim" and os.path.exists(os.path.join(entry, "held-elsewhere")):
+    # The optional claim verb: another node's claim stands (unless taken over).
+    if not request["take_over"] and request["claim"]["run"]:
+        print("claimed by node-b", file=sys.stderr); sys.exit(10)
 else:
     sys.exit(3)
 "#;
@@ -481,6 +497,23 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
     assert_eq!(output.status.code(), Some(16), "{}", stderr_of(&output));
     assert!(stderr_of(&output).contains("token rejected"), "{}", stderr_of(&output));
     assert!(before == volume.bytes());
+
+    // A plugin with the optional `claim` verb that reports another node's claim: exit 10, nothing written.
+    let entry = volume.store_dir().join(&volume.id);
+    std::fs::write(entry.join("held-elsewhere"), b"").unwrap();
+    let stored = std::fs::read(entry.join("current")).unwrap();
+    let request = volume.scratch.write("claimed.json", plugin_request(&volume, "", "let-me-in"));
+    let output = cryptadm()
+        .env("PATH", &path)
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--key-store", &store, "--request"])
+        .arg(&request)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(10), "{}", stderr_of(&output));
+    assert!(stderr_of(&output).contains("claimed by node-b") && stderr_of(&output).contains("nothing was written"));
+    assert!(before == volume.bytes());
+    assert_eq!(std::fs::read(entry.join("current")).unwrap(), stored);
 }
 
 /// Every crash point of the fault-injection build, on LUKS1 and LUKS2: after the crash the key store's current key
@@ -509,6 +542,14 @@ fn volume_faults_every_crash_point_recovers() {
             if *step != cryptadm::volume::Step::PreviousForgotten {
                 assert!(stderr_of(&output).contains(expected), "{format:?} rerun after {step}: {}", stderr_of(&output));
             }
+            if *step == cryptadm::volume::Step::OldKeyslotWiped {
+                // The crash left keyslot 3 in the header with its material destroyed: the rerun removes it.
+                assert!(stderr_of(&output).contains("removed keyslot(s) 3"), "{format:?}: {}", stderr_of(&output));
+            }
+            // No keyslot leaked: the new key's (the lowest free id) and the recovery key's, nothing else. (After a
+            // crash at the very end the rerun rotates once more, from keyslot 0 to 1.)
+            let new_slot = if *step == cryptadm::volume::Step::PreviousForgotten { 1 } else { 0 };
+            assert_eq!(active_keyslots(&volume.image), [new_slot, 5], "{format:?} after a crash at {step}");
             check_rotated(&volume, &volume_key);
         }
     }

@@ -230,7 +230,13 @@ fn settings(
         kmip,
         aws,
     };
-    Ok(Settings { key_store: key_store.to_owned(), lock_dir: run_dir.join("volume-locks"), backends, resolver })
+    Ok(Settings {
+        key_store: key_store.to_owned(),
+        lock_dir: run_dir.join("volume-locks"),
+        backends,
+        resolver,
+        take_over_claim: false,
+    })
 }
 
 /// Logs each durable step (with -v) and, in builds with the `fault-injection` feature, aborts the process at the
@@ -238,11 +244,21 @@ fn settings(
 fn step_observer(printer: &Printer) -> impl FnMut(Step) -> ControlFlow<()> + '_ {
     #[cfg(feature = "fault-injection")]
     let crash_at = env_vars::var_os(env_vars::CRYPTADM_FAULT_POINT).and_then(|v| v.into_string().ok());
+    #[cfg(feature = "fault-injection")]
+    let wait_for = env_vars::var_os(env_vars::CRYPTADM_FAULT_WAIT).map(PathBuf::from);
     move |step| {
         printer.debug(&format!("step done: {step}"));
         #[cfg(feature = "fault-injection")]
         if crash_at.as_deref() == Some(step.name()) {
-            std::process::abort();
+            // CRYPTADM_FAULT_WAIT: pause there (a run that is slow, not dead) until the file exists.
+            match &wait_for {
+                Some(file) => {
+                    while !file.exists() {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                }
+                None => std::process::abort(),
+            }
         }
         ControlFlow::Continue(())
     }

@@ -45,7 +45,10 @@ pub const EXAMPLES: &str = "Examples:
 /// store's current key, and then the old keyslot is wiped and removed. The volume key and the data do not change;
 /// other keyslots and tokens are kept. At every instant the store's current key opens the volume; a rerun after a
 /// crash finishes the interrupted rotation instead of starting another. Another rotation of the same volume (by
-/// path or volume id) makes this one exit 10 at once.
+/// path or volume id) makes this one exit 10 at once. Before touching the header a run claims the rotation in the
+/// key store (a record naming the run, expiring after 10 minutes): another node's live claim makes it exit 10
+/// without writing; an expired claim, or one of a dead process on this node, is taken over
+/// (docs/volume-rotation.md).
 ///
 /// Key stores (--key-store URI):
 ///
@@ -55,7 +58,8 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// vault-kv://MOUNT/PREFIX: the KV version 2 secret PREFIX/<volume-id> of mount MOUNT on OpenBao/Vault (VAULT_ADDR
 /// and the --vault-* options), fields `current`, `pending`, `previous`; every change is a check-and-set on the
-/// version this run read, so a concurrent writer makes this run exit 10 without writing. With --key-wrap
+/// version this run read, so a concurrent writer makes this run exit 10 without writing; field `claim` holds the
+/// rotation claim. With --key-wrap
 /// vault-transit://MOUNT/KEY the values are Transit ciphertexts of that key and never stored in plain.
 ///
 /// NAME:REST: the plugin cryptadm-plugin-kms-NAME from PATH, run as `PLUGIN VERB` with a JSON object on standard
@@ -64,7 +68,8 @@ pub const EXAMPLES: &str = "Examples:
 /// null, "previous": B64 or null}; `put-pending` records the passphrase as pending; `commit` makes that pending
 /// passphrase current and keeps the replaced one as previous, and must succeed again when repeated;
 /// `forget-previous` drops the previous key (required: a previous key tells the next run that a rotation was
-/// interrupted after its commit). Exit status 0 success, 3 verb not supported, 5 no key for
+/// interrupted after its commit). Optional: `claim` (input also has "claim" and "take_over"; exit 10 when another
+/// run's claim stands) and `release`. Exit status 0 success, 3 verb not supported, 5 no key for
 /// this volume id, 16 secrets rejected, else failure (its last stderr line is reported). At most 64 KiB of
 /// output is read; a run is killed after 60 s.
 ///
@@ -92,6 +97,10 @@ pub struct RotateArgs {
     /// The RPC's request as JSON (`-`: standard input) instead of --volume-id and --volume-path
     #[arg(long, value_name = "FILE")]
     pub request: Option<PathBuf>,
+    /// Take over another run's rotation claim in the key store even before it expires (only when that run is
+    /// known to be dead, e.g. its node is gone; see docs/volume-rotation.md)
+    #[arg(long)]
+    pub take_over_claim: bool,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub resolve: ResolveArgs,
@@ -124,10 +133,16 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         }
         request.new_key = Some(read_new_key(path, &mut stdin)?);
     }
-    let settings = settings(&args.key_store, args.resolve.resolver()?, &args.vault)?;
+    let settings = operation::Settings {
+        take_over_claim: args.take_over_claim,
+        ..settings(&args.key_store, args.resolve.resolver()?, &args.vault)?
+    };
     let mut observe = step_observer(printer);
     let outcome = operation::rotate_volume(&request, &settings, &mut observe)
         .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;
+    if let Some(held) = &outcome.took_over {
+        printer.info(&format!("took over the rotation claim of {held}"));
+    }
     printer.info(&describe(&request.volume_id, &outcome));
     if let Some(path) = &request.volume_path {
         report_clevis_bindings(path, printer);

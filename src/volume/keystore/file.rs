@@ -2,9 +2,13 @@
 //! for byte, mode 0600, written atomically (temporary file, fsync, rename, fsync of the directory); the volume id
 //! is made a safe file name by [`crate::volume::file_name_for_id`]. Commit writes `previous` and then renames
 //! `pending` over `current`. With `--key-wrap` each file holds the value wrapped instead (for `aws-kms://`, the
-//! KMS CiphertextBlob in standard base64, as the AWS CLI prints it), and a value in plain is refused.
+//! KMS CiphertextBlob in standard base64, as the AWS CLI prints it), and a value in plain is refused. The
+//! rotation claim is `DIR/<volume-id>/claim` (JSON, never wrapped): a new one is linked into place atomically
+//! (`link` fails when a claim exists, even on NFS); replacing a claim that may be replaced is a rename, atomic on
+//! one node (where the volume-id lock already serialises runs) though not a check-and-set between nodes sharing
+//! the directory.
 
-use super::store::{KeyStore, StoredKeys, same};
+use super::store::{Claim, KeyStore, StoredKeys, same};
 use super::wrap::KeyWrap;
 use crate::atomic;
 use crate::crypto::Passphrase;
@@ -87,6 +91,15 @@ impl FileStore {
         atomic::write(&path, bytes, atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
     }
 
+    fn read_claim(&self) -> Result<Option<Vec<u8>>, Error> {
+        let path = self.path("claim");
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(store_io(&path, "reading", e)),
+        }
+    }
+
     fn sync_dir(&self) -> Result<(), Error> {
         std::fs::File::open(&self.dir).and_then(|d| d.sync_all()).map_err(|e| store_io(&self.dir, "syncing", e))
     }
@@ -124,6 +137,55 @@ impl KeyStore for FileStore {
         let (from, to) = (self.path("pending"), self.path("current"));
         std::fs::rename(&from, &to).map_err(|e| store_io(&from, "renaming", e))?;
         self.sync_dir()
+    }
+
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
+        // Only whether there is a key: nothing to unwrap.
+        if !self.path("current").exists() {
+            return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
+        }
+        let claimed = |holder: &Claim| Error::Claimed { volume_id: self.volume_id.clone(), holder: holder.describe() };
+        let held = self.read_claim()?;
+        let replaced = held.as_deref().and_then(Claim::parse);
+        if let Some(other) = replaced.as_ref().filter(|other| !claim.may_replace(other, force)) {
+            return Err(claimed(other));
+        }
+        let path = self.path("claim");
+        if held.is_some() {
+            atomic::write(&path, claim.to_json().as_bytes(), atomic::MODE_PRIVATE)
+                .map_err(|e| store_io(&path, "writing", e))?;
+            return Ok(replaced.filter(|held| held.run != claim.run));
+        }
+        // No claim yet: write it aside, then link it into place, which fails if another run came first.
+        let aside = self.path(&format!("claim.{}", claim.run));
+        atomic::write(&aside, claim.to_json().as_bytes(), atomic::MODE_PRIVATE)
+            .map_err(|e| store_io(&aside, "writing", e))?;
+        let linked = std::fs::hard_link(&aside, &path);
+        let _ = std::fs::remove_file(&aside);
+        match linked {
+            Ok(()) => self.sync_dir().map(|()| None),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let winner = self.read_claim()?.as_deref().and_then(Claim::parse);
+                Err(Error::Claimed {
+                    volume_id: self.volume_id.clone(),
+                    holder: winner.map_or_else(|| "a run that claimed it just now".into(), |w| w.describe()),
+                })
+            }
+            Err(e) => Err(store_io(&path, "linking", e)),
+        }
+    }
+
+    fn release(&self, claim: &Claim) -> Result<(), Error> {
+        let held = self.read_claim()?;
+        if held.as_deref().and_then(Claim::parse).as_ref() != Some(claim) {
+            return Ok(());
+        }
+        let path = self.path("claim");
+        match std::fs::remove_file(&path) {
+            Ok(()) => self.sync_dir(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(store_io(&path, "removing", e)),
+        }
     }
 
     fn forget_previous(&self) -> Result<(), Error> {
@@ -165,5 +227,30 @@ mod tests {
         store.forget_previous().unwrap();
         assert!(store.get().unwrap().previous.is_none());
         assert!(matches!(store.commit(&key("other")), Err(Error::Store { .. })));
+    }
+
+    #[test]
+    fn file_store_claims_one_run_at_a_time() {
+        let root = tempfile::tempdir().unwrap();
+        let store = FileStore::new(root.path(), "pvc-1");
+        let mine = Claim::new(super::super::claim::CLAIM_LIFETIME);
+        assert!(matches!(store.claim(&mine, false), Err(Error::NoStoredKey { .. })));
+        std::fs::create_dir(root.path().join("pvc-1")).unwrap();
+        std::fs::write(root.path().join("pvc-1/current"), "old").unwrap();
+        assert_eq!(store.claim(&mine, false).unwrap(), None);
+        assert_eq!(store.claim(&mine, false).unwrap(), None, "its own claim again");
+        let rival = Claim { run: "rival".into(), boot: "elsewhere".into(), ..mine.clone() };
+        assert!(matches!(store.claim(&rival, false), Err(Error::Claimed { .. })));
+        store.release(&rival).unwrap();
+        assert!(root.path().join("pvc-1/claim").exists(), "a rival's release removes nothing");
+        assert_eq!(store.claim(&rival, true).unwrap(), Some(mine.clone()));
+        let expired = Claim { run: "expired".into(), expires: 1, ..rival.clone() };
+        std::fs::write(root.path().join("pvc-1/claim"), expired.to_json()).unwrap();
+        assert_eq!(store.claim(&rival, false).unwrap(), Some(expired), "an expired claim is taken over");
+        store.release(&rival).unwrap();
+        assert!(!root.path().join("pvc-1/claim").exists());
+        let names: Vec<_> =
+            std::fs::read_dir(root.path().join("pvc-1")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["current"]);
     }
 }

@@ -23,10 +23,16 @@
 //! 10) before touching the header; if both backed off, the first to retry wins. At commit, a `current` object the
 //! run had not seen also aborts it.
 //!
+//! **The rotation claim** ([`KeyStore::claim`]) is a Secret Data object named `PREFIX/ID/claim` holding the claim's
+//! JSON. Without check-and-set, a run registers its claim and then looks again: a claim it had not seen (another run
+//! claiming at the same moment) makes it destroy its own and back off, as for `pending`; a live claim still there
+//! after the back-off fails the run with ABORTED before the header is touched. Claims this run may replace (expired,
+//! of a dead process, or forced) are destroyed only once its own is registered.
+//!
 //! **Wrapped values** (`--key-wrap`): every object holds the wrap's text form instead of the passphrase; a commit
 //! copies the stored (wrapped) bytes, never unwrapping them.
 
-use super::store::{KeyStore, StoredKeys, same, store_error};
+use super::store::{Claim, KeyStore, StoredKeys, same, store_error};
 use super::wrap::KeyWrap;
 use crate::crypto::{Passphrase, SecretBytes};
 use crate::exit::ExitStatus;
@@ -233,6 +239,25 @@ impl KmipStore {
     }
 }
 
+impl KmipStore {
+    /// The claim objects: unique id and the claim each holds (`None`: not a claim, replaceable by anyone).
+    fn claims(&self) -> Result<Vec<(String, Option<Claim>)>, Error> {
+        let mut claims = Vec::new();
+        for uid in self.client.locate(&self.name("claim")).map_err(store_error)? {
+            match self.client.get(&uid) {
+                Ok(object) => claims.push((uid, Claim::parse(&object.material))),
+                Err(e) if crate::exit::Classify::status(&e) == ExitStatus::NotFound => {}
+                Err(e) => return Err(store_error(e)),
+            }
+        }
+        Ok(claims)
+    }
+
+    fn claimed_by(&self, holder: String) -> Error {
+        Error::Claimed { volume_id: self.volume_id.clone(), holder }
+    }
+}
+
 /// 100–400 ms, random.
 fn backoff() -> Duration {
     let mut byte = [0u8; 2];
@@ -296,6 +321,52 @@ impl KeyStore for KmipStore {
             self.destroy(&old.uid)?;
         }
         self.destroy(&pending.uid)?;
+        Ok(())
+    }
+
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
+        if self.client.locate(&self.name("current")).map_err(store_error)?.is_empty() {
+            return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
+        }
+        for attempt in 0..3 {
+            let held = self.claims()?;
+            if let Some(other) =
+                held.iter().filter_map(|(_, c)| c.as_ref()).find(|other| !claim.may_replace(other, force))
+            {
+                return Err(self.claimed_by(other.describe()));
+            }
+            let mine = self.register("claim", claim.to_json().as_bytes())?;
+            let raced = self
+                .client
+                .locate(&self.name("claim"))
+                .map_err(store_error)?
+                .into_iter()
+                .any(|uid| uid != mine && !held.iter().any(|(seen, _)| *seen == uid));
+            if !raced {
+                let mut replaced = None;
+                for (uid, held_claim) in held {
+                    self.destroy(&uid)?;
+                    if replaced.is_none() {
+                        replaced = held_claim.filter(|c| c.run != claim.run);
+                    }
+                }
+                return Ok(replaced);
+            }
+            // Another run claimed at the same moment: step back, and let the first to retry win.
+            self.destroy(&mine)?;
+            if attempt < 2 {
+                std::thread::sleep(backoff());
+            }
+        }
+        Err(self.claimed_by(format!("a run that claimed `{}` at the same time", self.name("claim"))))
+    }
+
+    fn release(&self, claim: &Claim) -> Result<(), Error> {
+        for (uid, held) in self.claims()? {
+            if held.as_ref() == Some(claim) {
+                self.destroy(&uid)?;
+            }
+        }
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! An in-memory store for the engine's unit tests.
 
-use super::store::{KeyStore, StoredKeys};
+use super::store::{Claim, KeyStore, StoredKeys};
 use crate::crypto::Passphrase;
 use crate::volume::Error;
 
@@ -11,6 +11,7 @@ pub(crate) type Snapshot = (Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>);
 #[derive(Default)]
 pub(crate) struct MemoryStore {
     keys: std::cell::RefCell<Snapshot>,
+    claim: std::cell::RefCell<Option<Claim>>,
 }
 
 impl MemoryStore {
@@ -49,6 +50,20 @@ impl KeyStore for MemoryStore {
     }
     fn forget_previous(&self) -> Result<(), Error> {
         self.keys.borrow_mut().2 = None;
+        Ok(())
+    }
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
+        let mut held = self.claim.borrow_mut();
+        if let Some(other) = held.as_ref().filter(|other| !claim.may_replace(other, force)) {
+            return Err(Error::Claimed { volume_id: "test".into(), holder: other.describe() });
+        }
+        Ok(held.replace(claim.clone()).filter(|old| old.run != claim.run))
+    }
+    fn release(&self, claim: &Claim) -> Result<(), Error> {
+        let mut held = self.claim.borrow_mut();
+        if held.as_ref() == Some(claim) {
+            *held = None;
+        }
         Ok(())
     }
 }

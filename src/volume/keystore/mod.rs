@@ -1,5 +1,5 @@
 //! Where the passphrase that opens a volume lives, as a plug board: [`store`] is the contract every key store
-//! keeps ([`KeyStore`]), and [`wrap`] the contract of every `--key-wrap` key ([`KeyWrap`]); each store and each
+//! keeps ([`KeyStore`], with the rotation [`Claim`] every store records), and [`wrap`] the contract of every `--key-wrap` key ([`KeyWrap`]); each store and each
 //! wrap is one file beside them that imports only its contract, and this file (the chooser) sits above them all:
 //! [`open`] parses `--key-store` and builds the store, [`open_key_wrap`] parses `--key-wrap`. Adding a store is a
 //! new file and one arm in [`open`]; adding a wrap, a new file and one arm in [`open_key_wrap`].
@@ -18,6 +18,7 @@
 //! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores) |
 
 pub mod aws_kms_wrap;
+pub mod claim;
 pub mod file;
 pub mod kmip;
 pub mod kmip_wrap;
@@ -29,6 +30,7 @@ pub mod transit_wrap;
 pub mod vault_kv;
 pub mod wrap;
 
+pub use claim::Claim;
 pub use file::FileStore;
 #[cfg(test)]
 pub(crate) use memory::MemoryStore;

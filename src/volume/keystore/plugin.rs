@@ -6,12 +6,17 @@
 //! (`pending`/`previous` omitted or null when absent); `put-pending` records the passphrase as pending;
 //! `commit` makes the pending passphrase (given again) current and keeps the replaced one as previous — it must
 //! succeed again when repeated; `forget-previous` drops the previous key (a previous key tells the next run that a
-//! rotation was interrupted after its commit, so this verb is required too). Exit
-//! status: 0 success, 3 verb not supported, 5 no key for this volume id, 16 the secrets were rejected, anything
-//! else a failure whose last stderr line is reported. At most 64 KiB of output is read; a run is killed after
+//! rotation was interrupted after its commit, so this verb is required too). Optional verbs for one rotation at a
+//! time across nodes: `claim` (input also carries `"claim": {run, host, pid, boot, pidns, expires}` and
+//! `"take_over": bool`) records the claim with a check-and-set, or exits 10 when another run's claim stands (it
+//! may replace a claim that has expired, whose `run` is the same, or any when `take_over`); `release` (same
+//! `claim`) removes it when it is still the recorded one. A plugin without them (exit 3) gets the node-local
+//! locks only. Exit
+//! status: 0 success, 3 verb not supported, 5 no key for this volume id, 10 (claim) another run holds the claim,
+//! 16 the secrets were rejected, anything else a failure whose last stderr line is reported. At most 64 KiB of output is read; a run is killed after
 //! 60 s.
 
-use super::store::{KeyStore, StoredKeys};
+use super::store::{Claim, KeyStore, StoredKeys};
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
 use crate::volume::Error;
@@ -85,6 +90,16 @@ impl PluginStore {
 
     /// Runs `verb`; `Ok(None)` when the plugin says it does not support it.
     fn run(&self, verb: &str, passphrase: Option<&Passphrase>) -> Result<Option<crate::crypto::SecretBytes>, Error> {
+        self.run_with(verb, passphrase, None)
+    }
+
+    /// [`PluginStore::run`] with `extra` fields in the input.
+    fn run_with(
+        &self,
+        verb: &str,
+        passphrase: Option<&Passphrase>,
+        extra: Option<serde_json::Value>,
+    ) -> Result<Option<crate::crypto::SecretBytes>, Error> {
         use crate::process;
         let mut input = serde_json::json!({
             "uri": self.uri,
@@ -94,6 +109,9 @@ impl PluginStore {
         });
         if let Some(key) = passphrase {
             input["passphrase"] = crate::crypto::encoding::b64_encode(key.expose()).into();
+        }
+        if let Some(serde_json::Value::Object(extra)) = extra {
+            input.as_object_mut().expect("an object").extend(extra);
         }
         let stdin = zeroize::Zeroizing::new(serde_json::to_vec(&input).expect("JSON of strings"));
         zeroize_json(&mut input);
@@ -118,6 +136,10 @@ impl PluginStore {
             Some(0) => Ok(Some(done.stdout)),
             Some(PLUGIN_UNSUPPORTED) => Ok(None),
             Some(5) => Err(Error::NoStoredKey { volume_id: self.volume_id.clone() }),
+            Some(10) if verb == "claim" => Err(Error::Claimed {
+                volume_id: self.volume_id.clone(),
+                holder: format!("{}: {}", self.name(), reason()),
+            }),
             Some(16) => Err(failed(ExitStatus::Unauthenticated, reason())),
             _ => Err(failed(ExitStatus::Failure, reason())),
         }
@@ -185,5 +207,14 @@ impl KeyStore for PluginStore {
 
     fn forget_previous(&self) -> Result<(), Error> {
         self.require("forget-previous", None).map(drop)
+    }
+
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
+        let extra = serde_json::json!({ "claim": claim, "take_over": force });
+        self.run_with("claim", None, Some(extra)).map(|_| None)
+    }
+
+    fn release(&self, claim: &Claim) -> Result<(), Error> {
+        self.run_with("release", None, Some(serde_json::json!({ "claim": claim }))).map(drop)
     }
 }

@@ -1,6 +1,7 @@
 //! The contract every key store keeps: [`KeyStore`] and the keys it hands out ([`StoredKeys`]). Stores import this
 //! file and nothing else of the key-store module; the chooser (`keystore::open`) imports the stores.
 
+pub use super::claim::Claim;
 use crate::crypto::Passphrase;
 use crate::volume::Error;
 
@@ -36,6 +37,13 @@ pub trait KeyStore {
     fn commit(&self, new: &Passphrase) -> Result<(), Error>;
     /// Drops the previous key.
     fn forget_previous(&self) -> Result<(), Error>;
+    /// Records `claim` as the volume's rotation claim, before the header is touched, with a check-and-set
+    /// against the claim it read: another run's claim that `claim` may not replace ([`Claim::may_replace`];
+    /// `force` replaces any) fails with [`Error::Claimed`] and nothing written, and so does losing the race to
+    /// record it. Returns the claim it replaced. [`Error::NoStoredKey`] when the store has no key for the volume.
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error>;
+    /// Removes `claim` if it is still the recorded one.
+    fn release(&self, claim: &Claim) -> Result<(), Error>;
 }
 
 /// Whether two keys are equal, in constant time.

@@ -7,6 +7,11 @@
 //! the same volume, an operator, `volume rewrap`) makes the run fail with ABORTED (exit 10) without writing: two
 //! writers cannot interleave, and nothing is lost: the other writer's state is the stored one.
 //!
+//! **One rotation at a time.** Before it touches the header a run records its claim (see
+//! [`super::claim`]) in the field `claim` of the same secret, with check-and-set: a second node that reads a live
+//! claim, or loses the race to write its own, exits 10 without writing anything. The field goes when the run
+//! ends.
+//!
 //! **Crash safety.** Each transition of the file store is one KV write here (put-pending; commit = current ←
 //! pending, previous ← old current, pending dropped; forget-previous), so a crash leaves either the old or the
 //! new version, never half of one.
@@ -15,19 +20,21 @@
 //! (`vault:vN:…`) of that key, and unwrapped on read; a plain value is refused. `volume rewrap` rotates the
 //! Transit key and rewraps every stored value in Vault, without the plaintext leaving it.
 
-use super::store::{KeyStore, StoredKeys, same, store_error};
+use super::store::{Claim, KeyStore, StoredKeys, same, store_error};
 use super::transit_wrap::is_transit_ciphertext;
 use super::wrap::KeyWrap;
 use crate::crypto::{Passphrase, SecretBytes};
-use crate::exit::ExitStatus;
+use crate::exit::{Classify, ExitStatus};
 use crate::kms::vault::{Vault, kv_name, transit_name};
 use crate::kms::{VersionedStore, Wrapping};
 use crate::volume::Error;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-/// The fields of a volume's secret.
+/// The fields of a volume's secret that hold keys.
 pub const FIELDS: [&str; 3] = ["current", "pending", "previous"];
+/// The field holding the rotation claim (JSON, not a key: never wrapped, never rewrapped).
+pub const CLAIM_FIELD: &str = "claim";
 
 /// One volume's entry in a `vault-kv://` store.
 pub struct VaultKvStore {
@@ -202,6 +209,36 @@ impl KeyStore for VaultKvStore {
         }
         self.write(&fields, version)
     }
+
+    fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
+        let (mut fields, version) = self.read()?;
+        if !fields.contains_key("current") {
+            return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
+        }
+        let replaced = fields.get(CLAIM_FIELD).and_then(|held| Claim::parse(held));
+        if let Some(other) = replaced.as_ref().filter(|other| !claim.may_replace(other, force)) {
+            return Err(Error::Claimed { volume_id: self.volume_id.clone(), holder: other.describe() });
+        }
+        fields.insert(CLAIM_FIELD.into(), SecretBytes::new(claim.to_json().into_bytes()));
+        match self.write(&fields, version) {
+            Ok(()) => Ok(replaced.filter(|held| held.run != claim.run)),
+            // Another run wrote in between (most likely its own claim): nothing of ours was written.
+            Err(e) if e.status() == ExitStatus::Aborted => Err(Error::Claimed {
+                volume_id: self.volume_id.clone(),
+                holder: format!("a run that changed `{}` while this one claimed it", self.name),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn release(&self, claim: &Claim) -> Result<(), Error> {
+        let (mut fields, version) = self.read()?;
+        if fields.get(CLAIM_FIELD).and_then(|held| Claim::parse(held)).as_ref() != Some(claim) {
+            return Ok(());
+        }
+        fields.remove(CLAIM_FIELD);
+        self.write(&fields, version)
+    }
 }
 
 /// What `volume rewrap` did.
@@ -225,13 +262,53 @@ const NAMED_VALUES: usize = 10;
 fn not_wrapped(name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String> {
     fields
         .iter()
+        .filter(|(field, _)| field.as_str() != CLAIM_FIELD)
         .filter(|(_, value)| !is_transit_ciphertext(value))
         .map(|(field, _)| format!("`{name}` field `{field}`"))
         .collect()
 }
 
+/// Refuses (exit 16, before anything changes) a token that may not do every step of the run: rotate the Transit
+/// key (when asked), rewrap with it, and write each volume secret. Rotating and then failing to write KV would leave
+/// the store wrapped by an old key version the operator meant to retire.
+fn check_permissions(client: &Vault, names: &[(String, String)], transit: &str, rotate: bool) -> Result<(), Error> {
+    use crate::kms::vault::{kv_write_path, transit_rotate_and_rewrap_paths};
+    let (rotate_path, rewrap_path) = transit_rotate_and_rewrap_paths(transit).map_err(store_error)?;
+    let mut needed = Vec::new();
+    if rotate {
+        needed.push(rotate_path);
+    }
+    needed.push(rewrap_path);
+    for (_, name) in names {
+        needed.push(kv_write_path(name).map_err(store_error)?);
+    }
+    let granted = client.capabilities_self(&needed).map_err(store_error)?;
+    let may_update = |path: &String| {
+        granted
+            .get(path)
+            .is_some_and(|caps| !caps.iter().any(|c| c == "deny") && caps.iter().any(|c| c == "update" || c == "root"))
+    };
+    let refused: Vec<&String> = needed.iter().filter(|path| !may_update(path)).collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let more = refused.len().saturating_sub(NAMED_VALUES);
+    let mut listed = refused.iter().take(NAMED_VALUES).map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
+    }
+    Err(Error::Store {
+        status: ExitStatus::Unauthenticated,
+        message: format!(
+            "the token may not update {listed}; nothing was rotated or rewrapped (hint: the policy needs `update` on \
+             the Transit key's rotate and rewrap paths and on every volume secret's KV data path)"
+        ),
+    })
+}
+
 /// `volume rewrap`: checks that every value of every volume secret under `prefix` is a Transit ciphertext (a
-/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written), then
+/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written) and that
+/// the token may do every step (exit 16 otherwise, before anything changes), then
 /// optionally rotates the Transit key, then rewraps every value with its newest version (`transit/rewrap`, the
 /// plaintext never leaving Vault), each secret written with check-and-set (a secret changed meanwhile is read
 /// again once, then reported as a conflict; one that a writer filled with a non-ciphertext meanwhile is left as
@@ -273,6 +350,7 @@ pub fn rewrap_all(
             ),
         });
     }
+    check_permissions(client, &names, &transit, rotate)?;
     if rotate {
         client.rotate_key(&transit).map_err(store_error)?;
     }
@@ -290,6 +368,10 @@ pub fn rewrap_all(
             let mut fields = BTreeMap::new();
             let mut changed = 0;
             for (field, value) in &versioned.fields {
+                if field == CLAIM_FIELD {
+                    fields.insert(field.clone(), value.clone());
+                    continue;
+                }
                 let text = std::str::from_utf8(value).expect("checked above");
                 let rewrapped = client.rewrap(&transit, text).map_err(store_error)?;
                 if rewrapped != text {
@@ -321,7 +403,6 @@ pub fn rewrap_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exit::Classify;
 
     #[test]
     fn volume_ids_that_are_path_segments() {
