@@ -148,8 +148,7 @@ fn settings(
 ) -> anyhow::Result<Settings> {
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
-    let search_dirs =
-        crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let search_dirs = crate::cmd::env_vars::path_dirs();
     Ok(Settings {
         key_store: key_store.to_owned(),
         lock_dir: run_dir.join("volume-locks"),
