@@ -1,7 +1,7 @@
 //! Key-encryption-key rotation of LUKS1/LUKS2 volumes: the core of `cryptadm volume rotate` and `volume serve`.
 //!
-//! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` store or a
-//! `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
+//! The passphrase that opens a volume lives in a key store ([`keystore`]: the built-in `file://DIR` and
+//! `vault-kv://` stores or a `cryptadm-plugin-kms-NAME` plugin). [`rotate`] replaces it with a new one in the crash-safe order of
 //! `spec/key-rotation.md` §3: the new key is recorded as *pending* before the header changes, added to a free
 //! keyslot with the old slot's KDF, verified by unlocking from disk, committed as *current*, and only then is
 //! the old keyslot wiped and removed. At every instant the store's current key opens a keyslot, and a rerun after
@@ -20,7 +20,6 @@ pub mod request;
 pub mod resolve;
 pub mod rotate;
 pub mod server;
-pub mod vault_store;
 
 pub use keystore::{KeyStore, StoredKeys};
 pub use request::RotateRequest;

@@ -1,6 +1,6 @@
 //! One rotation from request to result: locks, the header, the key store, the engine.
 
-use super::keystore::{self, PluginContext, PluginSettings};
+use super::keystore::{self, Backends, PluginContext};
 use super::lock::{IdLock, lock_backing_file, lock_volume};
 use super::resolve::Resolver;
 use super::rotate::{self, Observer, Outcome};
@@ -16,12 +16,10 @@ pub struct Settings {
     pub key_store: String,
     /// Directory of the per-volume-id lock files.
     pub lock_dir: PathBuf,
-    /// How key-store plugins are found.
-    pub plugins: PluginSettings,
+    /// The services the key store reaches (plugins, OpenBao/Vault, the `--key-wrap` key).
+    pub backends: Backends,
     /// How a volume's device is found when the request has no path.
     pub resolver: Resolver,
-    /// The OpenBao/Vault client of `vault-kv://` stores, when a server is configured.
-    pub vault: Option<super::vault_store::VaultStoreSettings>,
 }
 
 /// Rotates the key of the request's volume. Fails with [`Error::Busy`] at once when another operation holds the
@@ -50,12 +48,6 @@ pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Obse
     // What we read before the lock may be stale: another writer may have finished in between.
     rotate::Keyslots::reload(&mut volume)?;
     let context = PluginContext { parameters: request.parameters.clone(), secrets: request.secrets.clone() };
-    let store = keystore::open_with(
-        &settings.key_store,
-        &request.volume_id,
-        context,
-        &settings.plugins,
-        settings.vault.as_ref(),
-    )?;
+    let store = keystore::open(&settings.key_store, &request.volume_id, context, &settings.backends)?;
     rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe)
 }

@@ -106,9 +106,18 @@ pub struct VaultStoreArgs {
     pub vault: crate::cmd::vault_args::VaultArgs,
 }
 
+/// The OpenBao/Vault client of a `vault-kv://` key store and the `--key-wrap` key.
+#[derive(Debug, Clone)]
+pub struct VaultStore {
+    /// The client.
+    pub client: std::sync::Arc<crate::kms::vault::Vault>,
+    /// The Transit key wrapping every stored value (`--key-wrap`).
+    pub key_wrap: Option<crate::kms::KeyRef>,
+}
+
 impl VaultStoreArgs {
     /// The store settings, when the key store is `vault-kv://` (a usage error without a server address).
-    pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<crate::volume::vault_store::VaultStoreSettings>> {
+    pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<VaultStore>> {
         let is_vault = key_store.starts_with("vault-kv:");
         if !is_vault {
             if self.key_wrap.is_some() {
@@ -123,7 +132,7 @@ impl VaultStoreArgs {
         }
         let key_wrap = self.key_wrap.as_deref().map(parse_transit).transpose()?;
         let client = self.vault.require(std::time::Duration::from_secs(30), 3, &format!("key store `{key_store}`"))?;
-        Ok(Some(crate::volume::vault_store::VaultStoreSettings { client, key_wrap }))
+        Ok(Some(VaultStore { client, key_wrap }))
     }
 }
 
@@ -149,13 +158,13 @@ fn settings(
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
     let search_dirs = crate::cmd::env_vars::path_dirs();
-    Ok(Settings {
-        key_store: key_store.to_owned(),
-        lock_dir: run_dir.join("volume-locks"),
+    let vault = vault.resolve(key_store)?;
+    let backends = crate::volume::keystore::Backends {
         plugins: crate::volume::keystore::PluginSettings { search_dirs },
-        resolver,
-        vault: vault.resolve(key_store)?,
-    })
+        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()),
+        vault: vault.map(|v| v.client),
+    };
+    Ok(Settings { key_store: key_store.to_owned(), lock_dir: run_dir.join("volume-locks"), backends, resolver })
 }
 
 /// Logs each durable step (with -v) and, in builds with the `fault-injection` feature, aborts the process at the

@@ -58,7 +58,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         )
         .into());
     };
-    let done = crate::volume::vault_store::rewrap_all(
+    let done = crate::volume::keystore::vault_kv::rewrap_all(
         &store.client,
         &mount,
         &prefix,

@@ -15,31 +15,25 @@
 //! (`vault:vN:…`) of that key, and unwrapped on read; a plain value is refused. `volume rewrap` rotates the
 //! Transit key and rewraps every stored value in Vault, without the plaintext leaving it.
 
-use super::Error;
-use super::keystore::{KeyStore, StoredKeys};
+use super::store::{KeyStore, StoredKeys, same, store_error};
+use super::transit_wrap::is_transit_ciphertext;
+use super::wrap::KeyWrap;
 use crate::crypto::{Passphrase, SecretBytes};
-use crate::exit::{Classify, ExitStatus};
+use crate::exit::ExitStatus;
 use crate::kms::vault::{Vault, kv_name, transit_name};
 use crate::kms::{VersionedStore, Wrapping};
+use crate::volume::Error;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// The fields of a volume's secret.
 pub const FIELDS: [&str; 3] = ["current", "pending", "previous"];
 
-/// How the `vault-kv://` store reaches Vault: the client, and the Transit key wrapping the values if any.
-#[derive(Debug, Clone)]
-pub struct VaultStoreSettings {
-    /// The client (shared by every rotation of a `volume serve`).
-    pub client: Arc<Vault>,
-    /// The Transit key that wraps every stored value (`--key-wrap`): a [`crate::kms::KeyRef::VaultTransit`]
-    /// without a wrapped key.
-    pub key_wrap: Option<crate::kms::KeyRef>,
-}
-
 /// One volume's entry in a `vault-kv://` store.
 pub struct VaultKvStore {
-    settings: VaultStoreSettings,
+    client: Arc<Vault>,
+    /// The key wrapping every stored value (`--key-wrap`), if any.
+    wrap: Option<Arc<dyn KeyWrap>>,
     /// `MOUNT/PREFIX/ID` as [`VersionedStore`] names it.
     name: String,
     volume_id: String,
@@ -56,16 +50,30 @@ pub fn valid_volume_id(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
-/// Maps a key-manager error to the volume error of the same exit status.
-pub fn store_error(error: crate::kms::Error) -> Error {
-    let status = error.status();
-    let hint = error.hint().map(|h| format!(" (hint: {h})")).unwrap_or_default();
-    Error::Store { status, message: format!("{error}{hint}") }
-}
-
 impl VaultKvStore {
+    /// The entry of `volume_id` in the store `uri` (`vault-kv://MOUNT/PREFIX`) on `client`.
+    pub fn from_uri(
+        uri: &str,
+        volume_id: &str,
+        client: Arc<Vault>,
+        wrap: Option<Arc<dyn KeyWrap>>,
+    ) -> Result<Self, Error> {
+        let crate::kms::KeyRef::VaultKv { mount, prefix } =
+            crate::kms::KeyRef::parse(uri).map_err(|e| Error::BadRequest(e.to_string()))?
+        else {
+            return Err(Error::BadRequest(format!("key store `{uri}`: expected vault-kv://MOUNT/PREFIX")));
+        };
+        Self::new(client, wrap, &mount, &prefix, volume_id)
+    }
+
     /// The entry of `volume_id` under `vault-kv://mount/prefix`.
-    pub fn new(settings: VaultStoreSettings, mount: &str, prefix: &str, volume_id: &str) -> Result<Self, Error> {
+    pub fn new(
+        client: Arc<Vault>,
+        wrap: Option<Arc<dyn KeyWrap>>,
+        mount: &str,
+        prefix: &str,
+        volume_id: &str,
+    ) -> Result<Self, Error> {
         if !valid_volume_id(volume_id) {
             return Err(Error::BadRequest(format!(
                 "volume id `{}` cannot be a KV path segment (letters, digits and -_. only)",
@@ -73,7 +81,7 @@ impl VaultKvStore {
             )));
         }
         let path = if prefix.is_empty() { volume_id.to_owned() } else { format!("{prefix}/{volume_id}") };
-        Ok(Self { settings, name: kv_name(mount, &path), volume_id: volume_id.to_owned(), seen: Mutex::new(None) })
+        Ok(Self { client, wrap, name: kv_name(mount, &path), volume_id: volume_id.to_owned(), seen: Mutex::new(None) })
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
@@ -83,7 +91,7 @@ impl VaultKvStore {
     /// The stored fields (still wrapped, when wrapped) and their version; a change since this run's last read
     /// or write is a conflict.
     fn read(&self) -> Result<(BTreeMap<String, SecretBytes>, u64), Error> {
-        let versioned = self.settings.client.read(&self.name).map_err(store_error)?;
+        let versioned = self.client.read(&self.name).map_err(store_error)?;
         let (fields, version) = versioned.map(|v| (v.fields, v.version)).unwrap_or_default();
         let mut seen = self.seen();
         if let Some(expected) = *seen
@@ -103,7 +111,7 @@ impl VaultKvStore {
     }
 
     fn write(&self, fields: &BTreeMap<String, SecretBytes>, version: u64) -> Result<(), Error> {
-        match self.settings.client.write(&self.name, fields, version) {
+        match self.client.write(&self.name, fields, version) {
             Ok(new_version) => {
                 *self.seen() = Some(new_version);
                 Ok(())
@@ -113,38 +121,25 @@ impl VaultKvStore {
         }
     }
 
-    fn transit(&self) -> Option<String> {
-        self.settings
-            .key_wrap
-            .as_ref()
-            .and_then(crate::kms::KeyRef::transit)
-            .map(|(mount, key)| transit_name(mount, key))
-    }
-
-    /// A stored value as a passphrase (unwrapped through Transit with `--key-wrap`).
+    /// A stored value as a passphrase (unwrapped with `--key-wrap`).
     fn open_value(&self, field: &str, value: &SecretBytes) -> Result<Passphrase, Error> {
-        let Some(transit) = self.transit() else { return Ok(Passphrase::new(value.to_vec())) };
-        let text = std::str::from_utf8(value).ok().filter(|t| t.starts_with("vault:v")).ok_or_else(|| {
-            Error::Store {
-                status: ExitStatus::InvalidInput,
-                message: format!(
-                    "KV secret `{}` field `{field}` is not a Transit ciphertext, and --key-wrap stores only wrapped keys",
-                    self.name
-                ),
-            }
+        let Some(wrap) = &self.wrap else { return Ok(Passphrase::new(value.to_vec())) };
+        let text = std::str::from_utf8(value).ok().filter(|_| wrap.is_wrapped(value)).ok_or_else(|| Error::Store {
+            status: ExitStatus::InvalidInput,
+            message: format!(
+                "KV secret `{}` field `{field}` is not a {}, and --key-wrap stores only wrapped keys",
+                self.name,
+                wrap.form()
+            ),
         })?;
-        let plain = self.settings.client.unwrap(&transit, text).map_err(store_error)?;
-        Ok(Passphrase::new(plain.to_vec()))
+        wrap.unwrap(text)
     }
 
     /// A passphrase as the value to store (wrapped with `--key-wrap`; else it must be UTF-8 text, which KV
     /// holds).
     fn seal_value(&self, key: &Passphrase) -> Result<SecretBytes, Error> {
-        match self.transit() {
-            Some(transit) => {
-                let wrapped = self.settings.client.wrap(&transit, key.expose()).map_err(store_error)?;
-                Ok(SecretBytes::new(wrapped.into_bytes()))
-            }
+        match &self.wrap {
+            Some(wrap) => Ok(SecretBytes::new(wrap.wrap(key)?.into_bytes())),
             None if std::str::from_utf8(key.expose()).is_ok() => Ok(SecretBytes::new(key.expose().to_vec())),
             None => Err(Error::Store {
                 status: ExitStatus::InvalidInput,
@@ -163,10 +158,6 @@ impl VaultKvStore {
         let current = get("current")?.ok_or_else(|| Error::NoStoredKey { volume_id: self.volume_id.clone() })?;
         Ok(StoredKeys { current, pending: get("pending")?, previous: get("previous")? })
     }
-}
-
-fn same(a: &Passphrase, b: &Passphrase) -> bool {
-    crate::crypto::secret::passphrases_match(a, b)
 }
 
 impl KeyStore for VaultKvStore {
@@ -234,7 +225,7 @@ const NAMED_VALUES: usize = 10;
 fn not_wrapped(name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String> {
     fields
         .iter()
-        .filter(|(_, value)| !std::str::from_utf8(value).is_ok_and(|t| t.starts_with("vault:v")))
+        .filter(|(_, value)| !is_transit_ciphertext(value))
         .map(|(field, _)| format!("`{name}` field `{field}`"))
         .collect()
 }
@@ -330,6 +321,7 @@ pub fn rewrap_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Classify;
 
     #[test]
     fn volume_ids_that_are_path_segments() {
