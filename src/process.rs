@@ -220,11 +220,11 @@ pub fn find_plugin(program: &str, dirs: &[std::path::PathBuf]) -> Result<Option<
     Ok(None)
 }
 
-/// `program` as [`run`] would start it, checked: a name without `/` is looked up on `PATH` ([`find_plugin`]);
-/// a path is checked where it is. A program that does not exist is returned unchanged (starting it reports
-/// that).
-#[allow(clippy::disallowed_methods)] // `Command::new` reads PATH for a bare name too; this is the same lookup
-pub fn resolve_plugin(program: &OsStr) -> Result<std::path::PathBuf, Untrusted> {
+/// `program` as [`run`] would start it, checked: a name without `/` is looked up in `search_dirs` ([`find_plugin`]),
+/// which must be the directories of the `PATH` the program is started with (`cmd/` reads it: the core does not
+/// read the environment); a path is checked where it is. A program that does not exist is returned unchanged
+/// (starting it reports that).
+pub fn resolve_plugin(program: &OsStr, search_dirs: &[std::path::PathBuf]) -> Result<std::path::PathBuf, Untrusted> {
     let path = std::path::Path::new(program);
     if program.as_encoded_bytes().contains(&b'/') {
         if path.exists() {
@@ -232,10 +232,8 @@ pub fn resolve_plugin(program: &OsStr) -> Result<std::path::PathBuf, Untrusted> 
         }
         return Ok(path.to_owned());
     }
-    let dirs: Vec<std::path::PathBuf> =
-        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     let name = program.to_string_lossy();
-    Ok(find_plugin(&name, &dirs)?.unwrap_or_else(|| path.to_owned()))
+    Ok(find_plugin(&name, search_dirs)?.unwrap_or_else(|| path.to_owned()))
 }
 
 /// Refuses a plugin that someone other than root and the current user could replace: the file (after symlinks)

@@ -377,6 +377,12 @@ pub fn var_os(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name)
 }
 
+/// The directories of `PATH`, in order, where plugins and helpers named without a `/` are looked up (none when
+/// it is unset). Empty and relative entries are kept: the lookup refuses what it finds through them.
+pub fn path_dirs() -> Vec<std::path::PathBuf> {
+    var_os(PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

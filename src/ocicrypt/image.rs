@@ -547,8 +547,13 @@ fn transfer_all(
     // Commits hold the gate shared, and stopping takes it alone: once `stop` returns no commit is under way, and
     // every later one sees the flag.
     let gate = std::sync::RwLock::new(());
+    // The transfer that stopped the others first: its failure is the one reported. The others' failures are
+    // mostly their cancellation (a read refused, a commit skipped), which says nothing; which errors those are
+    // need not be recognised (their text passes through registry I/O errors), only who stopped first.
+    let first_to_stop = std::sync::OnceLock::new();
     let stop = || {
         let _alone = gate.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        first_to_stop.get_or_init(|| std::thread::current().id());
         stopped.store(true, Ordering::Relaxed);
     };
     let worker = || {
@@ -561,9 +566,10 @@ fn transfer_all(
                 Err(error) => {
                     stop();
                     // The failure that stopped the others is reported, not theirs ("cancelled"), whichever returns
-                    // first.
+                    // first. A worker runs one transfer at a time, so its thread stands for this transfer.
+                    let stopped_the_others = first_to_stop.get() == Some(&std::thread::current().id());
                     let mut failure = failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if failure.as_ref().is_none_or(is_cancellation) {
+                    if stopped_the_others || failure.is_none() {
                         *failure = Some(error);
                     }
                     break;
@@ -590,11 +596,6 @@ fn transfer_all(
         .into_iter()
         .map(|m| m.expect("every blob moved"))
         .collect())
-}
-
-/// Whether `error` only says that another transfer's failure stopped this one.
-fn is_cancellation(error: &Error) -> bool {
-    error.to_string().contains(oci::CANCELLED)
 }
 
 /// Commits `writer`'s blob unless another transfer failed: every byte is first handed to the store (a registry

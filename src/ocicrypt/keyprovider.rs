@@ -45,6 +45,8 @@ pub struct KeyProviderConfig {
     pub max_output: usize,
     /// Where the configuration came from, for error messages.
     pub source: String,
+    /// Where a `cmd` provider named without a `/` is looked up (the caller's `PATH`; none: only paths run).
+    pub search_dirs: Vec<std::path::PathBuf>,
 }
 
 /// How one provider is reached.
@@ -124,7 +126,13 @@ impl KeyProviderConfig {
             };
             providers.insert(name, provider);
         }
-        Ok(Self { providers, timeout: DEFAULT_TIMEOUT, max_output: DEFAULT_MAX_OUTPUT, source: source.into() })
+        Ok(Self {
+            providers,
+            timeout: DEFAULT_TIMEOUT,
+            max_output: DEFAULT_MAX_OUTPUT,
+            source: source.into(),
+            search_dirs: Vec::new(),
+        })
     }
 
     /// Reads and parses the configuration file at `path`. `Ok(None)` when the file does not exist: ocicrypt
@@ -180,7 +188,7 @@ pub fn wrap(
         },
         keyunwrapparams: KeyUnwrapParams { dc: None, annotation: None },
     };
-    check_trusted(name, provider)?;
+    check_trusted(config, name, provider)?;
     let output = call(config, provider, &request).map_err(failed)?;
     #[derive(Deserialize)]
     struct Response {
@@ -226,7 +234,7 @@ pub fn unwrap(
             annotation: Some(B64(annotation_blob)),
         },
     };
-    check_trusted(name, provider)?;
+    check_trusted(config, name, provider)?;
     let output = call(config, provider, &request).map_err(failed)?;
     #[derive(Deserialize)]
     struct Response {
@@ -249,9 +257,9 @@ pub fn unwrap(
 
 /// Sends one request to a provider and returns its raw answer.
 /// A `cmd` provider others could change is refused before it runs (exit 3), as every plugin is.
-fn check_trusted(name: &str, provider: &Provider) -> Result<(), Error> {
+fn check_trusted(config: &KeyProviderConfig, name: &str, provider: &Provider) -> Result<(), Error> {
     if let Provider::Cmd { path, .. } = provider {
-        process::resolve_plugin(path.as_ref()).map_err(|untrusted| Error::InvalidKey {
+        process::resolve_plugin(path.as_ref(), &config.search_dirs).map_err(|untrusted| Error::InvalidKey {
             what: format!("provider:{name}"),
             problem: untrusted.to_string(),
         })?;
@@ -283,7 +291,8 @@ fn call(config: &KeyProviderConfig, provider: &Provider, request: &Request<'_>) 
     // The request carries the private options (wrap) or decryption parameters (unwrap): keep it in wiping memory.
     let input = SecretBytes::new(serde_json::to_vec(request).map_err(|e| format!("cannot encode the request: {e}"))?);
     let limits = process::Limits { timeout: config.timeout, max_stdout: config.max_output, max_stderr: MAX_STDERR };
-    let program = process::resolve_plugin(path.as_ref()).map_err(|untrusted| untrusted.to_string())?;
+    let program =
+        process::resolve_plugin(path.as_ref(), &config.search_dirs).map_err(|untrusted| untrusted.to_string())?;
     let done = process::run(&program, args, Some(&input), limits).map_err(|e| match e {
         process::RunError::Spawn(e) => format!("cannot run `{path}`: {e}"),
         process::RunError::TimedOut => format!("`{path}` timed out after {}", process::humanize(config.timeout)),

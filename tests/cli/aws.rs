@@ -413,14 +413,17 @@ fn no_credentials_names_every_place_searched() {
     );
 }
 
-/// The README's `--provider aws-kms` examples, run as written (the key ARN and file names replaced by the test's):
+/// The `--provider aws-kms` examples of the README and of docs/bootstrap.md, run as written (the key ARN and file
+/// names replaced by the test's):
 /// the sealed stream, the cloud-init userdata and the Ignition config come out, and the sealed stream opens.
 #[test]
 fn the_readmes_aws_kms_examples_run() {
     let aws = moto();
     let _serial = aws.lock();
     let scratch = Scratch::new();
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme =
+        ["README.md", "docs/bootstrap.md"].map(|page| std::fs::read_to_string(repo.join(page)).unwrap()).join("\n");
     let mut commands = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {

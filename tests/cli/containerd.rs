@@ -225,6 +225,11 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     /// A Pod of one container through the CRI, as the kubelet starts it (tests/interop/cri_pull.py `run`): the
     /// container's exit code and CRI log as `Ok`, or the failed call and its error as `Err`.
     fn run_pod(&self, repository: &str) -> Result<Value, Value> {
+        self.run_pod_command(repository, &[])
+    }
+
+    /// [`Node::run_pod`] with a Pod spec's `command` (and its args) instead of the image's entrypoint.
+    pub(crate) fn run_pod_command(&self, repository: &str, command: &[&str]) -> Result<Value, Value> {
         // One log directory per Pod, as the kubelet makes one per Pod UID.
         static PODS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let logs = self.work.path(&format!("pod-logs-{}", PODS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
@@ -235,6 +240,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
             .arg("run")
             .arg(format!("{}/{repository}", self.host))
             .arg(&logs)
+            .args(command)
             .output()
             .unwrap();
         let reply: Value = serde_json::from_slice(&output.stdout)
@@ -257,7 +263,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 
     /// The pod sandbox's pause image (no registry on the internet being reachable): a static busybox that sleeps,
     /// pushed in plain to the node's registry as `pause:v1`, where the CRI's `sandbox_image` points.
-    fn push_pause(&self, busybox: &[u8]) {
+    pub(crate) fn push_pause(&self, busybox: &[u8]) {
         let layout = self.work.path("pause");
         let config = json!({"Entrypoint": ["/pause/busybox", "sleep", "86400"]});
         write_layout(&layout, &[("amd64", vec![("gzip", tar_of(&[("pause/busybox", busybox, 0o755)]))])], &config);

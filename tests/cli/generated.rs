@@ -132,6 +132,10 @@ fn stale_extras(expected: &[(PathBuf, Vec<u8>)]) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "test-vectors",
+    ignore = "a test-vectors build completes its hidden fixed-nonce flags; .ci/run compares in its LGPL-free build"
+)]
 fn generated_files_are_current() {
     let expected = expected_files();
     let extras = stale_extras(&expected);

@@ -50,7 +50,12 @@ fn config(scratch: &Scratch, mode: &[&str]) -> KeyProviderConfig {
         }
     });
     let path = scratch.write("ocicrypt_keyprovider.conf", serde_json::to_vec_pretty(&document).unwrap());
-    KeyProviderConfig::load(&path).unwrap().expect("the file exists")
+    let loaded = KeyProviderConfig::load(&path).unwrap().expect("the file exists");
+    // `python3` is looked up (and checked) where the CLI would look: PATH, which `cmd/` hands the library.
+    KeyProviderConfig {
+        search_dirs: std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect(),
+        ..loaded
+    }
 }
 
 fn params(pairs: &[(&str, &[&[u8]])]) -> Parameters {

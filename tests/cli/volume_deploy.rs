@@ -66,3 +66,113 @@ fn volume_deploy_manifests_validate_for_kubernetes_1_32_and_the_vendored_crds() 
         assert!(help.contains(&format!("--{flag}")), "--{flag} is not a flag of `cryptadm volume serve`");
     }
 }
+
+/// Where scripts/build-image puts the binary, and so the `command` of every container that runs cryptadm.
+const BINARY_IN_IMAGE: &str = "/usr/local/bin/cryptadm";
+
+/// Every container of deploy/ (its manifests, not the vendored CRDs) that runs cryptadm: its image and command.
+fn cryptadm_containers() -> Vec<(String, String, Vec<String>)> {
+    fn yaml_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "vendor") {
+                yaml_files(&path, found);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                found.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    yaml_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy"), &mut files);
+    let mut containers = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(image) = line.trim().strip_prefix("image:").map(str::trim) else { continue };
+            let name = image.rsplit('/').next().unwrap().split([':', '@']).next().unwrap();
+            if name != "cryptadm" {
+                continue;
+            }
+            // The command is the container's next key (`command: ["…"]`, a JSON-compatible flow sequence).
+            let command = lines[i + 1..]
+                .iter()
+                .find_map(|l| l.trim().strip_prefix("command:"))
+                .map(|c| serde_json::from_str::<Vec<String>>(c.trim()).expect("command as a flow sequence of strings"))
+                .unwrap_or_default();
+            containers.push((file.display().to_string(), image.to_owned(), command));
+        }
+    }
+    containers
+}
+
+/// Issue 34: every container of deploy/ that runs cryptadm names the image `scripts/build-image` makes for this
+/// version, and runs the binary where that image has it.
+#[test]
+fn deploy_manifests_name_the_image_build_image_makes() {
+    let version = env!("CARGO_PKG_VERSION");
+    let containers = cryptadm_containers();
+    assert!(!containers.is_empty(), "no manifest under deploy/ runs cryptadm");
+    for (file, image, command) in &containers {
+        assert_eq!(image, &format!("cryptadm:{version}"), "{file}: the image scripts/build-image makes");
+        assert_eq!(command.first().map(String::as_str), Some(BINARY_IN_IMAGE), "{file}: the binary in the image");
+    }
+}
+
+/// Issue 34: the image the manifests name runs. With the image (`.ci/run` builds it after the static binary and
+/// sets CRYPTADM_IMAGE_ARCHIVE; without it the test says so and checks nothing): pushed to a node's loopback
+/// registry under the manifests' name, pulled and started by a real containerd through the CRI, as the kubelet
+/// starts the DaemonSet's container (the manifest's `command`, with `--version`) and as the image's own non-root
+/// user, it prints cryptadm's version; its config names that user and carries the `org.opencontainers.image.*`
+/// labels.
+#[test]
+#[cfg(feature = "pgp")] // the containerd node (tests/cli/containerd.rs) is part of the default build's tests
+#[allow(clippy::print_stderr)] // says why the image was not run, in the test's output
+fn deploy_manifests_image_runs_cryptadm() {
+    let version = env!("CARGO_PKG_VERSION");
+    let containers = cryptadm_containers();
+    assert!(!containers.is_empty(), "no manifest under deploy/ runs cryptadm");
+    let Some(archive) = std::env::var_os("CRYPTADM_IMAGE_ARCHIVE") else {
+        eprintln!(
+            "deploy image: skipped running the image: CRYPTADM_IMAGE_ARCHIVE is unset (.ci/run sets it to \
+             scripts/build-image's output after building the static binary)"
+        );
+        return;
+    };
+    let archive = std::path::PathBuf::from(archive);
+    assert!(archive.is_file(), "CRYPTADM_IMAGE_ARCHIVE={} is not a file", archive.display());
+    let node = crate::containerd::Node::start_with(&[]);
+    node.push_pause(&crate::containerd::static_busybox());
+    let repository = format!("cryptadm:{version}");
+    let pushed = Command::new("skopeo")
+        .args(["--insecure-policy", "copy", "--dest-tls-verify=false"])
+        .arg(format!("oci-archive:{}", archive.display()))
+        .arg(node.image(&repository))
+        .output()
+        .unwrap();
+    assert!(pushed.status.success(), "skopeo copy: {}", String::from_utf8_lossy(&pushed.stderr));
+
+    let inspected = Command::new("skopeo")
+        .args(["inspect", "--config", "--tls-verify=false"])
+        .arg(node.image(&repository))
+        .output()
+        .unwrap();
+    assert!(inspected.status.success(), "skopeo inspect: {}", String::from_utf8_lossy(&inspected.stderr));
+    let config: serde_json::Value = serde_json::from_slice(&inspected.stdout).unwrap();
+    assert_eq!(config["config"]["User"], "65532:65532", "{config}");
+    let labels = &config["config"]["Labels"];
+    assert_eq!(labels["org.opencontainers.image.version"], version, "{config}");
+    for label in ["title", "revision", "created", "licenses", "description"] {
+        assert!(labels[format!("org.opencontainers.image.{label}")].is_string(), "no {label} label: {config}");
+    }
+
+    for (file, _, command) in &containers {
+        let mut run: Vec<&str> = command.iter().map(String::as_str).collect();
+        run.push("--version");
+        let pod = node
+            .run_pod_command(&repository, &run)
+            .unwrap_or_else(|e| panic!("{file}: the container did not run: {e}\n{}", node.log()));
+        assert_eq!(pod["exit_code"], 0, "{file}: {pod}");
+        assert_eq!(pod["stdout"], format!("cryptadm {version}\n"), "{file}: {pod}");
+    }
+}

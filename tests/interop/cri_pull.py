@@ -2,12 +2,13 @@
 
   cri_pull.py SOCKET pull IMAGE      -> {"image_ref": ...}; on failure {"grpc_code", "details"} and exit 2
   cri_pull.py SOCKET remove IMAGE
-  cri_pull.py SOCKET run IMAGE LOGDIR
+  cri_pull.py SOCKET run IMAGE LOGDIR [COMMAND [ARG...]]
       a Pod of one container, as the kubelet starts it: RunPodSandbox (host network, as the test makes no CNI
       network, hence the host's UTS namespace and no hostname), PullImage, CreateContainer (with a BestEffort
       Pod's resources), StartContainer, then waits for the container to exit, reads its CRI log (LOGDIR/app.log)
       and removes the container and the sandbox (StopPodSandbox, RemovePodSandbox), so that nothing holds the
-      image's snapshots afterwards.
+      image's snapshots afterwards. COMMAND and ARGs: the container spec's `command` and `args` (the image's
+      entrypoint when absent).
       -> {"exit_code": N, "stdout": "...", "stderr": "..."}; on failure {"stage": RPC, "grpc_code", "details"}
          and exit 2 (the sandbox is removed then too)
 
@@ -64,7 +65,7 @@ def read_cri_log(path):
     return streams
 
 
-def run_pod(pb, pbg, channel, image, log_dir):
+def run_pod(pb, pbg, channel, image, log_dir, command=()):
     runtime, images = pbg.RuntimeServiceStub(channel), pbg.ImageServiceStub(channel)
     sandbox_config = pb.PodSandboxConfig(
         metadata=pb.PodSandboxMetadata(name="app", uid="cryptadm-test-pod", namespace="default", attempt=0),
@@ -80,8 +81,11 @@ def run_pod(pb, pbg, channel, image, log_dir):
                          timeout=120).image_ref
         # The resources the kubelet sends for a BestEffort Pod.
         resources = pb.LinuxContainerResources(cpu_shares=2, oom_score_adj=1000)
+        # A Pod spec's `command` replaces the image's entrypoint, as the kubelet passes it (its `args` empty here:
+        # the rest of COMMAND goes in `args`).
         config = pb.ContainerConfig(metadata=pb.ContainerMetadata(name="app", attempt=0),
                                     image=pb.ImageSpec(image=image_ref), log_path="app.log",
+                                    command=list(command[:1]), args=list(command[1:]),
                                     linux=pb.LinuxContainerConfig(resources=resources))
         container = call("CreateContainer", runtime.CreateContainer, pb.CreateContainerRequest(
             pod_sandbox_id=sandbox, config=config, sandbox_config=sandbox_config)).container_id
@@ -113,7 +117,7 @@ def main():
     try:
         if command == "run":
             try:
-                print(json.dumps(run_pod(pb, pbg, channel, image, sys.argv[4])))
+                print(json.dumps(run_pod(pb, pbg, channel, image, sys.argv[4], sys.argv[5:])))
             except Failed as failed:
                 error = failed.error
                 print(json.dumps({"stage": failed.stage,

@@ -211,7 +211,8 @@ pub fn provider_config() -> anyhow::Result<Option<Arc<KeyProviderConfig>>> {
     let Some(path) = crate::cmd::env_vars::var_os(super::env_vars::OCICRYPT_KEYPROVIDER_CONFIG) else {
         return Ok(None);
     };
-    Ok(KeyProviderConfig::load(std::path::Path::new(&path))?.map(Arc::new))
+    let config = KeyProviderConfig::load(std::path::Path::new(&path))?;
+    Ok(config.map(|config| Arc::new(KeyProviderConfig { search_dirs: crate::cmd::env_vars::path_dirs(), ..config })))
 }
 
 /// Opens a source image; `registry` gives access when it is in a registry.

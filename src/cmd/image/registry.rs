@@ -164,7 +164,7 @@ impl RegistryFlags<'_> {
                     }
                     None => default_auth_files(),
                 };
-                let found = credentials::from_auth_files(&files, registry)?;
+                let found = credentials::from_auth_files(&files, registry, &crate::cmd::env_vars::path_dirs())?;
                 match &found {
                     Some((c, file)) => {
                         printer.debug(&format!("registry {registry}: user {} from `{}`", c.username, file.display()))

@@ -217,8 +217,7 @@ fn settings(
 ) -> anyhow::Result<Settings> {
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
-    let search_dirs =
-        crate::cmd::env_vars::var_os(env_vars::PATH).map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let search_dirs = crate::cmd::env_vars::path_dirs();
     let (kmip, kmip_wrap) = kmip_store(key_store, vault)?;
     let aws = vault.aws_client()?;
     let file_key_wrap = if key_store.starts_with("file://") { vault.aws_key_wrap()? } else { None };

@@ -37,10 +37,14 @@ impl std::fmt::Debug for Credentials {
 
 /// Looks up the credentials for `registry` (`HOST[:PORT]`) in the first of `files` that has an entry for it, and
 /// says which file that was. Missing files are skipped; a file that exists but cannot be read or parsed is an
-/// error.
-pub fn from_auth_files<'a>(files: &'a [PathBuf], registry: &str) -> Result<Option<(Credentials, &'a Path)>, Error> {
+/// error. Credential helpers the files name are looked up in `search_dirs` (the caller's `PATH`).
+pub fn from_auth_files<'a>(
+    files: &'a [PathBuf],
+    registry: &str,
+    search_dirs: &[PathBuf],
+) -> Result<Option<(Credentials, &'a Path)>, Error> {
     for file in files {
-        if let Some(found) = from_auth_file(file, registry)? {
+        if let Some(found) = from_auth_file(file, registry, search_dirs)? {
             return Ok(Some((found, file)));
         }
     }
@@ -69,7 +73,7 @@ struct AuthEntry {
 /// Most bytes an auth file may hold (docker's hold a few entries of a few hundred bytes each).
 pub const MAX_AUTH_FILE_BYTES: u64 = 1024 * 1024;
 
-fn from_auth_file(file: &Path, registry: &str) -> Result<Option<Credentials>, Error> {
+fn from_auth_file(file: &Path, registry: &str, search_dirs: &[PathBuf]) -> Result<Option<Credentials>, Error> {
     // A regular file (a FIFO would block, `/dev/zero` never ends), read no further than the bound.
     let text = match crate::oci::files::read_regular(file, MAX_AUTH_FILE_BYTES) {
         Ok(text) => text,
@@ -83,13 +87,13 @@ fn from_auth_file(file: &Path, registry: &str) -> Result<Option<Credentials>, Er
         .map_err(|_| Error::Malformed(format!("`{}` is not a valid auth file (JSON with `auths`)", file.display())))?;
     // docker's order: a helper for this registry, then an entry in `auths`, then the store helper for all.
     if let Some(helper) = config.cred_helpers.get(registry).filter(|h| !h.is_empty()) {
-        return from_helper(helper, registry);
+        return from_helper(helper, registry, search_dirs);
     }
     if let Some(entry) = auth_entry(&config.auths, registry) {
         return from_entry(entry, file, registry).map(Some);
     }
     match &config.creds_store {
-        Some(store) if !store.is_empty() => from_helper(store, registry),
+        Some(store) if !store.is_empty() => from_helper(store, registry, search_dirs),
         _ => Ok(None),
     }
 }
@@ -141,13 +145,13 @@ fn identity_token(source: &str, registry: &str) -> Error {
     ))
 }
 
-/// Asks `docker-credential-NAME get` (found on PATH) for the registry's credentials, as docker does: the
-/// registry on standard input, `{"Username": …, "Secret": …}` on standard output.
-fn from_helper(name: &str, registry: &str) -> Result<Option<Credentials>, Error> {
+/// Asks `docker-credential-NAME get` (found in `search_dirs`, the caller's PATH) for the registry's credentials, as
+/// docker does: the registry on standard input, `{"Username": …, "Secret": …}` on standard output.
+fn from_helper(name: &str, registry: &str, search_dirs: &[PathBuf]) -> Result<Option<Credentials>, Error> {
     let program = format!("docker-credential-{name}");
     let limits = process::Limits { timeout: HELPER_TIMEOUT, max_stdout: MAX_HELPER_OUTPUT, max_stderr: 4096 };
-    let path =
-        process::resolve_plugin(program.as_ref()).map_err(|untrusted| Error::Malformed(untrusted.to_string()))?;
+    let path = process::resolve_plugin(program.as_ref(), search_dirs)
+        .map_err(|untrusted| Error::Malformed(untrusted.to_string()))?;
     let done = process::run(&path, ["get"], Some(registry.as_bytes()), limits).map_err(|e| {
         let why = match e {
             process::RunError::Spawn(e) => format!("cannot be run: {e}"),
@@ -192,12 +196,12 @@ mod tests {
         // base64("alice:s3cret")
         std::fs::write(&file, r#"{"auths":{"localhost:5000":{"auth":"YWxpY2U6czNjcmV0"}}}"#).unwrap();
         let files = [dir.path().join("missing.json"), file.clone()];
-        let (found, file_used) = from_auth_files(&files, "localhost:5000").unwrap().unwrap();
+        let (found, file_used) = from_auth_files(&files, "localhost:5000", &[]).unwrap().unwrap();
         assert_eq!(file_used, file.as_path());
         assert_eq!((found.username.as_str(), found.password.as_str()), ("alice", "s3cret"));
-        assert!(from_auth_files(&files, "other:5000").unwrap().is_none());
+        assert!(from_auth_files(&files, "other:5000", &[]).unwrap().is_none());
         std::fs::write(&file, "not json").unwrap();
-        assert!(matches!(from_auth_files(&files, "localhost:5000"), Err(Error::Malformed(_))));
+        assert!(matches!(from_auth_files(&files, "localhost:5000", &[]), Err(Error::Malformed(_))));
     }
 
     #[test]
@@ -210,12 +214,12 @@ mod tests {
         )
         .unwrap();
         let files = [file];
-        let (hub, _) = from_auth_files(&files, "docker.io").unwrap().unwrap();
+        let (hub, _) = from_auth_files(&files, "docker.io", &[]).unwrap().unwrap();
         assert_eq!((hub.username.as_str(), hub.password.as_str()), ("bob", "pw"));
-        let (plain, _) = from_auth_files(&files, "r.example:5000").unwrap().unwrap();
+        let (plain, _) = from_auth_files(&files, "r.example:5000", &[]).unwrap().unwrap();
         assert_eq!((plain.username.as_str(), plain.password.as_str()), ("u", "p"));
         assert!(
-            matches!(from_auth_files(&files, "t.example"), Err(Error::Malformed(m)) if m.contains("identity token"))
+            matches!(from_auth_files(&files, "t.example", &[]), Err(Error::Malformed(m)) if m.contains("identity token"))
         );
         assert!(format!("{hub:?}").contains("bob") && !format!("{hub:?}").contains("pw"));
     }
