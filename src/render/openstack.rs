@@ -5,7 +5,7 @@
 //!
 //! Each property is set only where its spec gives it meaning (the table, with why, is `docs/openstack.md`):
 //! Glance's image-encryption properties on every encrypted image (`os_encrypt_format=LUKSv1`,
-//! `os_encrypt_cipher=aes-xts-plain64`, `os_encrypt_key_id`, `os_encrypt_key_deletion_policy`,
+//! `os_encrypt_cipher=AES256`, the value Nova's spec gives, `os_encrypt_key_id`, `os_encrypt_key_deletion_policy`,
 //! `os_decrypt_container_format=bare`, `os_decrypt_size`); Cinder's `cinder_encryption_key_id` (and its deletion
 //! policy) only on a raw LUKS image with a symmetric secret, the only kind Cinder creates a volume from; never
 //! Nova's `hw_ephemeral_encryption*`, which ask Nova to encrypt the disks of instances booted from an image rather
@@ -99,7 +99,7 @@ pub fn image_document(
     let mut secret = None;
     if let Some(e) = encryption {
         properties.insert("os_encrypt_format", "LUKSv1".to_owned());
-        properties.insert("os_encrypt_cipher", "aes-xts-plain64".to_owned());
+        properties.insert("os_encrypt_cipher", "AES256".to_owned());
         properties.insert("os_encrypt_key_deletion_policy", if e.delete_key { "True" } else { "False" }.to_owned());
         properties.insert("os_decrypt_container_format", "bare".to_owned());
         properties.insert("os_decrypt_size", decrypted_size.to_string());
@@ -145,7 +145,7 @@ mod tests {
         let qcow2 = image_document(Path::new("a.qcow2"), "qcow2", 1 << 20, Some(&facts));
         assert!(!qcow2.properties.contains_key("cinder_encryption_key_id"), "Cinder reads raw LUKS only");
         assert!(!qcow2.properties.keys().any(|k| k.starts_with("hw_ephemeral_encryption")));
-        assert_eq!(qcow2.properties["os_encrypt_cipher"], "aes-xts-plain64");
+        assert_eq!(qcow2.properties["os_encrypt_cipher"], "AES256");
         let doc = image_document(Path::new("a.qcow2"), "raw", 1 << 20, Some(&facts));
         let secret = doc.secret.unwrap();
         assert_eq!(

@@ -187,7 +187,7 @@ fn glance_images_are_luks1_with_text_passphrases_and_print_properties() {
     assert_eq!(props.get("cinder_encryption_key_id"), None);
     assert_eq!(props["os_encrypt_key_deletion_policy"], "False");
     assert_eq!(props.get("cinder_encryption_key_deletion_policy"), None);
-    assert_eq!(props["os_encrypt_cipher"], "aes-xts-plain64");
+    assert_eq!(props["os_encrypt_cipher"], "AES256");
     assert_eq!(props.get("os_decrypt_format"), None);
     assert_eq!(props["os_decrypt_container_format"], "bare");
     assert_eq!(props["os_decrypt_size"], (1 << 20).to_string());

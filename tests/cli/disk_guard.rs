@@ -572,7 +572,7 @@ fn luks_format_and_convert_print_the_same_glance_properties() {
             assert_eq!(props["os_encrypt_key_id"], key_id);
             assert_eq!(props["os_decrypt_size"], MIB.to_string());
             // A passphrase secret: Cinder would hexlify it into another passphrase.
-            assert_eq!(props["os_encrypt_cipher"], "aes-xts-plain64");
+            assert_eq!(props["os_encrypt_cipher"], "AES256");
             for absent in ["cinder_encryption_key_id", "os_decrypt_format", "hw_ephemeral_encryption"] {
                 assert!(props.get(absent).is_none(), "{tag}: {absent} in {props}");
             }

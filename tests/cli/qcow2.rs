@@ -481,7 +481,7 @@ fn symmetric_secrets_give_the_passphrase_os_brick_derives() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["disk_format"], "qcow2");
     assert_eq!(doc["properties"]["os_encrypt_format"], "LUKSv1");
-    assert_eq!(doc["properties"]["os_encrypt_cipher"], "aes-xts-plain64");
+    assert_eq!(doc["properties"]["os_encrypt_cipher"], "AES256");
     assert_eq!(doc["properties"]["os_decrypt_size"], SIZE.to_string());
     assert_eq!(doc["properties"]["os_encrypt_key_id"], "3f1c6b9e-0d2a-4c55-9a57-3e1f0b6a2c11");
     // Cinder makes volumes of raw LUKS images only; Nova's hw_ephemeral_encryption* ask for encrypted instances.
