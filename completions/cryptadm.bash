@@ -971,7 +971,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,14 +986,6 @@ _cryptadm() {
                     return 0
                     ;;
                 --key-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --clevis-pin)
-                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
-                    return 0
-                    ;;
-                --clevis-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1086,6 +1078,14 @@ _cryptadm() {
                     return 0
                     ;;
                 --os-cloud)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clevis-pin)
+                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    return 0
+                    ;;
+                --clevis-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -110,6 +110,22 @@ fn no_argument_takes_a_secret_value() {
                 "/nonexistent/x",
             ],
         ),
+        // the source image's Barbican secret, named as --secret is: an href with a password in it is refused unparsed
+        (
+            "source_secret",
+            &[
+                "disk",
+                "convert",
+                "--encryption-key",
+                "new",
+                "--key-manager",
+                "barbican",
+                "--source-secret",
+                "https://admin:hunter2@kms.example/v1/secrets/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9",
+                "Cargo.toml",
+                "/nonexistent/x",
+            ],
+        ),
         // the Transit key that wraps a vault-kv:// store's values: a reference, so a passphrase there is refused
         ("key_wrap", &["volume", "rotate", "--volume-id", "v", "--volume-path", "Cargo.toml", "--key-wrap", "hunter2"]),
         ("key_wrap", &["volume", "rewrap", "--key-store", "vault-kv://kv/x", "--key-wrap", "hunter2"]),

@@ -49,11 +49,11 @@ pub const EXAMPLES: &str = "Examples:
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
       --remote-config https=https://config.example/machines/machine-0.yaml --cloud-init > userdata
 
-  # Network-bound: the passphrase is random, encrypted to two of three Tang servers (clevis's sss pin);
-  # the machine recovers it from the servers at boot, with no credentials (docs/tang.md)
+  # Network-bound: a random passphrase encrypted to two of three Tang servers (clevis's sss pin);
+  # the machine recovers it from them at boot, with no credentials (docs/tang.md; \"thp\" pins one)
+  sss='{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://t1\"},{\"url\":\"http://t2\"},{\"url\":\"http://t3\"}]}}'
   cryptadm bootstrap seal --in machine-config.yaml --provider clevis --clevis-pin sss \\
-      --clevis-config '{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://tang1:7500\",\"thp\":\"…\"},{\"url\":\"http://tang2:7500\",\"thp\":\"…\"},{\"url\":\"http://tang3:7500\",\"thp\":\"…\"}]}}' \\
-      --cloud-init > userdata
+      --clevis-config \"$sss\" --clevis-trust-adv --cloud-init > userdata
 
   # Render your own bootstrap template ({{ machine_config | gzipBase64 }})
   cryptadm bootstrap seal --in machine-config.yaml --provider file \\

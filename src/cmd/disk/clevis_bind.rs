@@ -13,13 +13,13 @@ use std::path::PathBuf;
 
 /// Examples for `cryptadm disk clevis-bind`.
 pub const EXAMPLES: &str = "Examples:
-  # Bind to one Tang server (pinned by its signing key's thumbprint), given a passphrase of the volume
+  # Bind to one Tang server (pinned by its signing key's thumbprint), given one of the passphrases
   cryptadm disk clevis-bind --key-file pass.txt --clevis-pin tang \\
       --clevis-config '{\"url\":\"http://tang.example:7500\",\"thp\":\"…\"}' disk.img
 
-  # ... or to two of three servers; then `cryptadm disk decrypt --clevis` or `clevis luks unlock` opens it
-  cryptadm disk clevis-bind --key-file pass.txt --clevis-pin sss \\
-      --clevis-config '{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://tang1:7500\"},{\"url\":\"http://tang2:7500\"},{\"url\":\"http://tang3:7500\"}]}}' \\
+  # ... or two of three servers; `cryptadm disk decrypt --clevis` or `clevis luks unlock` opens it
+  sss='{\"t\":2,\"pins\":{\"tang\":[{\"url\":\"http://t1\"},{\"url\":\"http://t2\"},{\"url\":\"http://t3\"}]}}'
+  cryptadm disk clevis-bind --key-file pass.txt --clevis-pin sss --clevis-config \"$sss\" \\
       --clevis-trust-adv /dev/sdb";
 
 /// Bind a LUKS2 volume to Tang servers (clevis's `tang` or `sss` pin), as `clevis luks bind` does
@@ -34,11 +34,12 @@ pub const EXAMPLES: &str = "Examples:
 pub struct ClevisBindArgs {
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
-    #[command(flatten)]
-    clevis: ClevisArgs,
     /// The LUKS2 image file or block device
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
+    /// Last: the heading of these flags carries over to whatever follows them in the help.
+    #[command(flatten)]
+    clevis: ClevisArgs,
 }
 
 /// Runs `cryptadm disk clevis-bind`.

@@ -138,6 +138,10 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let source_type = args.source_secret_type.or(args.secret_type).map_or(secret_type, SecretType::from);
     let key_manager = args.glance.cloud.key_manager.is_some();
     let keeps_source_key = matches!(args.encryption_key, KeyChoice::Same | KeyChoice::Shelve);
+    // Checked before anything else, as --secret is: an href carrying credentials is refused without being echoed.
+    if let Some(source) = &args.source_secret {
+        crate::kms::KeyRef::parse_secret(source)?;
+    }
     // The source's secret in the key manager: --source-secret, or (same and shelve) --secret as before.
     let source_id = match (&args.source_secret, &args.glance.cloud.secret) {
         (Some(source), Some(secret)) if keeps_source_key && source != secret => {

@@ -47,9 +47,6 @@ pub struct LuksFormatArgs {
     pub luks_type: Option<TypeArg>,
     #[command(flatten)]
     passphrase: LuksPassphraseArgs,
-    /// Also bind the volume to Tang servers, as `clevis luks bind` does (LUKS2; see `disk clevis-bind`)
-    #[command(flatten)]
-    clevis: crate::cmd::clevis_args::ClevisArgs,
     /// Container: `raw` (a LUKS image or device) or `qcow2` (qcow2 v3 with LUKS1 inside, as QEMU writes it)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = super::FormatArg::Raw)]
     pub format: super::FormatArg,
@@ -113,6 +110,10 @@ pub struct LuksFormatArgs {
     /// The image file to create, or an existing block device
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
+    /// Also bind the volume to Tang servers, as `clevis luks bind` does (LUKS2; see `disk clevis-bind`). Last:
+    /// the heading of these flags carries over to whatever follows them in the help.
+    #[command(flatten)]
+    clevis: crate::cmd::clevis_args::ClevisArgs,
 }
 
 /// LUKS versions.
