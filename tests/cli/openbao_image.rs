@@ -426,7 +426,16 @@ fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
         .arg(node.image("transit/refused:v1"))
         .assert()
         .success();
-    let details = node.pull("transit/refused:v1").expect_err("the pull must fail");
+    let mut details = node.pull("transit/refused:v1").expect_err("the pull must fail");
+    for _ in 0..2 {
+        if !details.contains("wrong diff id calculated") {
+            break;
+        }
+        // containerd 1.6 sometimes reports the layer's digest mismatch instead of the stream processor's exit
+        // status (it read the processor's closed output before reaping it: seen once in a loaded suite run). The
+        // pull failed and unpacked nothing either way; pull again for the processor's own message.
+        details = node.pull("transit/refused:v1").expect_err("the pull must fail");
+    }
     assert!(
         details.contains("cryptadm stream-decrypt") && details.contains("permission denied"),
         "{details}\n{}",
