@@ -702,14 +702,16 @@ fn server_errors(body: &[u8]) -> String {
 }
 
 /// Reads a credential file, refusing one that group or others may read (as the Vault CLI's users expect of
-/// `~/.vault-token`) or that is not a regular file.
+/// `~/.vault-token`) or that is not a regular file. A token the kubelet projected into a pod is the exception
+/// for reading (see [`kubelet_projected`]).
 pub fn read_credential(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
     use std::os::unix::fs::MetadataExt as _;
     let metadata = std::fs::metadata(path).map_err(|e| super::http::file_error(what, path, e))?;
     if !metadata.is_file() {
         return Err(Error::Config(format!("{what} `{}`: not a regular file", path.display())));
     }
-    if metadata.mode() & 0o077 != 0 {
+    let tolerated = if kubelet_projected(path) { 0o044 } else { 0 };
+    if metadata.mode() & 0o077 & !tolerated != 0 {
         return Err(Error::Config(format!(
             "{what} `{}`: group or others may access it (mode {:o}); chmod 600 it",
             path.display(),
@@ -719,6 +721,16 @@ pub fn read_credential(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
     let file = std::fs::File::open(path).map_err(|e| super::http::file_error(what, path, e))?;
     crate::crypto::secret::read_secret(file, MAX_CREDENTIAL)
         .map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))
+}
+
+/// Whether `path` is a file the kubelet wrote into a pod's volume (a service-account token, a projected
+/// secret): its atomic-writer layout makes the name a symbolic link into the `..data/` generation directory. Such
+/// files are 0644 unless the pod spec says otherwise (the automounted service-account token always is), nobody
+/// in the pod can chmod them (the volume is read-only), and outside the pod only root reaches them (the
+/// kubelet's pod directories are 0750 root). Refusing them would make `--vault-auth kubernetes` and web identity
+/// fail in every stock pod, so read access for group and others is accepted there; write access never is.
+fn kubelet_projected(path: &Path) -> bool {
+    std::fs::read_link(path).is_ok_and(|target| target.starts_with("..data"))
 }
 
 fn credential_text<'a>(bytes: &'a [u8], path: &Path, what: &str) -> Result<&'a str, Error> {
@@ -786,5 +798,28 @@ mod tests {
         assert!(error.contains("chmod 600"), "{error}");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(read_credential(&path, "Vault token file").unwrap(), b"hvs.abc\n");
+    }
+
+    /// The kubelet's atomic-writer layout: `token -> ..data/token`, `..data -> ..2026_11_27_…`, the file 0644.
+    #[test]
+    fn a_token_the_kubelet_projected_may_be_world_readable_but_not_writable() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("..2026_11_27_07_30_00.123456789");
+        std::fs::create_dir(&generation).unwrap();
+        std::fs::write(generation.join("token"), "eyJhbGciOiJSUzI1NiJ9.e30.c2ln\n").unwrap();
+        std::os::unix::fs::symlink("..2026_11_27_07_30_00.123456789", dir.path().join("..data")).unwrap();
+        let token = dir.path().join("token");
+        std::os::unix::fs::symlink("..data/token", &token).unwrap();
+        for (mode, accepted) in [(0o644, true), (0o640, true), (0o400, true), (0o646, false), (0o664, false)] {
+            std::fs::set_permissions(generation.join("token"), std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(read_credential(&token, "JWT file").is_ok(), accepted, "mode {mode:o}");
+        }
+        // The same file reached by another link, or directly, is an operator's file: 0600 or refused.
+        std::fs::set_permissions(generation.join("token"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_credential(&generation.join("token"), "JWT file").is_err());
+        let elsewhere = dir.path().join("copy");
+        std::os::unix::fs::symlink(generation.join("token"), &elsewhere).unwrap();
+        assert!(read_credential(&elsewhere, "JWT file").is_err());
     }
 }

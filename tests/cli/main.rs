@@ -10,11 +10,13 @@ mod support_first_boot;
 mod support_guest;
 mod support_kmip;
 mod support_loop;
+mod support_luks;
 mod support_openbao;
 mod support_openstack;
 mod support_tang;
 
 mod aws;
+mod aws_deploy;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

@@ -6,7 +6,7 @@ use crate::support::{Scratch, cryptadm, require_tool};
 use std::path::Path;
 use std::process::Command;
 
-fn validate(deploy: &Path) -> std::process::Output {
+pub fn validate(deploy: &Path) -> std::process::Output {
     require_tool("kubernetes-validate", "pip install kubernetes-validate jsonschema");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     Command::new("python3")

@@ -17,6 +17,8 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
     put-parameter NAME IN          puts a SecureString parameter
     secret-exists NAME     exits 0 when the secret can be read (GetSecretValue), else fails
     assume ROLE                    AssumeRole of `node` (kms:*) or `sealer-node`; prints {"id", "secret", "token"}
+    role NAME TRUST POLICY         creates (or updates) role NAME with the trust and inline policy documents in
+                                   the files TRUST and POLICY; prints its ARN
     anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
                                    AssumeRoleWithWebIdentity is unsigned on AWS but moto wants a signature
 """
@@ -112,6 +114,17 @@ def main(argv):
         arn = f"arn:aws:iam::{account}:role/{args[0]}"
         keys = client("sts").assume_role(RoleArn=arn, RoleSessionName="instance", DurationSeconds=900)["Credentials"]
         print(json.dumps({"id": keys["AccessKeyId"], "secret": keys["SecretAccessKey"], "token": keys["SessionToken"]}))
+    elif command == "role":
+        iam = client("iam")
+        with open(args[1]) as trust, open(args[2]) as policy_document:
+            trust, policy_document = trust.read(), policy_document.read()
+        try:
+            arn = iam.create_role(RoleName=args[0], AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+        except iam.exceptions.EntityAlreadyExistsException:
+            iam.update_assume_role_policy(RoleName=args[0], PolicyDocument=trust)
+            arn = iam.get_role(RoleName=args[0])["Role"]["Arn"]
+        iam.put_role_policy(RoleName=args[0], PolicyName=args[0], PolicyDocument=policy_document)
+        print(arn)
     elif command == "anonymous":
         request = urllib.request.Request(ENDPOINT + "/moto-api/reset-auth", data=args[0].encode(),
                                          headers={"Content-Type": "text/plain"}, method="POST")
