@@ -161,25 +161,6 @@ fn a_whole_rotation_through_vault_kv_with_the_daemonsets_role_and_policy() {
 }
 
 #[test]
-fn the_deploy_patch_gives_volume_serve_only_flags_it_has() {
-    let patch = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/vault/cryptadm-volume-patch.yaml"),
-    )
-    .unwrap();
-    let help = cryptadm().args(["volume", "serve", "--help"]).output().unwrap();
-    let help = String::from_utf8_lossy(&help.stdout);
-    let flags: Vec<&str> = patch
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("- --"))
-        .map(|flag| flag.split('=').next().unwrap())
-        .collect();
-    assert!(flags.len() >= 7, "{flags:?}");
-    for flag in flags {
-        assert!(help.contains(&format!("--{flag}")), "--{flag} is not a flag of `cryptadm volume serve`");
-    }
-}
-
-#[test]
 fn vault_kv_errors_no_secret_5_denied_16_no_server_2_plain_value_under_key_wrap_3() {
     let bao = dev();
     let volume = Volume::new("errors", OLD_KEY, 1000);

@@ -67,6 +67,91 @@ fn volume_deploy_manifests_validate_for_kubernetes_1_32_and_the_vendored_crds() 
     }
 }
 
+/// The DaemonSet of deploy/cryptadm-volume.yaml with `patch` (a strategic merge patch) applied by kubectl, as JSON.
+/// (`kubectl patch --local` patches every object of a file, so the DaemonSet is taken out first.)
+pub fn patched_daemonset(scratch: &Scratch, patch: &Path) -> serde_json::Value {
+    require_tool("kubectl", "apt-get install kubectl");
+    let extract = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml\n\
+             docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d['kind'] == 'DaemonSet']\n\
+             assert len(docs) == 1, docs\n\
+             print(json.dumps(docs[0]))",
+        ])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/cryptadm-volume.yaml"))
+        .output()
+        .unwrap();
+    assert!(extract.status.success(), "{}", String::from_utf8_lossy(&extract.stderr));
+    let daemonset = scratch.write("daemonset.json", &extract.stdout);
+    let patched = Command::new("kubectl")
+        .args(["patch", "--local", "--type", "strategic", "-o", "json", "-f"])
+        .arg(&daemonset)
+        .arg("--patch-file")
+        .arg(patch)
+        .output()
+        .unwrap();
+    assert!(patched.status.success(), "kubectl patch: {}", String::from_utf8_lossy(&patched.stderr));
+    serde_json::from_slice(&patched.stdout).unwrap()
+}
+
+pub fn container<'a>(daemonset: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    daemonset["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no container {name}"))
+}
+
+/// Every `deploy/*/cryptadm-volume-patch.yaml` (OpenBao/Vault, AWS): applied to the DaemonSet by kubectl, the
+/// result validates for Kubernetes 1.32, and every flag it gives `cryptadm volume serve` exists.
+#[test]
+fn volume_deploy_patches_apply_validate_and_give_serve_only_flags_it_has() {
+    let help = cryptadm().args(["volume", "serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let mut patches: Vec<_> = std::fs::read_dir(&deploy)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("cryptadm-volume-patch.yaml"))
+        .filter(|patch| patch.is_file())
+        .collect();
+    patches.sort();
+    assert!(patches.len() >= 2, "{patches:?}");
+    for patch in patches {
+        let scratch = Scratch::new();
+        let daemonset = patched_daemonset(&scratch, &patch);
+        std::fs::create_dir_all(scratch.path("deploy")).unwrap();
+        scratch.write("deploy/daemonset.yaml", serde_json::to_vec_pretty(&daemonset).unwrap());
+        let validated = validate(&scratch.path("deploy"));
+        let report = String::from_utf8_lossy(&validated.stdout);
+        assert!(
+            validated.status.success(),
+            "{}: {report}{}",
+            patch.display(),
+            String::from_utf8_lossy(&validated.stderr)
+        );
+        assert!(report.contains("daemonset/cryptadm-volume against version 1.32"), "{report}");
+        let flags: Vec<&str> = container(&daemonset, "cryptadm")["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str()?.strip_prefix("--"))
+            .map(|flag| flag.split('=').next().unwrap())
+            .collect();
+        assert!(flags.len() >= 7, "{}: {flags:?}", patch.display());
+        for flag in flags {
+            assert!(
+                help.contains(&format!("--{flag}")),
+                "{}: --{flag} is not a flag of `volume serve`",
+                patch.display()
+            );
+        }
+        // The strategic merge kept the sidecar whole.
+        assert!(container(&daemonset, "csi-addons")["args"].as_array().unwrap().len() >= 5);
+    }
+}
+
 /// Where scripts/build-image puts the binary, and so the `command` of every container that runs cryptadm.
 const BINARY_IN_IMAGE: &str = "/usr/local/bin/cryptadm";
 
