@@ -696,3 +696,76 @@ fn the_documented_transit_store_seeding_and_migration_block_works() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(volume.opens(&unwrap(bao, &field(bao, &volume.path(), "current").unwrap())));
 }
+
+/// `--key-store vault-kv://… --key-wrap aws-kms://ARN` (issue 31) on the real OpenBao and moto: volumes seeded with
+/// the AWS CLI's form (boto3 Encrypt) in KV, rotated; KV then holds only KMS blobs, which boto3 decrypts into the
+/// passphrase cryptsetup opens with. `volume rewrap` re-encrypts every value with ReEncrypt (the plaintext never
+/// leaving KMS): each KV value changes, boto3 gets the same passphrase out of it, and cryptsetup still opens. A
+/// prefix holding a plain value is refused whole (exit 3) and nothing in it is rewritten.
+#[test]
+fn vault_kv_store_wrapped_by_aws_kms_rotates_and_rewraps_with_reencrypt() {
+    let bao = dev();
+    let aws = crate::support_aws::moto();
+    let _serial = aws.lock();
+    let aws_env = |mut command: assert_cmd::Command| {
+        aws.env_with(&mut command, &aws.admin);
+        command
+    };
+    let wrap = format!("aws-kms://{}", aws.key);
+    let boto3_encrypt = |scratch: &Scratch, key: &str| aws.encrypt(scratch, key.as_bytes()).trim().to_owned();
+    let boto3_decrypt = |scratch: &Scratch, blob: &str| aws.decrypt(scratch, blob.as_bytes());
+    let volumes: Vec<Volume> = (0..2)
+        .map(|i| Volume { prefix: "aws-wrapped", ..Volume::new(&format!("awskv{i}"), &format!("{OLD_KEY} {i}"), 1000) })
+        .collect();
+    let mut passphrases = Vec::new();
+    for (i, volume) in volumes.iter().enumerate() {
+        let seeded = boto3_encrypt(&volume.scratch, &format!("{OLD_KEY} {i}"));
+        bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={seeded}")]);
+        let output = aws_env(volume.rotate(bao, &["--key-wrap", &wrap])).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let current = fields["current"].as_str().unwrap();
+        assert_ne!(current, seeded);
+        let passphrase = boto3_decrypt(&volume.scratch, current);
+        assert!(volume.opens(&passphrase), "the key boto3 unwrapped does not open the volume");
+        assert!(!volume.opens(format!("{OLD_KEY} {i}").as_bytes()));
+        passphrases.push((current.to_owned(), passphrase));
+    }
+    let rewrap = |prefix: &str| {
+        aws_env(cryptadm())
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}"), "--key-wrap", &wrap])
+            .output()
+            .unwrap()
+    };
+    let output = rewrap("aws-wrapped");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "rewrapped 2 value(s) in 2 volume secret(s) of `vault-kv://kv/aws-wrapped` with the current key material \
+             of `{wrap}`"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    for (volume, (before, passphrase)) in volumes.iter().zip(&passphrases) {
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let after = fields["current"].as_str().unwrap();
+        assert_ne!(after, before, "volume rewrap left the KV value as it was");
+        assert_eq!(&boto3_decrypt(&volume.scratch, after), passphrase);
+        assert!(volume.opens(passphrase));
+    }
+    // A prefix with one wrapped value and one plain one: refused whole, nothing rewritten.
+    let mixed = Volume { prefix: "aws-mixed", ..Volume::new("awsmixed", OLD_KEY, 1000) };
+    let wrapped = boto3_encrypt(&mixed.scratch, OLD_KEY);
+    bao.bao(&["kv", "put", "-mount=kv", &format!("aws-mixed/a-{}", mixed.id), &format!("current={wrapped}")]);
+    seed_plain(bao, &format!("aws-mixed/z-{}", mixed.id), OLD_KEY);
+    let output = rewrap("aws-mixed");
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("are not KMS CiphertextBlobs in standard base64"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("nothing was rewrapped"), "{}", stderr(&output));
+    assert_eq!(field(bao, &format!("aws-mixed/a-{}", mixed.id), "current").as_deref(), Some(wrapped.as_str()));
+}

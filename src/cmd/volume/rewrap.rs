@@ -1,5 +1,6 @@
 //! `cryptadm volume rewrap`: rotate the Transit key that wraps a `vault-kv://` store's passphrases and rewrap
-//! every stored passphrase with its newest version, inside Vault.
+//! every stored passphrase with its newest version, inside Vault; or re-encrypt every passphrase of a `vault-kv://`
+//! or `file://` store wrapped by an AWS KMS key with ReEncrypt, inside KMS.
 
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
@@ -15,7 +16,10 @@ pub const EXAMPLES: &str = "Examples:
 
   # Only rewrap (after rotating the key some other way, e.g. with auto_rotate_period)
   cryptadm volume rewrap --key-store vault-kv://kv/cryptadm \\
-      --key-wrap vault-transit://transit/volumes --no-rotate";
+      --key-wrap vault-transit://transit/volumes --no-rotate
+
+  # Re-encrypt under an AWS KMS key's current material (after its automatic rotation)
+  cryptadm volume rewrap --key-store vault-kv://kv/cryptadm --key-wrap aws-kms://alias/volumes";
 
 /// Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase
 ///
@@ -25,10 +29,14 @@ pub const EXAMPLES: &str = "Examples:
 /// plaintext passphrases never leave Vault. Each secret is written with check-and-set; a secret another writer
 /// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
+///
+/// With --key-wrap aws-kms://ARN (a vault-kv:// or file:// store) every stored value is re-encrypted with KMS
+/// ReEncrypt under the key's current material, the plaintext never leaving KMS; KMS rotates a key's material on
+/// its own schedule, so --no-rotate is implied.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
-    /// The key store: vault-kv://MOUNT/PREFIX (Transit), or file:///DIR wrapped by --key-wrap aws-kms://ARN
+    /// The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)
     #[arg(long, value_name = "URI")]
     pub key_store: String,
     /// Rewrap only; do not rotate the Transit key first
@@ -54,24 +62,31 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .into());
     };
     let Some(store) = args.vault.resolve(&args.key_store)? else { unreachable!("a vault-kv:// store") };
-    let Some((transit_mount, transit_key)) = store.key_wrap.as_ref().and_then(crate::kms::KeyRef::transit) else {
-        return Err(usage(
-            "volume rewrap needs the Transit key that wraps the store".into(),
-            "give --key-wrap vault-transit://MOUNT/KEY",
-        )
-        .into());
+    use crate::volume::keystore::vault_kv::{Rewrapper, rewrap_all};
+    let aws;
+    let (rewrapper, done_with) = match store.key_wrap.as_ref() {
+        Some(crate::kms::KeyRef::AwsKms { key }) => {
+            aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+            (Rewrapper::aws_kms(&aws, key), "the current key material of")
+        }
+        Some(reference) if reference.transit().is_some() => {
+            let transit = reference.transit().expect("matched");
+            (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of")
+        }
+        _ => {
+            return Err(usage(
+                "volume rewrap needs the key that wraps the store".into(),
+                "give --key-wrap vault-transit://MOUNT/KEY or --key-wrap aws-kms://ARN",
+            )
+            .into());
+        }
     };
-    let done = crate::volume::keystore::vault_kv::rewrap_all(
-        &store.client,
-        &mount,
-        &prefix,
-        (transit_mount, transit_key),
-        !args.no_rotate,
-    )
-    .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
+    let rotated = !args.no_rotate && !matches!(store.key_wrap, Some(crate::kms::KeyRef::AwsKms { .. }));
+    let done = rewrap_all(&store.client, &mount, &prefix, &rewrapper)
+        .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
-        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with the newest version of `{}`",
-        if args.no_rotate { "" } else { "rotated the Transit key; " },
+        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with {done_with} `{}`",
+        if rotated { "rotated the Transit key; " } else { "" },
         done.values,
         done.secrets,
         args.key_store,
@@ -81,7 +96,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         return Err(crate::cmd::error::Failure::new(
             ExitStatus::InvalidInput,
             format!(
-                "value(s) stored by another writer while rewrapping are not Transit ciphertexts and were left as \
+                "value(s) stored by another writer while rewrapping are not wrapped by the key and were left as \
                  they are: {}",
                 done.not_wrapped.join(", ")
             ),
