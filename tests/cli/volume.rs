@@ -615,10 +615,9 @@ fn volume_faults_every_crash_point_recovers() {
             crashes += 1;
             let current = volume.current_key();
             assert!(volume.opens(&current), "{format:?} after a crash at {step}: the stored key opens nothing");
-            for name in ["pending", "previous"] {
-                // With the wrap: boto3 decrypts it (or the test fails).
-                let _ = volume.stored_key(name);
-            }
+            // With the wrap, boto3 decrypts each (or the test fails): the new key pending, the old one previous.
+            assert!(volume.stored_key("pending").is_none_or(|key| key != OLD_KEY.as_bytes()), "{step}");
+            assert!(volume.stored_key("previous").is_none_or(|key| key == OLD_KEY.as_bytes()), "{step}");
             let output = volume.rotate().output().unwrap();
             assert!(output.status.success(), "{format:?} rerun after {step}: {}", stderr_of(&output));
             let expected = if *step == cryptadm::volume::Step::Locked { "rotated" } else { "finished the interrupted" };
@@ -637,6 +636,38 @@ fn volume_faults_every_crash_point_recovers() {
         }
     }
     assert_eq!(crashes, (runs.len() + aws_runs.len()) * cryptadm::volume::Step::ALL.len());
+}
+
+/// `kill -9` at moments spread over a rotation with the store wrapped by AWS KMS (moto): in a KMS request, between
+/// header writes, wherever it lands. After each, boto3 decrypts the stored current key into one cryptsetup opens
+/// the volume with; a rerun completes the rotation and leaves the new key's keyslot and the recovery one only.
+#[test]
+fn kill_9_at_moments_spread_over_an_aws_kms_wrapped_rotation_recovers() {
+    let aws = crate::support_aws::moto();
+    let _serial = aws.lock();
+    let measured = Volume::new(Format::Luks2Pbkdf2, "pvc-kill", 3).wrapped_by_aws(aws);
+    let started = std::time::Instant::now();
+    assert!(measured.rotate().output().unwrap().status.success());
+    let whole = started.elapsed();
+    let mut killed = 0;
+    for eighth in [1, 3, 5] {
+        let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-kill", 3).wrapped_by_aws(aws);
+        let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+        let mut child = volume.rotate_process().stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(whole * eighth / 8);
+        child.kill().unwrap(); // SIGKILL, or nothing when it has already finished
+        if child.wait().unwrap().code().is_none() {
+            killed += 1;
+        }
+        let at = format!("killed at {eighth}/8 of {whole:?}");
+        assert!(volume.opens(&volume.current_key()), "{at}: the stored key opens nothing");
+        let output = volume.rotate().output().unwrap();
+        assert!(output.status.success(), "{at}: the rerun: {}", stderr_of(&output));
+        assert_eq!(active_keyslots(&volume.image).len(), 2, "{at}: {}", volume.dump());
+        assert!(active_keyslots(&volume.image).contains(&5), "{at}");
+        check_rotated(&volume, &volume_key);
+    }
+    assert!(killed >= 2, "only {killed} of 3 runs were still going when killed (a rotation takes {whole:?})");
 }
 
 mod serve {
