@@ -5,6 +5,8 @@
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::kms::KeyRef;
+use crate::volume::keystore::vault_kv::{Rewrapper, rewrap_all};
 use anyhow::Context;
 use clap::Args;
 
@@ -54,7 +56,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = args.key_store.strip_prefix("file://") {
         return rewrap_file_store(&args, dir, printer);
     }
-    let Ok(crate::kms::KeyRef::VaultKv { mount, prefix }) = crate::kms::KeyRef::parse(&args.key_store) else {
+    let Ok(KeyRef::VaultKv { mount, prefix }) = KeyRef::parse(&args.key_store) else {
         return Err(usage(
             format!("`{}` is not a vault-kv:// key store", crate::redact::url(&args.key_store)),
             "give --key-store vault-kv://MOUNT/PREFIX",
@@ -62,17 +64,14 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .into());
     };
     let Some(store) = args.vault.resolve(&args.key_store)? else { unreachable!("a vault-kv:// store") };
-    use crate::volume::keystore::vault_kv::{Rewrapper, rewrap_all};
+    // Declared here: the rewrapper borrows it.
     let aws;
-    let (rewrapper, done_with) = match store.key_wrap.as_ref() {
-        Some(crate::kms::KeyRef::AwsKms { key }) => {
+    let (rewrapper, done_with) = match (store.key_wrap.as_ref(), store.key_wrap.as_ref().and_then(KeyRef::transit)) {
+        (Some(KeyRef::AwsKms { key }), _) => {
             aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
             (Rewrapper::aws_kms(&aws, key), "the current key material of")
         }
-        Some(reference) if reference.transit().is_some() => {
-            let transit = reference.transit().expect("matched");
-            (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of")
-        }
+        (_, Some(transit)) => (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of"),
         _ => {
             return Err(usage(
                 "volume rewrap needs the key that wraps the store".into(),
@@ -81,12 +80,11 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .into());
         }
     };
-    let rotated = !args.no_rotate && !matches!(store.key_wrap, Some(crate::kms::KeyRef::AwsKms { .. }));
     let done = rewrap_all(&store.client, &mount, &prefix, &rewrapper)
         .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
         "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with {done_with} `{}`",
-        if rotated { "rotated the Transit key; " } else { "" },
+        if rewrapper.rotates() { "rotated the Transit key; " } else { "" },
         done.values,
         done.secrets,
         args.key_store,
@@ -121,8 +119,8 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
 fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let usage =
         |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
-    let key = match args.vault.key_wrap.as_deref().map(crate::kms::KeyRef::parse) {
-        Some(Ok(crate::kms::KeyRef::AwsKms { key })) => key,
+    let key = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
+        Some(Ok(KeyRef::AwsKms { key })) => key,
         _ => {
             return Err(usage(
                 "volume rewrap of a file:// store needs the AWS KMS key that wraps it".into(),

@@ -307,6 +307,11 @@ impl<'a> Rewrapper<'a> {
         }
     }
 
+    /// Whether the key gets a new version before the values are rewrapped.
+    pub fn rotates(&self) -> bool {
+        self.rotate
+    }
+
     /// What a refused run did not do.
     fn nothing_done(&self) -> &'static str {
         if self.rotate { "nothing was rotated or rewrapped" } else { "nothing was rewrapped" }
