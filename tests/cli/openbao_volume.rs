@@ -508,44 +508,73 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     }
 }
 
-/// Every crash point of the fault-injection build against `vault-kv://`, plain and Transit-wrapped: after the
-/// crash the stored current key opens the volume; a rerun completes the rotation.
+/// How the vault-kv sweep's store keeps its values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wrapping {
+    Plain,
+    Transit,
+    /// `--key-wrap aws-kms://…` on moto, boto3 the oracle.
+    AwsKms,
+}
+
+/// Every crash point of the fault-injection build against `vault-kv://`, plain, Transit-wrapped and wrapped by AWS
+/// KMS: after the crash the stored current key (unwrapped by OpenBao's Transit or boto3) opens the volume; a rerun
+/// completes the rotation and leaves no keyslot behind.
 #[test]
 #[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
 fn volume_faults_vault_kv_every_crash_point_recovers() {
     let bao = dev();
+    let aws = crate::support_aws::moto();
+    let aws_wrap = format!("aws-kms://{}", aws.key);
     let mut crashes = 0;
-    for wrapped in [false, true] {
+    let wrappings = [Wrapping::Plain, Wrapping::Transit, Wrapping::AwsKms];
+    for wrapped in wrappings {
+        let _serial = (wrapped == Wrapping::AwsKms).then(|| aws.lock());
         for step in cryptadm::volume::Step::ALL {
             let volume = Volume::new("fault", OLD_KEY, 1000);
-            let extra: &[&str] = if wrapped { &WRAP } else { &[] };
-            let seed = if wrapped { wrap(bao, OLD_KEY) } else { OLD_KEY.to_owned() };
+            let seed = match wrapped {
+                Wrapping::Plain => OLD_KEY.to_owned(),
+                Wrapping::Transit => wrap(bao, OLD_KEY),
+                Wrapping::AwsKms => aws.encrypt(&volume.scratch, OLD_KEY.as_bytes()).trim().to_owned(),
+            };
             bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={seed}")]);
             let read_current = || {
                 let value = field(bao, &volume.path(), "current").unwrap();
-                if wrapped { unwrap(bao, &value) } else { value.into_bytes() }
+                match wrapped {
+                    Wrapping::Plain => value.into_bytes(),
+                    Wrapping::Transit => unwrap(bao, &value),
+                    Wrapping::AwsKms => aws.decrypt(&volume.scratch, value.as_bytes()),
+                }
             };
-            let output = volume.rotate(bao, extra).env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
+            let rotate = || {
+                let mut command = match wrapped {
+                    Wrapping::Plain => volume.rotate(bao, &[]),
+                    Wrapping::Transit => volume.rotate(bao, &WRAP),
+                    Wrapping::AwsKms => volume.rotate(bao, &["--key-wrap", &aws_wrap]),
+                };
+                if wrapped == Wrapping::AwsKms {
+                    aws.env_with(&mut command, &aws.admin);
+                }
+                command
+            };
+            let output = rotate().env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
             assert_eq!(output.status.code(), None, "{step}: the process did not crash: {}", stderr(&output));
             crashes += 1;
-            assert!(
-                volume.opens(&read_current()),
-                "wrapped={wrapped} after a crash at {step}: the stored key opens nothing"
-            );
-            let output = volume.rotate(bao, extra).output().unwrap();
-            assert!(output.status.success(), "wrapped={wrapped} rerun after {step}: {}", stderr(&output));
+            assert!(volume.opens(&read_current()), "{wrapped:?} after a crash at {step}: the stored key opens nothing");
+            let output = rotate().output().unwrap();
+            assert!(output.status.success(), "{wrapped:?} rerun after {step}: {}", stderr(&output));
             let fields = kv(bao, &volume.path());
             assert_eq!(fields.len(), 1, "{step}: {fields:?}");
             let current = read_current();
             assert_ne!(current, OLD_KEY.as_bytes());
-            assert!(volume.opens(&current) && !volume.opens(OLD_KEY.as_bytes()), "wrapped={wrapped} {step}");
+            assert!(volume.opens(&current) && !volume.opens(OLD_KEY.as_bytes()), "{wrapped:?} {step}");
             // No keyslot leaked (a crash while the old one was wiped left it in the header): the new one only.
             // (After a crash at the very end the rerun rotates once more, back to keyslot 0.)
             let new_slot = if *step == cryptadm::volume::Step::PreviousForgotten { 0 } else { 1 };
-            assert_eq!(crate::volume::active_keyslots(&volume.image), [new_slot], "wrapped={wrapped} after {step}");
+            assert_eq!(crate::volume::active_keyslots(&volume.image), [new_slot], "{wrapped:?} after {step}");
         }
     }
-    assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
+    assert_eq!(crashes, wrappings.len() * cryptadm::volume::Step::ALL.len());
 }
 
 /// `volume serve` as the DaemonSet runs it: Kubernetes login with the service-account token, the shipped policy,
