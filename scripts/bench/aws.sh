@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark of `bootstrap open` with the built-in aws-kms provider against a local AWS API (moto_server, from
 # .ci/deps/aws.sh, authentication on so every request is really signed and checked): one KMS Decrypt round trip
-# (SigV4) then PBKDF2 50,000 rounds + AES-256-GCM, against the same document kind sealed for the `file` provider.
-# Mean/median/min wall time and peak RSS. A benchmark, not a test: it fails only when something cannot run.
+# (SigV4) then PBKDF2 50,000 rounds + AES-256-GCM, against the same document kind sealed for the `file` provider;
+# with keys in the environment, and with a CAPA machine's first-boot credentials (the instance profile's, from
+# the loopback IMDSv2 stand-in tests/interop/aws/imds_standin.py: a session token, the role's credentials, then
+# Decrypt). Mean/median/min wall time and peak RSS; the number of KMS requests one open makes is checked in
+# moto's log (exactly one). A benchmark, not a test: it fails only when something cannot run or that count is off.
 #
 # Usage: scripts/bench/aws.sh
 # Environment:
@@ -67,3 +70,24 @@ time_runs() {
 echo "== bootstrap open (64 KiB configuration, $RUNS runs each; $("$CRYPTADM" --version))"
 time_runs "file provider" "$CRYPTADM" -q bootstrap open --in "$WORK/file.yaml" --out -
 time_runs "aws-kms (one signed KMS Decrypt)" "$CRYPTADM" -q bootstrap open --in "$WORK/aws.yaml" --out -
+
+# One open, one KMS request: moto logs each request it answers.
+before=$(grep -c '"POST / HTTP' "$WORK/moto.log" || true)
+"$CRYPTADM" -q bootstrap open --in "$WORK/aws.yaml" --out - >/dev/null
+requests=$(( $(grep -c '"POST / HTTP' "$WORK/moto.log") - before ))
+if [ "$requests" -ne 1 ]; then
+  echo "bootstrap open made $requests KMS requests, not one" >&2
+  exit 1
+fi
+
+# The instance profile, as on a CAPA machine at first boot (credentials valid an hour: fetched once per run).
+python3 "$REPO_ROOT/tests/interop/aws/aws_oracle.py" assume node >"$WORK/node.json"
+python3 "$REPO_ROOT/tests/interop/aws/imds_standin.py" "$WORK/node.json" 3600 "$WORK/imds.log" >"$WORK/imds.port" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -s "$WORK/imds.port" ] && break; sleep 0.1; done
+from_instance=(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_EC2_METADATA_DISABLED
+  AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$(head -1 "$WORK/imds.port")")
+"${from_instance[@]}" "$CRYPTADM" -q bootstrap open --in "$WORK/aws.yaml" --out - | cmp - "$WORK/config.yaml"
+grep -q 'security-credentials/cryptadm-node token-ok' "$WORK/imds.log"
+time_runs "aws-kms via the instance profile (IMDSv2)" \
+  "${from_instance[@]}" "$CRYPTADM" -q bootstrap open --in "$WORK/aws.yaml" --out -

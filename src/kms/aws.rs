@@ -335,6 +335,17 @@ impl Aws {
         }
     }
 
+    /// SSM DeleteParameter of `name` (what CAPA's boothook does with the userdata parameters it has read). A
+    /// parameter already gone is success.
+    pub fn delete_parameter(&self, name: &str) -> Result<(), Error> {
+        let region = self.region_for(Some(name))?;
+        let what = format!("deleting SSM parameter `{name}`");
+        match self.json_call(SSM, &region, "DeleteParameter", &json!({"Name": name}), &what) {
+            Ok(_) | Err(Error::NotFound { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// SSM GetParameter of `name` with decryption (a SecureString comes back in plaintext).
     pub fn parameter(&self, name: &str) -> Result<SecretBytes, Error> {
         let region = self.region_for(Some(name))?;

@@ -7,12 +7,23 @@
 //! | `aws-secrets-manager` | a secret's ARN (`arn:aws:secretsmanager:…`) or its name | GetSecretValue: SecretString or SecretBinary |
 //! | `aws-ssm` | `ssm://NAME` (`ssm:///path/name` for a name with a leading `/`) | GetParameter with decryption (SecureString) |
 //! | `capa-secrets-manager` | `PREFIX?chunks=N` | Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout |
+//! | `capa-ssm-parameter-store` | `PREFIX?chunks=N` | CAPA's `secureSecretsBackend: ssm-parameter-store` layout |
 //!
-//! The last reads what CAPA writes today, so a machine image with cryptadm can take over from CAPA's boothook:
-//! the gzip'd userdata split over the secrets `PREFIX-0` … `PREFIX-(N-1)` (SecretBinary each; CAPA's prefix is
-//! `aws.cluster.x-k8s.io/namespaces/NS/clusters/CLUSTER/instances/MACHINE-RANDOM`), joined in order and
-//! gunzipped (at most [`super::MAX_REMOTE_BYTES`]); then, as the boothook does, every chunk is deleted at once
-//! (without the recovery window), so the userdata does not outlive the first boot.
+//! The last two read what CAPA writes today, so a machine image with cryptadm can take over from CAPA's boothooks
+//! (`pkg/cloud/services/{secretsmanager,ssm}` in CAPA's source). CAPA gzips the userdata and splits it into
+//! chunks; `N`, the number of chunks, is what CAPA writes into its boothook (`CHUNKS`) and the AWSMachine's
+//! `spec.cloudInit.secretCount`, `PREFIX` its `secretPrefix`:
+//! - Secrets Manager: the gzip'd bytes split over the secrets `PREFIX-0` … `PREFIX-(N-1)` (SecretBinary each;
+//!   CAPA's prefix is `aws.cluster.x-k8s.io/namespaces/NS/clusters/CLUSTER/instances/MACHINE-RANDOM`).
+//! - SSM Parameter Store: the gzip'd bytes in standard base64, that text split every 4,000 bytes (the standard
+//!   tier's limit) over the SecureString parameters `PREFIX/0` … `PREFIX/(N-1)` (CAPA's prefix is
+//!   `/cluster.x-k8s.io/UUID`: it strips a leading `aws.` or `ssm.`, which SSM reserves, and adds the `/`).
+//!
+//! The chunks are read in order and joined, then, as the boothooks do, every chunk is deleted at once (a secret
+//! without the recovery window), then the userdata is gunzipped (at most [`super::MAX_REMOTE_BYTES`]): it does not
+//! outlive the first boot. When a chunk cannot be read, the boothooks delete too (Secrets Manager's the chunk that
+//! failed, Parameter Store's every chunk), so a failed boot leaves no half of the userdata behind either; so does
+//! cryptadm.
 //!
 //! What comes back is handled as what the `https` provider fetches (a machineadm stream, or plain configuration).
 //! Answers are bounded by the key-manager client ([`crate::kms::http::MAX_BODY`], 1 MiB). A RemoteConfig that was
@@ -32,6 +43,8 @@ pub const BUILTIN_REMOTE_SECRETS_MANAGER: &str = "aws-secrets-manager";
 pub const BUILTIN_REMOTE_SSM: &str = "aws-ssm";
 /// Cluster API Provider AWS's chunked, gzip'd userdata in Secrets Manager.
 pub const BUILTIN_REMOTE_CAPA_SECRETS_MANAGER: &str = "capa-secrets-manager";
+/// Cluster API Provider AWS's chunked, gzip'd userdata in SSM Parameter Store.
+pub const BUILTIN_REMOTE_CAPA_SSM: &str = "capa-ssm-parameter-store";
 /// Most chunks of a CAPA layout read.
 const MAX_CAPA_CHUNKS: usize = 64;
 
@@ -39,7 +52,11 @@ const MAX_CAPA_CHUNKS: usize = 64;
 pub fn is_aws_source(provider: &str) -> bool {
     matches!(
         provider,
-        BUILTIN_REMOTE_S3 | BUILTIN_REMOTE_SECRETS_MANAGER | BUILTIN_REMOTE_SSM | BUILTIN_REMOTE_CAPA_SECRETS_MANAGER
+        BUILTIN_REMOTE_S3
+            | BUILTIN_REMOTE_SECRETS_MANAGER
+            | BUILTIN_REMOTE_SSM
+            | BUILTIN_REMOTE_CAPA_SECRETS_MANAGER
+            | BUILTIN_REMOTE_CAPA_SSM
     )
 }
 
@@ -49,7 +66,63 @@ enum Source<'a> {
     Object { bucket: &'a str, key: &'a str },
     Secret(&'a str),
     Parameter(&'a str),
-    CapaChunks { prefix: &'a str, chunks: usize },
+    CapaChunks { layout: CapaLayout, prefix: &'a str, chunks: usize },
+}
+
+/// Where Cluster API Provider AWS keeps the chunks of a machine's userdata (`secureSecretsBackend`).
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum CapaLayout {
+    SecretsManager,
+    ParameterStore,
+}
+
+impl CapaLayout {
+    /// Chunk `index`'s secret or parameter.
+    fn chunk_name(self, prefix: &str, index: usize) -> String {
+        match self {
+            Self::SecretsManager => format!("{prefix}-{index}"),
+            Self::ParameterStore => format!("{prefix}/{index}"),
+        }
+    }
+
+    fn read(self, aws: &crate::kms::aws::Aws, name: &str) -> Result<SecretBytes, crate::kms::Error> {
+        match self {
+            Self::SecretsManager => aws.secret_value(name).map(|value| SecretBytes::new(value.bytes().to_vec())),
+            Self::ParameterStore => aws.parameter(name),
+        }
+    }
+
+    fn delete(self, aws: &crate::kms::aws::Aws, name: &str) -> Result<(), crate::kms::Error> {
+        match self {
+            Self::SecretsManager => aws.delete_secret(name),
+            Self::ParameterStore => aws.delete_parameter(name),
+        }
+    }
+
+    /// The chunks CAPA's boothook deletes when chunk `failed` cannot be read.
+    fn deleted_after_failure(self, failed: usize, chunks: usize) -> std::ops::Range<usize> {
+        match self {
+            Self::SecretsManager => failed..failed + 1,
+            Self::ParameterStore => 0..chunks,
+        }
+    }
+
+    /// The gzip data the joined chunks carry (Parameter Store's are base64 text; the boothook's `echo` adds a
+    /// newline after each, which `base64 -d` skips).
+    fn gzipped(self, joined: SecretBytes) -> Result<SecretBytes, String> {
+        use base64::Engine as _;
+        match self {
+            Self::SecretsManager => Ok(joined),
+            Self::ParameterStore => {
+                let text: zeroize::Zeroizing<Vec<u8>> =
+                    zeroize::Zeroizing::new(joined.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect());
+                base64::engine::general_purpose::STANDARD
+                    .decode(text.as_slice())
+                    .map(SecretBytes::new)
+                    .map_err(|e| format!("the joined parameters are not base64 ({e})"))
+            }
+        }
+    }
 }
 
 fn parse<'a>(provider: &str, uri: &'a str) -> Result<Source<'a>, &'static str> {
@@ -78,27 +151,38 @@ fn parse<'a>(provider: &str, uri: &'a str) -> Result<Source<'a>, &'static str> {
         }
         BUILTIN_REMOTE_SSM => {
             let name = uri.strip_prefix("ssm://").ok_or("expected ssm://NAME")?;
-            let fine = !name.is_empty()
-                && name.len() <= 2048
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"/_.-".contains(&b));
-            if !fine {
+            if !is_parameter_name(name) {
                 return Err("expected ssm://NAME (letters, digits and /_.-)");
             }
             Ok(Source::Parameter(name))
         }
-        BUILTIN_REMOTE_CAPA_SECRETS_MANAGER => {
+        BUILTIN_REMOTE_CAPA_SECRETS_MANAGER | BUILTIN_REMOTE_CAPA_SSM => {
             let (prefix, chunks) = uri.split_once("?chunks=").ok_or("expected PREFIX?chunks=N")?;
             let chunks: usize = chunks.parse().map_err(|_| "expected PREFIX?chunks=N, N a number")?;
             if !(1..=MAX_CAPA_CHUNKS).contains(&chunks) {
                 return Err("expected PREFIX?chunks=N with N from 1 to 64");
             }
-            match parse(BUILTIN_REMOTE_SECRETS_MANAGER, prefix)? {
-                Source::Secret(prefix) => Ok(Source::CapaChunks { prefix, chunks }),
-                _ => Err("expected PREFIX?chunks=N"),
-            }
+            let (layout, prefix) = if provider == BUILTIN_REMOTE_CAPA_SSM {
+                let prefix = prefix.trim_end_matches('/');
+                if !prefix.starts_with('/') || !is_parameter_name(prefix) {
+                    return Err("expected PREFIX?chunks=N, PREFIX a parameter path such as /cluster.x-k8s.io/UUID");
+                }
+                (CapaLayout::ParameterStore, prefix)
+            } else {
+                let Source::Secret(prefix) = parse(BUILTIN_REMOTE_SECRETS_MANAGER, prefix)? else {
+                    unreachable!("a name is a secret")
+                };
+                (CapaLayout::SecretsManager, prefix)
+            };
+            Ok(Source::CapaChunks { layout, prefix, chunks })
         }
         _ => Err("not an AWS source"),
     }
+}
+
+/// Whether `name` can be an SSM parameter's name (letters, digits and /_.-).
+fn is_parameter_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 2048 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"/_.-".contains(&b))
 }
 
 /// Fetches what an AWS source names.
@@ -126,7 +210,7 @@ pub(super) fn fetch(
         Source::Object { bucket, key } => aws.s3_object(bucket, key).map(SecretBytes::new),
         Source::Secret(id) => aws.secret_value(id).map(|value| SecretBytes::new(value.bytes().to_vec())),
         Source::Parameter(name) => aws.parameter(name),
-        Source::CapaChunks { prefix, chunks } => return capa_chunks(aws, prefix, chunks, uri),
+        Source::CapaChunks { layout, prefix, chunks } => return capa_chunks(aws, layout, prefix, chunks, uri),
     };
     result.map_err(|source| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
@@ -134,30 +218,44 @@ pub(super) fn fetch(
     })
 }
 
-fn capa_chunks(aws: &crate::kms::aws::Aws, prefix: &str, chunks: usize, uri: &str) -> Result<SecretBytes, Error> {
+/// Reads, joins and deletes the chunks of a CAPA layout, then gunzips what they carry (see the module's note).
+fn capa_chunks(
+    aws: &crate::kms::aws::Aws,
+    layout: CapaLayout,
+    prefix: &str,
+    chunks: usize,
+    uri: &str,
+) -> Result<SecretBytes, Error> {
     use std::io::Read as _;
     let failed = |source: crate::kms::Error| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
         source => Error::AwsRemote { uri: uri.into(), source },
     };
-    let mut gzipped = SecretBytes::new(Vec::new());
+    let mut joined = SecretBytes::new(Vec::new());
     for chunk in 0..chunks {
-        let value = aws.secret_value(&format!("{prefix}-{chunk}")).map_err(failed)?;
-        gzipped.extend_from_slice(value.bytes());
+        match layout.read(aws, &layout.chunk_name(prefix, chunk)) {
+            Ok(value) => joined.extend_from_slice(&value),
+            Err(error) => {
+                // As the boothook: the read's error is the one reported, whatever the cleanup meets.
+                for gone in layout.deleted_after_failure(chunk, chunks) {
+                    let _ = layout.delete(aws, &layout.chunk_name(prefix, gone));
+                }
+                return Err(failed(error));
+            }
+        }
     }
+    for chunk in 0..chunks {
+        layout.delete(aws, &layout.chunk_name(prefix, chunk)).map_err(failed)?;
+    }
+    let not_gzip = |problem: String| Error::RemoteFailed { uri: uri.into(), problem };
+    let gzipped = layout.gzipped(joined).map_err(not_gzip)?;
     let mut userdata = SecretBytes::new(Vec::new());
     flate2::read::GzDecoder::new(gzipped.as_slice())
         .take(super::MAX_REMOTE_BYTES + 1)
         .read_to_end(&mut userdata)
-        .map_err(|e| Error::RemoteFailed {
-            uri: uri.into(),
-            problem: format!("the joined chunks are not gzip data ({e})"),
-        })?;
+        .map_err(|e| not_gzip(format!("the joined chunks are not gzip data ({e})")))?;
     if userdata.len() as u64 > super::MAX_REMOTE_BYTES {
         return Err(Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES });
-    }
-    for chunk in 0..chunks {
-        aws.delete_secret(&format!("{prefix}-{chunk}")).map_err(failed)?;
     }
     Ok(userdata)
 }
@@ -185,10 +283,21 @@ mod tests {
         let capa = "aws.cluster.x-k8s.io/namespaces/default/clusters/c1/instances/m-0-abc";
         assert_eq!(
             parse("capa-secrets-manager", &format!("{capa}?chunks=3")).unwrap(),
-            Source::CapaChunks { prefix: capa, chunks: 3 }
+            Source::CapaChunks { layout: CapaLayout::SecretsManager, prefix: capa, chunks: 3 }
         );
         for bad in ["p", "p?chunks=0", "p?chunks=65", "p?chunks=x", "?chunks=1"] {
             assert!(parse("capa-secrets-manager", bad).is_err(), "{bad}");
         }
+        let capa = "/cluster.x-k8s.io/6f1c2a3e-1b2c-4d5e-8f90-0123456789ab";
+        assert_eq!(
+            parse("capa-ssm-parameter-store", &format!("{capa}/?chunks=2")).unwrap(),
+            Source::CapaChunks { layout: CapaLayout::ParameterStore, prefix: capa, chunks: 2 }
+        );
+        for bad in ["/p", "p?chunks=1", "/?chunks=1", "/p q?chunks=1", "/p?chunks=65"] {
+            assert!(parse("capa-ssm-parameter-store", bad).is_err(), "{bad}");
+        }
+        assert_eq!(CapaLayout::ParameterStore.chunk_name(capa, 1), format!("{capa}/1"));
+        assert_eq!(CapaLayout::SecretsManager.deleted_after_failure(2, 4), 2..3);
+        assert_eq!(CapaLayout::ParameterStore.deleted_after_failure(2, 4), 0..4);
     }
 }

@@ -518,7 +518,7 @@ fn remote_config_from_s3_secrets_manager_and_ssm_written_by_boto3() {
 
 /// Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout, as boto3 writes it (the gzip'd
 /// userdata split over `PREFIX-0`, `PREFIX-1`, … as SecretBinary): read, joined, gunzipped, and the chunks deleted
-/// as CAPA's boothook deletes them.
+/// as CAPA's boothook deletes them; after a chunk that cannot be read, only that one, as the boothook.
 #[test]
 fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     use std::io::Write as _;
@@ -551,6 +551,84 @@ fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     assert!(!gone.status.success());
     let again = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
     assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
+    // Chunk 1 missing: exit 5; CAPA's Secrets Manager boothook deletes only the chunk that failed, so chunk 0 stays.
+    let broken = format!("{prefix}-broken");
+    aws.oracle(&["put-secret", &format!("{broken}-0"), scratch.path("chunk-0").to_str().unwrap(), "binary"]);
+    let sealed = with_keys(aws, &aws.admin)
+        .args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"])
+        .arg(&input)
+        .args(["--remote-config", &format!("capa-secrets-manager={broken}?chunks=2")])
+        .output()
+        .unwrap();
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let failed = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
+    assert_eq!(failed.status.code(), Some(5), "{}", stderr(&failed));
+    assert!(stderr(&failed).contains(&format!("{broken}-1")), "{}", stderr(&failed));
+    let kept = aws.oracle_command(&["secret-exists", &format!("{broken}-0")]).output().unwrap();
+    assert!(kept.status.success(), "chunk 0 was deleted after chunk 1 failed");
+}
+
+/// Cluster API Provider AWS's `secureSecretsBackend: ssm-parameter-store` layout, as boto3 writes it the way CAPA's
+/// `ssm.Service.Create` does: the gzip'd userdata in standard base64, split every 4,000 bytes over the SecureString
+/// parameters `PREFIX/0`, `PREFIX/1`, …; read, joined, decoded, gunzipped, and every parameter deleted, as CAPA's
+/// boothook does. A layout with a chunk missing is exit 5, and (as the boothook) leaves no parameter behind.
+#[test]
+fn capas_chunked_ssm_parameter_store_userdata_is_read_and_deleted() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    use std::io::Write as _;
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    // Hashes: text gzip cannot squeeze below the three 4,000-byte chunks wanted.
+    let lines: String =
+        (0..200u32).map(|i| format!("    {}\n", hex::encode(sha2::Sha256::digest(i.to_be_bytes())))).collect();
+    let userdata = format!("#cloud-config\nwrite_files:\n- path: /etc/x\n  content: |\n{lines}");
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(userdata.as_bytes()).unwrap();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(gzip.finish().unwrap());
+    let chunks: Vec<&str> = encoded.as_bytes().chunks(4000).map(|c| std::str::from_utf8(c).unwrap()).collect();
+    assert_eq!(chunks.len(), 3, "{} base64 bytes", encoded.len());
+    let put = |prefix: &str, skip: Option<usize>| {
+        for (i, chunk) in chunks.iter().enumerate().filter(|(i, _)| Some(*i) != skip) {
+            let file = scratch.write(&format!("chunk-{i}"), chunk);
+            aws.oracle(&["put-parameter", &format!("{prefix}/{i}"), file.to_str().unwrap()]);
+        }
+    };
+    let exists = |name: String| aws.oracle_command(&["parameter-exists", &name]).output().unwrap().status.success();
+    let sealed = |prefix: &str| {
+        let input = scratch.write("in-band.yaml", "kind: ConfigMap\n");
+        let sealed = with_keys(aws, &aws.admin)
+            .args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", &aws.key, "--in"])
+            .arg(&input)
+            .args(["--remote-config", &format!("capa-ssm-parameter-store={prefix}?chunks=3")])
+            .output()
+            .unwrap();
+        assert!(sealed.status.success(), "{}", stderr(&sealed));
+        sealed.stdout
+    };
+    let prefix = "/cluster.x-k8s.io/6f1c2a3e-1b2c-4d5e-8f90-0123456789ab";
+    put(prefix, None);
+    let document = sealed(prefix);
+    let opened = open(with_keys(aws, &aws.admin), &scratch, &document);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert!(String::from_utf8_lossy(&opened.stdout).contains(&userdata), "{}", String::from_utf8_lossy(&opened.stdout));
+    // boto3 no longer finds the parameters: a second first boot has nothing to read (exit 5).
+    for i in 0..3 {
+        assert!(!exists(format!("{prefix}/{i}")), "{prefix}/{i} was not deleted");
+    }
+    let again = open(with_keys(aws, &aws.admin), &scratch, &document);
+    assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
+    // Chunk 1 missing: exit 5 naming it, and the boothook's cleanup: chunks 0 and 2 deleted too.
+    let broken = "/cluster.x-k8s.io/0b7e3c1d-2a4f-4c6e-9d8b-abcdefabcdef";
+    put(broken, Some(1));
+    let failed = open(with_keys(aws, &aws.admin), &scratch, &sealed(broken));
+    assert_eq!(failed.status.code(), Some(5), "{}", stderr(&failed));
+    assert!(stderr(&failed).contains(&format!("{broken}/1")), "{}", stderr(&failed));
+    assert!(failed.stdout.is_empty());
+    for i in [0, 2] {
+        assert!(!exists(format!("{broken}/{i}")), "{broken}/{i} was left behind after a failed read");
+    }
 }
 
 fn cryptsetup(args: &[&str]) -> std::process::Output {
@@ -558,17 +636,13 @@ fn cryptsetup(args: &[&str]) -> std::process::Output {
     Command::new("cryptsetup").args(args).output().unwrap()
 }
 
-/// `volume rotate --key-store file://DIR --key-wrap aws-kms://ARN`: the store seeded with the AWS CLI's form (boto3
-/// Encrypt, standard base64 and a newline), the volume rotated, the new `current` a KMS blob that boto3 decrypts
-/// into the key cryptsetup opens the volume with; a value in plain is refused (exit 3) and changes nothing.
-#[test]
-fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
-    let aws = moto();
-    let _serial = aws.lock();
-    let scratch = Scratch::new();
+/// A LUKS2 image made by cryptsetup (PBKDF2-SHA256, `iterations`) whose keyslot 0 opens with the key in the
+/// returned file: (image, key file).
+fn luks_volume(scratch: &Scratch, iterations: u32) -> (PathBuf, PathBuf) {
     let image = scratch.path("volume.img");
     std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
     let old = scratch.write("old.key", "old passphrase");
+    let iterations = iterations.to_string();
     let format = cryptsetup(&[
         "luksFormat",
         "--batch-mode",
@@ -579,12 +653,24 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
         "--hash",
         "sha256",
         "--pbkdf-force-iterations",
-        "1000",
+        &iterations,
         "--key-file",
         old.to_str().unwrap(),
         image.to_str().unwrap(),
     ]);
     assert!(format.status.success(), "{}", stderr(&format));
+    (image, old)
+}
+
+/// `volume rotate --key-store file://DIR --key-wrap aws-kms://ARN`: the store seeded with the AWS CLI's form (boto3
+/// Encrypt, standard base64 and a newline), the volume rotated, the new `current` a KMS blob that boto3 decrypts
+/// into the key cryptsetup opens the volume with; a value in plain is refused (exit 3) and changes nothing.
+#[test]
+fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let (image, old) = luks_volume(&scratch, 1000);
     let entry = scratch.path("keys/pvc-aws");
     std::fs::create_dir_all(&entry).unwrap();
     let seeded = aws.oracle(&["encrypt", &aws.key, old.to_str().unwrap()]);
@@ -640,4 +726,45 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     let refused = rewrap();
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), "a plain passphrase");
+}
+
+/// Temporary credentials that expire in the middle of one command: the instance profile's (IMDSv2 stand-in) live
+/// 2 seconds, and `volume rotate --key-wrap aws-kms://…` makes KMS calls before and after the keyslot's PBKDF2
+/// work (Decrypt of the current key, Encrypt of the new one, then Decrypts while committing). The client renews
+/// them once half their life is gone: the stand-in serves the role's credentials a second time, the command
+/// succeeds, and what it stored is a blob boto3 decrypts into the key cryptsetup opens the volume with.
+#[test]
+fn credentials_that_expire_during_a_rotation_are_fetched_again() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    // Most of a second of PBKDF2 per keyslot operation in the test build: the rotation outlives the credentials.
+    let (image, old) = luks_volume(&scratch, 100_000);
+    let entry = scratch.path("keys/pvc-expiring");
+    std::fs::create_dir_all(&entry).unwrap();
+    std::fs::write(entry.join("current"), aws.encrypt(&scratch, &std::fs::read(&old).unwrap())).unwrap();
+    let stand_in = imds(&scratch, aws, "node", 2);
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    command
+        .env_remove("AWS_EC2_METADATA_DISABLED")
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint)
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-expiring", "--volume-path"])
+        .arg(&image)
+        .args(["--key-store", &format!("file://{}", scratch.path("keys").display())])
+        .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+    let started = std::time::Instant::now();
+    let rotated = command.output().unwrap();
+    let took = started.elapsed();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let log = std::fs::read_to_string(&stand_in.log).unwrap();
+    let fetches = log.matches("GET /latest/meta-data/iam/security-credentials/cryptadm-node token-ok").count();
+    assert!(fetches >= 2, "the credentials were not fetched again during a {took:?} rotation:\n{log}");
+    assert!(!log.contains("no-token"), "{log}");
+    let new_key = aws.decrypt(&scratch, &std::fs::read(entry.join("current")).unwrap());
+    let key_file = scratch.write("new.key", &new_key);
+    let opens =
+        cryptsetup(&["open", "--test-passphrase", "--key-file", key_file.to_str().unwrap(), image.to_str().unwrap()]);
+    assert!(opens.status.success(), "the key boto3 unwrapped does not open the volume");
 }

@@ -489,44 +489,73 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     }
 }
 
-/// Every crash point of the fault-injection build against `vault-kv://`, plain and Transit-wrapped: after the
-/// crash the stored current key opens the volume; a rerun completes the rotation.
+/// How the vault-kv sweep's store keeps its values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wrapping {
+    Plain,
+    Transit,
+    /// `--key-wrap aws-kms://…` on moto, boto3 the oracle.
+    AwsKms,
+}
+
+/// Every crash point of the fault-injection build against `vault-kv://`, plain, Transit-wrapped and wrapped by AWS
+/// KMS: after the crash the stored current key (unwrapped by OpenBao's Transit or boto3) opens the volume; a rerun
+/// completes the rotation and leaves no keyslot behind.
 #[test]
 #[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
 fn volume_faults_vault_kv_every_crash_point_recovers() {
     let bao = dev();
+    let aws = crate::support_aws::moto();
+    let aws_wrap = format!("aws-kms://{}", aws.key);
     let mut crashes = 0;
-    for wrapped in [false, true] {
+    let wrappings = [Wrapping::Plain, Wrapping::Transit, Wrapping::AwsKms];
+    for wrapped in wrappings {
+        let _serial = (wrapped == Wrapping::AwsKms).then(|| aws.lock());
         for step in cryptadm::volume::Step::ALL {
             let volume = Volume::new("fault", OLD_KEY, 1000);
-            let extra: &[&str] = if wrapped { &WRAP } else { &[] };
-            let seed = if wrapped { wrap(bao, OLD_KEY) } else { OLD_KEY.to_owned() };
+            let seed = match wrapped {
+                Wrapping::Plain => OLD_KEY.to_owned(),
+                Wrapping::Transit => wrap(bao, OLD_KEY),
+                Wrapping::AwsKms => aws.encrypt(&volume.scratch, OLD_KEY.as_bytes()).trim().to_owned(),
+            };
             bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={seed}")]);
             let read_current = || {
                 let value = field(bao, &volume.path(), "current").unwrap();
-                if wrapped { unwrap(bao, &value) } else { value.into_bytes() }
+                match wrapped {
+                    Wrapping::Plain => value.into_bytes(),
+                    Wrapping::Transit => unwrap(bao, &value),
+                    Wrapping::AwsKms => aws.decrypt(&volume.scratch, value.as_bytes()),
+                }
             };
-            let output = volume.rotate(bao, extra).env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
+            let rotate = || {
+                let mut command = match wrapped {
+                    Wrapping::Plain => volume.rotate(bao, &[]),
+                    Wrapping::Transit => volume.rotate(bao, &WRAP),
+                    Wrapping::AwsKms => volume.rotate(bao, &["--key-wrap", &aws_wrap]),
+                };
+                if wrapped == Wrapping::AwsKms {
+                    aws.env_with(&mut command, &aws.admin);
+                }
+                command
+            };
+            let output = rotate().env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
             assert_eq!(output.status.code(), None, "{step}: the process did not crash: {}", stderr(&output));
             crashes += 1;
-            assert!(
-                volume.opens(&read_current()),
-                "wrapped={wrapped} after a crash at {step}: the stored key opens nothing"
-            );
-            let output = volume.rotate(bao, extra).output().unwrap();
-            assert!(output.status.success(), "wrapped={wrapped} rerun after {step}: {}", stderr(&output));
+            assert!(volume.opens(&read_current()), "{wrapped:?} after a crash at {step}: the stored key opens nothing");
+            let output = rotate().output().unwrap();
+            assert!(output.status.success(), "{wrapped:?} rerun after {step}: {}", stderr(&output));
             let fields = kv(bao, &volume.path());
             assert_eq!(fields.len(), 1, "{step}: {fields:?}");
             let current = read_current();
             assert_ne!(current, OLD_KEY.as_bytes());
-            assert!(volume.opens(&current) && !volume.opens(OLD_KEY.as_bytes()), "wrapped={wrapped} {step}");
+            assert!(volume.opens(&current) && !volume.opens(OLD_KEY.as_bytes()), "{wrapped:?} {step}");
             // No keyslot leaked (a crash while the old one was wiped left it in the header): the new one only.
             // (After a crash at the very end the rerun rotates once more, back to keyslot 0.)
             let new_slot = if *step == cryptadm::volume::Step::PreviousForgotten { 0 } else { 1 };
-            assert_eq!(crate::volume::active_keyslots(&volume.image), [new_slot], "wrapped={wrapped} after {step}");
+            assert_eq!(crate::volume::active_keyslots(&volume.image), [new_slot], "{wrapped:?} after {step}");
         }
     }
-    assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
+    assert_eq!(crashes, wrappings.len() * cryptadm::volume::Step::ALL.len());
 }
 
 /// `volume serve` as the DaemonSet runs it: Kubernetes login with the service-account token, the shipped policy,
@@ -676,4 +705,77 @@ fn the_documented_transit_store_seeding_and_migration_block_works() {
     let output = volume.rotate(bao, &WRAP).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(volume.opens(&unwrap(bao, &field(bao, &volume.path(), "current").unwrap())));
+}
+
+/// `--key-store vault-kv://… --key-wrap aws-kms://ARN` (issue 31) on the real OpenBao and moto: volumes seeded with
+/// the AWS CLI's form (boto3 Encrypt) in KV, rotated; KV then holds only KMS blobs, which boto3 decrypts into the
+/// passphrase cryptsetup opens with. `volume rewrap` re-encrypts every value with ReEncrypt (the plaintext never
+/// leaving KMS): each KV value changes, boto3 gets the same passphrase out of it, and cryptsetup still opens. A
+/// prefix holding a plain value is refused whole (exit 3) and nothing in it is rewritten.
+#[test]
+fn vault_kv_store_wrapped_by_aws_kms_rotates_and_rewraps_with_reencrypt() {
+    let bao = dev();
+    let aws = crate::support_aws::moto();
+    let _serial = aws.lock();
+    let aws_env = |mut command: assert_cmd::Command| {
+        aws.env_with(&mut command, &aws.admin);
+        command
+    };
+    let wrap = format!("aws-kms://{}", aws.key);
+    let boto3_encrypt = |scratch: &Scratch, key: &str| aws.encrypt(scratch, key.as_bytes()).trim().to_owned();
+    let boto3_decrypt = |scratch: &Scratch, blob: &str| aws.decrypt(scratch, blob.as_bytes());
+    let volumes: Vec<Volume> = (0..2)
+        .map(|i| Volume { prefix: "aws-wrapped", ..Volume::new(&format!("awskv{i}"), &format!("{OLD_KEY} {i}"), 1000) })
+        .collect();
+    let mut passphrases = Vec::new();
+    for (i, volume) in volumes.iter().enumerate() {
+        let seeded = boto3_encrypt(&volume.scratch, &format!("{OLD_KEY} {i}"));
+        bao.bao(&["kv", "put", "-mount=kv", &volume.path(), &format!("current={seeded}")]);
+        let output = aws_env(volume.rotate(bao, &["--key-wrap", &wrap])).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let current = fields["current"].as_str().unwrap();
+        assert_ne!(current, seeded);
+        let passphrase = boto3_decrypt(&volume.scratch, current);
+        assert!(volume.opens(&passphrase), "the key boto3 unwrapped does not open the volume");
+        assert!(!volume.opens(format!("{OLD_KEY} {i}").as_bytes()));
+        passphrases.push((current.to_owned(), passphrase));
+    }
+    let rewrap = |prefix: &str| {
+        aws_env(cryptadm())
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .args(["volume", "rewrap", "--key-store", &format!("vault-kv://kv/{prefix}"), "--key-wrap", &wrap])
+            .output()
+            .unwrap()
+    };
+    let output = rewrap("aws-wrapped");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "rewrapped 2 value(s) in 2 volume secret(s) of `vault-kv://kv/aws-wrapped` with the current key material \
+             of `{wrap}`"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    for (volume, (before, passphrase)) in volumes.iter().zip(&passphrases) {
+        let fields = kv(bao, &volume.path());
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        let after = fields["current"].as_str().unwrap();
+        assert_ne!(after, before, "volume rewrap left the KV value as it was");
+        assert_eq!(&boto3_decrypt(&volume.scratch, after), passphrase);
+        assert!(volume.opens(passphrase));
+    }
+    // A prefix with one wrapped value and one plain one: refused whole, nothing rewritten.
+    let mixed = Volume { prefix: "aws-mixed", ..Volume::new("awsmixed", OLD_KEY, 1000) };
+    let wrapped = boto3_encrypt(&mixed.scratch, OLD_KEY);
+    bao.bao(&["kv", "put", "-mount=kv", &format!("aws-mixed/a-{}", mixed.id), &format!("current={wrapped}")]);
+    seed_plain(bao, &format!("aws-mixed/z-{}", mixed.id), OLD_KEY);
+    let output = rewrap("aws-mixed");
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("are not KMS CiphertextBlobs in standard base64"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("nothing was rewrapped"), "{}", stderr(&output));
+    assert_eq!(field(bao, &format!("aws-mixed/a-{}", mixed.id), "current").as_deref(), Some(wrapped.as_str()));
 }

@@ -26,7 +26,12 @@ spec:
 /// A `cryptadm` command with a clean environment: no passphrase variables, no colour, a PATH without
 /// provider plugins unless a test adds them.
 pub fn cryptadm() -> Command {
-    let mut cmd = Command::cargo_bin("cryptadm").expect("the cryptadm binary is built");
+    Command::from(cryptadm_process())
+}
+
+/// [`cryptadm`] as a `std::process::Command`, for a run the test spawns and signals.
+pub fn cryptadm_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
     cmd.env_remove("CRYPTADM_PASSPHRASE").env_remove("CRYPTADM_PASSPHRASE_FILE").env("NO_COLOR", "1");
     cmd
 }

@@ -120,17 +120,47 @@ impl Moto {
         for name in AWS_VARIABLES {
             command.env_remove(name);
         }
-        command
-            .env("AWS_ENDPOINT_URL", &self.endpoint)
-            .env("AWS_REGION", REGION)
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("HOME", self.dir.path("no-home"));
+        command.envs(self.bare_variables());
+    }
+
+    /// What [`Moto::bare_env`] sets (after removing every [`AWS_VARIABLES`]).
+    fn bare_variables(&self) -> [(&'static str, std::ffi::OsString); 4] {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.clone().into()),
+            ("AWS_REGION", REGION.into()),
+            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+            ("HOME", self.dir.path("no-home").into()),
+        ]
     }
 
     /// [`Moto::bare_env`] with `keys` in the environment.
     pub fn env_with(&self, command: &mut assert_cmd::Command, keys: &(String, String)) {
         self.bare_env(command);
         command.env("AWS_ACCESS_KEY_ID", &keys.0).env("AWS_SECRET_ACCESS_KEY", &keys.1);
+    }
+
+    /// [`Moto::env_with`] for a `std::process::Command` (a run the test spawns and signals).
+    pub fn process_env_with(&self, command: &mut Command, keys: &(String, String)) {
+        for name in AWS_VARIABLES {
+            command.env_remove(name);
+        }
+        command.envs(self.bare_variables());
+        command.env("AWS_ACCESS_KEY_ID", &keys.0).env("AWS_SECRET_ACCESS_KEY", &keys.1);
+    }
+
+    /// boto3's Decrypt of a stored value (a CiphertextBlob in standard base64, white space around it ignored) under
+    /// the test key: the plaintext bytes.
+    pub fn decrypt(&self, scratch: &Scratch, stored: &[u8]) -> Vec<u8> {
+        let out = scratch.path("boto3-decrypted");
+        self.oracle(&["decrypt", String::from_utf8_lossy(stored).trim(), out.to_str().unwrap(), &self.key]);
+        std::fs::read(out).unwrap()
+    }
+
+    /// boto3's Encrypt of `plaintext` under the test key: the CiphertextBlob in standard base64, as the AWS CLI
+    /// prints it (with its newline).
+    pub fn encrypt(&self, scratch: &Scratch, plaintext: &[u8]) -> String {
+        let file = scratch.write("boto3-plaintext", plaintext);
+        self.oracle(&["encrypt", &self.key, file.to_str().unwrap()])
     }
 
     /// Runs the boto3 oracle as `admin`; panics on failure; returns stdout.

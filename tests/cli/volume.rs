@@ -3,7 +3,8 @@
 //! rotation with `cryptsetup open --test-passphrase` and `luksDump --dump-volume-key`, both header copies, byte
 //! identity where nothing may change, a fault-injection sweep over every crash point, and concurrency.
 
-use crate::support::{Scratch, cryptadm, require_tool};
+use crate::support::{Scratch, cryptadm, cryptadm_process, require_tool};
+use crate::support_aws::Moto;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -54,6 +55,8 @@ struct Volume {
     image: PathBuf,
     id: String,
     format: Format,
+    /// The AWS API whose KMS key wraps every stored value (`--key-wrap aws-kms://…`), if any.
+    aws: Option<&'static Moto>,
 }
 
 impl Volume {
@@ -86,7 +89,7 @@ impl Volume {
             child.stdin.take().unwrap().write_all(token.as_bytes()).unwrap();
             assert!(child.wait().unwrap().success(), "token import");
         }
-        let volume = Self { scratch, image, id: id.to_owned(), format };
+        let volume = Self { scratch, image, id: id.to_owned(), format, aws: None };
         std::fs::create_dir_all(volume.entry("current").parent().unwrap()).unwrap();
         std::fs::write(volume.entry("current"), OLD_KEY).unwrap();
         volume
@@ -104,17 +107,78 @@ impl Volume {
         self.store_dir().join(store_name(&self.id)).join(name)
     }
 
+    /// The store's keys wrapped by `aws`'s KMS key: the current one seeded as the AWS CLI writes it (boto3
+    /// Encrypt, base64 and a newline).
+    fn wrapped_by_aws(mut self, aws: &'static Moto) -> Self {
+        std::fs::write(self.entry("current"), aws.encrypt(&self.scratch, OLD_KEY.as_bytes())).unwrap();
+        self.aws = Some(aws);
+        self
+    }
+
     fn current_key(&self) -> Vec<u8> {
-        std::fs::read(self.entry("current")).expect("the store has a current key")
+        self.stored_key("current").expect("the store has a current key")
+    }
+
+    /// The passphrase the store keeps as `name` (`current`, `pending`, `previous`), unwrapped by boto3 when the
+    /// store is wrapped (so a value that is not a KMS blob fails the test).
+    fn stored_key(&self, name: &str) -> Option<Vec<u8>> {
+        let stored = std::fs::read(self.entry(name)).ok()?;
+        Some(match self.aws {
+            Some(aws) => aws.decrypt(&self.scratch, &stored),
+            None => stored,
+        })
     }
 
     fn rotate(&self) -> assert_cmd::Command {
-        let mut cmd = cryptadm();
+        self.rotate_process().into()
+    }
+
+    fn rotate_process(&self) -> Command {
+        let mut cmd = cryptadm_process();
         cmd.env("CRYPTADM_RUN_DIR", self.scratch.path("run"))
             .args(["volume", "rotate", "--volume-id", &self.id, "--volume-path"])
             .arg(&self.image)
             .args(["--key-store", &self.store_uri()]);
+        if let Some(aws) = self.aws {
+            aws.process_env_with(&mut cmd, &aws.admin);
+            cmd.args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        }
         cmd
+    }
+
+    /// A rotation that dies just after `step`: aborted by the fault-injection build, or (`kill -9`) held there
+    /// (CRYPTADM_FAULT_WAIT) until the test sees the step done and sends SIGKILL. Its status and stderr.
+    fn crash_after(&self, step: cryptadm::volume::Step, crash: Crash) -> (std::process::ExitStatus, String) {
+        let mut command = self.rotate_process();
+        command.env("CRYPTADM_FAULT_POINT", step.name());
+        match crash {
+            Crash::Abort => {
+                let output = command.output().unwrap();
+                (output.status, stderr_of(&output))
+            }
+            Crash::Kill9 => {
+                use std::io::BufRead as _;
+                let never = self.scratch.path("never-released");
+                let mut child = command
+                    .arg("--verbose")
+                    .env("CRYPTADM_FAULT_WAIT", &never)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let mut seen = String::new();
+                let done = format!("step done: {step}");
+                for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+                    let line = line.unwrap();
+                    seen.push_str(&line);
+                    seen.push('\n');
+                    if line == done {
+                        child.kill().unwrap(); // SIGKILL
+                        break;
+                    }
+                }
+                (child.wait().unwrap(), seen)
+            }
+        }
     }
 
     /// Whether `key` opens the volume (cryptsetup's own check).
@@ -211,6 +275,15 @@ pub(crate) fn active_keyslots(image: &Path) -> Vec<u32> {
 
 fn stderr_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// How the sweep's runs die at a crash point.
+#[derive(Clone, Copy, Debug)]
+enum Crash {
+    /// The fault-injection build aborts there.
+    Abort,
+    /// `kill -9` while the run waits there, as the OOM killer or a node's power loss would end it.
+    Kill9,
 }
 
 fn check_rotated(volume: &Volume, volume_key_before: &str) -> Vec<u8> {
@@ -516,26 +589,35 @@ fn twenty_parallel_rotations_of_one_volume_one_succeeds_the_rest_exit_10() {
     assert_eq!(std::fs::read(entry.join("current")).unwrap(), stored);
 }
 
-/// Every crash point of the fault-injection build, on LUKS1 and LUKS2: after the crash the key store's current key
-/// opens the volume; a rerun completes the rotation. Run by `.ci/run` with `--features fault-injection`.
+/// Every crash point of the fault-injection build, on LUKS1 and LUKS2, with the file store in plain (aborted there)
+/// and wrapped by an AWS KMS key (`--key-wrap aws-kms://…` on moto, killed there with SIGKILL): after the crash the
+/// key store's current key opens the volume; a rerun completes the rotation, leaves no keyslot behind (luksDump),
+/// and the store's current key opens the volume. With the KMS wrap every stored value, at every point, is a blob
+/// boto3 decrypts (nothing in plain), and boto3's plaintext is what cryptsetup opens with. Run by `.ci/run` with
+/// `--features fault-injection`.
 #[test]
 #[cfg_attr(not(feature = "fault-injection"), ignore = "needs `--features fault-injection` (.ci/run runs it)")]
 fn volume_faults_every_crash_point_recovers() {
     let mut crashes = 0;
-    for format in [Format::Luks1, Format::Luks2Argon2id] {
+    let runs = [(Format::Luks1, Crash::Abort, false), (Format::Luks2Argon2id, Crash::Abort, false)];
+    let aws_runs = [(Format::Luks2Pbkdf2, Crash::Kill9, true)];
+    for (format, crash, aws_wrapped) in runs.into_iter().chain(aws_runs) {
+        let aws = aws_wrapped.then(crate::support_aws::moto);
+        let _serial = aws.map(Moto::lock);
         for step in cryptadm::volume::Step::ALL {
-            let volume = Volume::new(format, "pvc-fault", 3);
+            let mut volume = Volume::new(format, "pvc-fault", 3);
+            if let Some(aws) = aws {
+                volume = volume.wrapped_by_aws(aws);
+            }
             let volume_key = volume.volume_key(OLD_KEY.as_bytes());
-            let output = volume.rotate().env("CRYPTADM_FAULT_POINT", step.name()).output().unwrap();
-            assert_eq!(
-                output.status.code(),
-                None,
-                "{format:?} {step}: the process did not crash: {}",
-                stderr_of(&output)
-            );
+            let (status, stderr) = volume.crash_after(*step, crash);
+            assert_eq!(status.code(), None, "{format:?} {crash:?} {step}: the process did not crash: {stderr}");
             crashes += 1;
             let current = volume.current_key();
             assert!(volume.opens(&current), "{format:?} after a crash at {step}: the stored key opens nothing");
+            // With the wrap, boto3 decrypts each (or the test fails): the new key pending, the old one previous.
+            assert!(volume.stored_key("pending").is_none_or(|key| key != OLD_KEY.as_bytes()), "{step}");
+            assert!(volume.stored_key("previous").is_none_or(|key| key == OLD_KEY.as_bytes()), "{step}");
             let output = volume.rotate().output().unwrap();
             assert!(output.status.success(), "{format:?} rerun after {step}: {}", stderr_of(&output));
             let expected = if *step == cryptadm::volume::Step::Locked { "rotated" } else { "finished the interrupted" };
@@ -553,7 +635,39 @@ fn volume_faults_every_crash_point_recovers() {
             check_rotated(&volume, &volume_key);
         }
     }
-    assert_eq!(crashes, 2 * cryptadm::volume::Step::ALL.len());
+    assert_eq!(crashes, (runs.len() + aws_runs.len()) * cryptadm::volume::Step::ALL.len());
+}
+
+/// `kill -9` at moments spread over a rotation with the store wrapped by AWS KMS (moto): in a KMS request, between
+/// header writes, wherever it lands. After each, boto3 decrypts the stored current key into one cryptsetup opens
+/// the volume with; a rerun completes the rotation and leaves the new key's keyslot and the recovery one only.
+#[test]
+fn kill_9_at_moments_spread_over_an_aws_kms_wrapped_rotation_recovers() {
+    let aws = crate::support_aws::moto();
+    let _serial = aws.lock();
+    let measured = Volume::new(Format::Luks2Pbkdf2, "pvc-kill", 3).wrapped_by_aws(aws);
+    let started = std::time::Instant::now();
+    assert!(measured.rotate().output().unwrap().status.success());
+    let whole = started.elapsed();
+    let mut killed = 0;
+    for eighth in [1, 3, 5] {
+        let volume = Volume::new(Format::Luks2Pbkdf2, "pvc-kill", 3).wrapped_by_aws(aws);
+        let volume_key = volume.volume_key(OLD_KEY.as_bytes());
+        let mut child = volume.rotate_process().stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(whole * eighth / 8);
+        child.kill().unwrap(); // SIGKILL, or nothing when it has already finished
+        if child.wait().unwrap().code().is_none() {
+            killed += 1;
+        }
+        let at = format!("killed at {eighth}/8 of {whole:?}");
+        assert!(volume.opens(&volume.current_key()), "{at}: the stored key opens nothing");
+        let output = volume.rotate().output().unwrap();
+        assert!(output.status.success(), "{at}: the rerun: {}", stderr_of(&output));
+        assert_eq!(active_keyslots(&volume.image).len(), 2, "{at}: {}", volume.dump());
+        assert!(active_keyslots(&volume.image).contains(&5), "{at}");
+        check_rotated(&volume, &volume_key);
+    }
+    assert!(killed >= 2, "only {killed} of 3 runs were still going when killed (a rotation takes {whole:?})");
 }
 
 mod serve {

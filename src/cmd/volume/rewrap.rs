@@ -1,9 +1,12 @@
 //! `cryptadm volume rewrap`: rotate the Transit key that wraps a `vault-kv://` store's passphrases and rewrap
-//! every stored passphrase with its newest version, inside Vault.
+//! every stored passphrase with its newest version, inside Vault; or re-encrypt every passphrase of a `vault-kv://`
+//! or `file://` store wrapped by an AWS KMS key with ReEncrypt, inside KMS.
 
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::kms::KeyRef;
+use crate::volume::keystore::vault_kv::{Rewrapper, rewrap_all};
 use anyhow::Context;
 use clap::Args;
 
@@ -15,7 +18,10 @@ pub const EXAMPLES: &str = "Examples:
 
   # Only rewrap (after rotating the key some other way, e.g. with auto_rotate_period)
   cryptadm volume rewrap --key-store vault-kv://kv/cryptadm \\
-      --key-wrap vault-transit://transit/volumes --no-rotate";
+      --key-wrap vault-transit://transit/volumes --no-rotate
+
+  # Re-encrypt under an AWS KMS key's current material (after its automatic rotation)
+  cryptadm volume rewrap --key-store vault-kv://kv/cryptadm --key-wrap aws-kms://alias/volumes";
 
 /// Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase
 ///
@@ -25,10 +31,14 @@ pub const EXAMPLES: &str = "Examples:
 /// plaintext passphrases never leave Vault. Each secret is written with check-and-set; a secret another writer
 /// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
+///
+/// With --key-wrap aws-kms://ARN (a vault-kv:// or file:// store) every stored value is re-encrypted with KMS
+/// ReEncrypt under the key's current material, the plaintext never leaving KMS; KMS rotates a key's material on
+/// its own schedule, so --no-rotate is implied.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
-    /// The key store: vault-kv://MOUNT/PREFIX (Transit), or file:///DIR wrapped by --key-wrap aws-kms://ARN
+    /// The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)
     #[arg(long, value_name = "URI")]
     pub key_store: String,
     /// Rewrap only; do not rotate the Transit key first
@@ -46,7 +56,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     if let Some(dir) = args.key_store.strip_prefix("file://") {
         return rewrap_file_store(&args, dir, printer);
     }
-    let Ok(crate::kms::KeyRef::VaultKv { mount, prefix }) = crate::kms::KeyRef::parse(&args.key_store) else {
+    let Ok(KeyRef::VaultKv { mount, prefix }) = KeyRef::parse(&args.key_store) else {
         return Err(usage(
             format!("`{}` is not a vault-kv:// key store", crate::redact::url(&args.key_store)),
             "give --key-store vault-kv://MOUNT/PREFIX",
@@ -54,24 +64,27 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         .into());
     };
     let Some(store) = args.vault.resolve(&args.key_store)? else { unreachable!("a vault-kv:// store") };
-    let Some((transit_mount, transit_key)) = store.key_wrap.as_ref().and_then(crate::kms::KeyRef::transit) else {
-        return Err(usage(
-            "volume rewrap needs the Transit key that wraps the store".into(),
-            "give --key-wrap vault-transit://MOUNT/KEY",
-        )
-        .into());
+    // Declared here: the rewrapper borrows it.
+    let aws;
+    let (rewrapper, done_with) = match (store.key_wrap.as_ref(), store.key_wrap.as_ref().and_then(KeyRef::transit)) {
+        (Some(KeyRef::AwsKms { key }), _) => {
+            aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+            (Rewrapper::aws_kms(&aws, key), "the current key material of")
+        }
+        (_, Some(transit)) => (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of"),
+        _ => {
+            return Err(usage(
+                "volume rewrap needs the key that wraps the store".into(),
+                "give --key-wrap vault-transit://MOUNT/KEY or --key-wrap aws-kms://ARN",
+            )
+            .into());
+        }
     };
-    let done = crate::volume::keystore::vault_kv::rewrap_all(
-        &store.client,
-        &mount,
-        &prefix,
-        (transit_mount, transit_key),
-        !args.no_rotate,
-    )
-    .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
+    let done = rewrap_all(&store.client, &mount, &prefix, &rewrapper)
+        .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
-        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with the newest version of `{}`",
-        if args.no_rotate { "" } else { "rotated the Transit key; " },
+        "{}rewrapped {} value(s) in {} volume secret(s) of `{}` with {done_with} `{}`",
+        if rewrapper.rotates() { "rotated the Transit key; " } else { "" },
         done.values,
         done.secrets,
         args.key_store,
@@ -81,7 +94,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         return Err(crate::cmd::error::Failure::new(
             ExitStatus::InvalidInput,
             format!(
-                "value(s) stored by another writer while rewrapping are not Transit ciphertexts and were left as \
+                "value(s) stored by another writer while rewrapping are not wrapped by the key and were left as \
                  they are: {}",
                 done.not_wrapped.join(", ")
             ),
@@ -106,8 +119,8 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
 fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let usage =
         |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
-    let key = match args.vault.key_wrap.as_deref().map(crate::kms::KeyRef::parse) {
-        Some(Ok(crate::kms::KeyRef::AwsKms { key })) => key,
+    let key = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
+        Some(Ok(KeyRef::AwsKms { key })) => key,
         _ => {
             return Err(usage(
                 "volume rewrap of a file:// store needs the AWS KMS key that wraps it".into(),

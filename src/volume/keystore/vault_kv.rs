@@ -16,10 +16,12 @@
 //! pending, previous ← old current, pending dropped; forget-previous), so a crash leaves either the old or the
 //! new version, never half of one.
 //!
-//! **Transit envelope** (`--key-wrap vault-transit://MOUNT/KEY`): every value is stored as a Transit ciphertext
-//! (`vault:vN:…`) of that key, and unwrapped on read; a plain value is refused. `volume rewrap` rotates the
-//! Transit key and rewraps every stored value in Vault, without the plaintext leaving it.
+//! **Envelope** (`--key-wrap vault-transit://MOUNT/KEY` or `aws-kms://ARN`): every value is stored as a Transit
+//! ciphertext (`vault:vN:…`) or a KMS CiphertextBlob of that key, and unwrapped on read; a plain value is refused.
+//! `volume rewrap` rotates the Transit key and rewraps every stored value in Vault, or re-encrypts every value
+//! with KMS ReEncrypt, without the plaintext leaving the key manager.
 
+use super::aws_kms_wrap::is_kms_blob;
 use super::store::{Claim, KeyStore, StoredKeys, same, store_error};
 use super::transit_wrap::is_transit_ciphertext;
 use super::wrap::KeyWrap;
@@ -250,35 +252,88 @@ pub struct Rewrapped {
     pub values: usize,
     /// Volume secrets skipped because another writer changed them in the meantime twice in a row.
     pub conflicts: Vec<String>,
-    /// Values (`` `kv/path` field `name` ``) found not to be Transit ciphertexts after the key was rotated (a
-    /// writer stored them while the run went on): their secrets were left as they were.
+    /// Values (`` `kv/path` field `name` ``) found not to be wrapped after the key was rotated (a writer stored
+    /// them while the run went on): their secrets were left as they were.
     pub not_wrapped: Vec<String>,
 }
 
-/// Most values named in the error of a store that holds values other than Transit ciphertexts.
+/// Most values named in the error of a store that holds values other than wrapped ones.
 const NAMED_VALUES: usize = 10;
 
-/// The names (`` `kv/path` field `name` ``) of the values in `fields` that are not Transit ciphertexts.
-fn not_wrapped(name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String> {
-    fields
-        .iter()
-        .filter(|(field, _)| field.as_str() != CLAIM_FIELD)
-        .filter(|(_, value)| !is_transit_ciphertext(value))
-        .map(|(field, _)| format!("`{name}` field `{field}`"))
-        .collect()
+/// The key `volume rewrap` rewraps a store's values with, inside its key manager.
+pub struct Rewrapper<'a> {
+    /// The key manager: OpenBao/Vault's Transit, or AWS KMS.
+    manager: &'a dyn Wrapping,
+    /// The key's name for `manager`.
+    key: String,
+    /// Whether the key gets a new version before the values are rewrapped.
+    rotate: bool,
+    /// Whether a stored value is wrapped by this kind of key.
+    is_wrapped: fn(&[u8]) -> bool,
+    /// What wrapped values are called, in the plural.
+    forms: &'static str,
+    /// The Vault paths of the key the token must be allowed to update (Transit's rotate and rewrap).
+    key_paths: Vec<String>,
+}
+
+impl<'a> Rewrapper<'a> {
+    /// Transit key `KEY` of mount `MOUNT` on `client`, rotated first when `rotate`; values rewrapped with
+    /// `MOUNT/rewrap/KEY`.
+    pub fn transit(client: &'a Vault, (mount, key): (&str, &str), rotate: bool) -> Result<Self, Error> {
+        let transit = transit_name(mount, key);
+        let (rotate_path, rewrap_path) =
+            crate::kms::vault::transit_rotate_and_rewrap_paths(&transit).map_err(store_error)?;
+        let key_paths = if rotate { vec![rotate_path, rewrap_path] } else { vec![rewrap_path] };
+        Ok(Self {
+            manager: client,
+            key: transit,
+            rotate,
+            is_wrapped: is_transit_ciphertext,
+            forms: "Transit ciphertexts",
+            key_paths,
+        })
+    }
+
+    /// AWS KMS key `key`: values re-encrypted with ReEncrypt under its current key material (KMS rotates the
+    /// material on its own schedule, so there is no rotation here).
+    pub fn aws_kms(client: &'a crate::kms::aws::Aws, key: &str) -> Self {
+        Self {
+            manager: client,
+            key: key.to_owned(),
+            rotate: false,
+            is_wrapped: is_kms_blob,
+            forms: "KMS CiphertextBlobs in standard base64",
+            key_paths: Vec::new(),
+        }
+    }
+
+    /// Whether the key gets a new version before the values are rewrapped.
+    pub fn rotates(&self) -> bool {
+        self.rotate
+    }
+
+    /// What a refused run did not do.
+    fn nothing_done(&self) -> &'static str {
+        if self.rotate { "nothing was rotated or rewrapped" } else { "nothing was rewrapped" }
+    }
+
+    /// The names (`` `kv/path` field `name` ``) of the values in `fields` that are not wrapped by this key's kind.
+    fn not_wrapped(&self, name: &str, fields: &BTreeMap<String, SecretBytes>) -> Vec<String> {
+        fields
+            .iter()
+            .filter(|(field, _)| field.as_str() != CLAIM_FIELD)
+            .filter(|(_, value)| !(self.is_wrapped)(value))
+            .map(|(field, _)| format!("`{name}` field `{field}`"))
+            .collect()
+    }
 }
 
 /// Refuses (exit 16, before anything changes) a token that may not do every step of the run: rotate the Transit
 /// key (when asked), rewrap with it, and write each volume secret. Rotating and then failing to write KV would leave
 /// the store wrapped by an old key version the operator meant to retire.
-fn check_permissions(client: &Vault, names: &[(String, String)], transit: &str, rotate: bool) -> Result<(), Error> {
-    use crate::kms::vault::{kv_write_path, transit_rotate_and_rewrap_paths};
-    let (rotate_path, rewrap_path) = transit_rotate_and_rewrap_paths(transit).map_err(store_error)?;
-    let mut needed = Vec::new();
-    if rotate {
-        needed.push(rotate_path);
-    }
-    needed.push(rewrap_path);
+fn check_permissions(client: &Vault, names: &[(String, String)], rewrapper: &Rewrapper<'_>) -> Result<(), Error> {
+    use crate::kms::vault::kv_write_path;
+    let mut needed = rewrapper.key_paths.clone();
     for (_, name) in names {
         needed.push(kv_write_path(name).map_err(store_error)?);
     }
@@ -300,27 +355,22 @@ fn check_permissions(client: &Vault, names: &[(String, String)], transit: &str, 
     Err(Error::Store {
         status: ExitStatus::Unauthenticated,
         message: format!(
-            "the token may not update {listed}; nothing was rotated or rewrapped (hint: the policy needs `update` on \
-             the Transit key's rotate and rewrap paths and on every volume secret's KV data path)"
+            "the token may not update {listed}; {} (hint: the policy needs `update` on every volume secret's KV data \
+             path{})",
+            rewrapper.nothing_done(),
+            if rewrapper.key_paths.is_empty() { "" } else { " and on the Transit key's rotate and rewrap paths" }
         ),
     })
 }
 
-/// `volume rewrap`: checks that every value of every volume secret under `prefix` is a Transit ciphertext (a
-/// store holding any other value is refused whole, exit 3, before the key is rotated or anything written) and that
-/// the token may do every step (exit 16 otherwise, before anything changes), then
-/// optionally rotates the Transit key, then rewraps every value with its newest version (`transit/rewrap`, the
-/// plaintext never leaving Vault), each secret written with check-and-set (a secret changed meanwhile is read
-/// again once, then reported as a conflict; one that a writer filled with a non-ciphertext meanwhile is left as
-/// it is and reported).
-pub fn rewrap_all(
-    client: &Vault,
-    kv_mount: &str,
-    prefix: &str,
-    transit: (&str, &str),
-    rotate: bool,
-) -> Result<Rewrapped, Error> {
-    let transit = transit_name(transit.0, transit.1);
+/// `volume rewrap`: checks that every value of every volume secret under `prefix` is wrapped by `rewrapper`'s kind
+/// of key (a store holding any other value is refused whole, exit 3, before the key is rotated or anything
+/// written) and that the token may do every step (exit 16 otherwise, before anything changes), then optionally
+/// rotates the Transit key, then rewraps every value inside the key manager (`transit/rewrap` with the key's newest
+/// version, or KMS ReEncrypt: the plaintext never leaves it), each secret written with check-and-set (a secret
+/// changed meanwhile is read again once, then reported as a conflict; one that a writer filled with a value not
+/// wrapped meanwhile is left as it is and reported).
+pub fn rewrap_all(client: &Vault, kv_mount: &str, prefix: &str, rewrapper: &Rewrapper<'_>) -> Result<Rewrapped, Error> {
     let mut names = Vec::new();
     for id in client.kv_list(kv_mount, prefix).map_err(store_error)? {
         if id.ends_with('/') || !valid_volume_id(&id) {
@@ -333,7 +383,7 @@ pub fn rewrap_all(
     let mut invalid = Vec::new();
     for (_, name) in &names {
         if let Some(versioned) = client.read(name).map_err(store_error)? {
-            invalid.extend(not_wrapped(name, &versioned.fields));
+            invalid.extend(rewrapper.not_wrapped(name, &versioned.fields));
         }
     }
     if !invalid.is_empty() {
@@ -345,14 +395,16 @@ pub fn rewrap_all(
         return Err(Error::Store {
             status: ExitStatus::InvalidInput,
             message: format!(
-                "{} stored value(s) are not Transit ciphertexts ({listed}); nothing was rotated or rewrapped",
-                invalid.len()
+                "{} stored value(s) are not {} ({listed}); {}",
+                invalid.len(),
+                rewrapper.forms,
+                rewrapper.nothing_done()
             ),
         });
     }
-    check_permissions(client, &names, &transit, rotate)?;
-    if rotate {
-        client.rotate_key(&transit).map_err(store_error)?;
+    check_permissions(client, &names, rewrapper)?;
+    if rewrapper.rotate {
+        rewrapper.manager.rotate_key(&rewrapper.key).map_err(store_error)?;
     }
     let mut done = Rewrapped::default();
     for (id, name) in &names {
@@ -360,7 +412,7 @@ pub fn rewrap_all(
         loop {
             attempts += 1;
             let Some(versioned) = client.read(name).map_err(store_error)? else { break };
-            let plain = not_wrapped(name, &versioned.fields);
+            let plain = rewrapper.not_wrapped(name, &versioned.fields);
             if !plain.is_empty() {
                 done.not_wrapped.extend(plain);
                 break;
@@ -372,8 +424,8 @@ pub fn rewrap_all(
                     fields.insert(field.clone(), value.clone());
                     continue;
                 }
-                let text = std::str::from_utf8(value).expect("checked above");
-                let rewrapped = client.rewrap(&transit, text).map_err(store_error)?;
+                let text = std::str::from_utf8(value).expect("checked above").trim();
+                let rewrapped = rewrapper.manager.rewrap(&rewrapper.key, text).map_err(store_error)?;
                 if rewrapped != text {
                     changed += 1;
                 }

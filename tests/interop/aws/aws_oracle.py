@@ -15,7 +15,8 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
     put-object BUCKET KEY IN       creates the bucket if needed, puts the object
     put-secret NAME IN [binary]    creates a secret (SecretString, or SecretBinary)
     put-parameter NAME IN          puts a SecureString parameter
-    secret-exists NAME     exits 0 when the secret can be read (GetSecretValue), else fails
+    secret-exists NAME             exits 0 when the secret can be read (GetSecretValue), else fails
+    parameter-exists NAME          exits 0 when the parameter can be read (GetParameter), else fails
     assume ROLE                    AssumeRole of `node` (kms:*) or `sealer-node`; prints {"id", "secret", "token"}
     role NAME TRUST POLICY         creates (or updates) role NAME with the trust and inline policy documents in
                                    the files TRUST and POLICY; prints its ARN
@@ -109,6 +110,8 @@ def main(argv):
             client("ssm").put_parameter(Name=args[0], Value=data.read().decode(), Type="SecureString", Overwrite=True)
     elif command == "secret-exists":
         client("secretsmanager").get_secret_value(SecretId=args[0])
+    elif command == "parameter-exists":
+        client("ssm").get_parameter(Name=args[0], WithDecryption=True)
     elif command == "assume":
         account = client("sts").get_caller_identity()["Account"]
         arn = f"arn:aws:iam::{account}:role/{args[0]}"
