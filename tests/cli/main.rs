@@ -15,6 +15,7 @@ mod support_openstack;
 mod support_tang;
 
 mod aws;
+mod aws_image;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

@@ -5,7 +5,7 @@ use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::ocicrypt::transit;
+use crate::ocicrypt::key_manager;
 use anyhow::Context;
 use clap::Args;
 use std::io::Read;
@@ -74,7 +74,7 @@ fn listen(endpoint: &str, printer: &Printer) -> anyhow::Result<()> {
                 .into());
         }
     };
-    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
+    let opener = super::key_managers::environment_opener();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
     crate::cmd::volume::serve::claim_socket_path(&socket)?;
@@ -105,9 +105,8 @@ fn serve(printer: &Printer) -> anyhow::Result<()> {
             Failure::new(ExitStatus::InvalidInput, format!("the request is larger than {MAX_REQUEST} bytes")).into()
         );
     }
-    let request = transit::parse_request(&request)?;
-    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
-    let answer = transit::answer(request, &opener)?;
+    let request = key_manager::parse_request(&request)?;
+    let answer = key_manager::answer(request, &super::key_managers::environment_opener())?;
     printer.data(&answer).context("writing the answer to standard output")?;
     Ok(())
 }

@@ -63,12 +63,10 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let (keys, skipped) = stream::node_keys(&files, &payload, super::provider_config()?);
-    // With a Vault server in its environment (containerd's processor `env`), the node's Vault identity unwraps
-    // Transit-wrapped layers; its policy decides which keys it may use.
-    let keys = match super::transit::node_opener() {
-        Some(opener) => keys.with_any_transit_key(opener),
-        None => keys,
-    };
+    // The node's own identity unwraps key-manager-wrapped layers: its Vault login when its environment
+    // (containerd's processor `env`) names a server, its AWS instance profile (or other AWS credentials); their
+    // policies decide which keys it may use.
+    let keys = keys.with_any_managed_key(super::key_managers::environment_opener());
     let media_type = crate::cmd::env_vars::var_os(crate::cmd::env_vars::STREAM_PROCESSOR_MEDIATYPE)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_else(|| payload.descriptor.media_type().unwrap_or_default().to_owned());
