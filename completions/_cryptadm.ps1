@@ -193,7 +193,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
-            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -379,7 +379,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--binary', '--binary', [CompletionResultType]::ParameterName, 'Where cryptadm is on the nodes (absolute; default: this binary''s path)')
             [CompletionResult]::new('--keys-dir', '--keys-dir', [CompletionResultType]::ParameterName, 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)')
             [CompletionResult]::new('--keyprovider-config', '--keyprovider-config', [CompletionResultType]::ParameterName, 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)')
-            [CompletionResult]::new('--processor-env', '--processor-env', [CompletionResultType]::ParameterName, 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused')
+            [CompletionResult]::new('--processor-env', '--processor-env', [CompletionResultType]::ParameterName, 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file; for aws-kms:// keys, AWS_REGION or a web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE), or nothing on EC2 (the instance profile). Secrets themselves (VAULT_TOKEN, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) are refused')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -430,7 +430,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
-            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -891,7 +891,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key')
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
-            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)')
+            [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
             break
         }
         'cryptadm;help;image;encrypt' {

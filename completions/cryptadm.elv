@@ -182,7 +182,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
-            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
@@ -363,7 +363,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --binary 'Where cryptadm is on the nodes (absolute; default: this binary''s path)'
             cand --keys-dir 'The keys directory (default: /etc/containerd/ocicrypt/keys, CRI-O: /etc/crio/keys)'
             cand --keyprovider-config 'The key-provider configuration the stream processors get as OCICRYPT_KEYPROVIDER_CONFIG (containerd''s default)'
-            cand --processor-env 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused'
+            cand --processor-env 'A NAME=VALUE setting for the stream processors'' environment (repeatable; containerd only), e.g. the Vault server and the node''s login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a JWT/Kubernetes role with its projected token file; for aws-kms:// keys, AWS_REGION or a web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE), or nothing on EC2 (the instance profile). Secrets themselves (VAULT_TOKEN, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) are refused'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
@@ -411,7 +411,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
-            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;help;encrypt'= {
@@ -832,7 +832,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand inspect 'Show each layer of an image: media type, size, digest, encryption and recipients, without any key'
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
-            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)'
+            cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
         }
         &'cryptadm;help;image;encrypt'= {
         }

@@ -20,6 +20,10 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image encrypt --recipient jwe:rsa.pub.pem \\
       --recipient pgp:alice@example.com oci:app:v1 oci:app-enc:v1
 
+  # For an AWS KMS key (a key or alias ARN; credentials from AWS_*, profiles, the instance profile)
+  cryptadm image encrypt --recipient aws-kms://arn:aws:kms:eu-west-1:111122223333:alias/images \\
+      oci:app:v1 oci:app-enc:v1
+
   # Only the top layer, only the arm64 manifest
   cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 \\
       --platform linux/arm64 oci:app:v1 oci:app-enc:v1

@@ -42,7 +42,7 @@ pub const EXAMPLES: &str = "Examples:
 /// Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)
 ///
 /// Layers are encrypted with AES-256-CTR and HMAC-SHA-256; each layer's key is wrapped for its recipients with
-/// JWE, PKCS#7, OpenPGP or an external key provider, in the annotations skopeo, podman, buildah and containerd
+/// JWE, PKCS#7, OpenPGP, a Vault Transit or AWS KMS key, or an external key provider, in the annotations skopeo, podman, buildah and containerd
 /// imgcrypt read. Images are OCI layouts (oci:DIR[:TAG]), archives of them (oci-archive:FILE[:TAG]) or in registries
 /// (docker://HOST[:PORT]/REPO[:TAG|@DIGEST]).
 #[derive(Args, Debug)]

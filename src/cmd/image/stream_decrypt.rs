@@ -30,7 +30,9 @@ pub const EXAMPLES: &str = "Examples:
 /// is also decompressed (containerd gives keys to the plain-tar processor only). containerd's payload, the
 /// layer's descriptor, comes on file descriptor 3. The keys are every file under --decryption-keys-path
 /// (recursively; a symbolic link fails, a file that is not a key is skipped and named if no key fits), and the
-/// key providers of OCICRYPT_KEYPROVIDER_CONFIG. The last 256 KiB are written only after the layer's HMAC
+/// key providers of OCICRYPT_KEYPROVIDER_CONFIG; layers wrapped by a Vault Transit or AWS KMS key are unwrapped
+/// with the node's own identity (its Vault login when VAULT_ADDR or BAO_ADDR is set, its AWS credential chain, on
+/// EC2 the instance profile). The last 256 KiB are written only after the layer's HMAC
 /// verified, so a tampered layer never unpacks. Errors are one line on stderr, which containerd puts in the pull
 /// error.
 #[derive(Args, Debug)]
