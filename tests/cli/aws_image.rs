@@ -8,6 +8,7 @@
 
 use crate::aws::imds;
 use crate::image::{TWO_LAYERS, fixture, layer_digests, layers, oci, tools};
+use crate::openbao_image::provider_config;
 use crate::support::{Scratch, cryptadm};
 use crate::support_aws::{Moto, REGION, moto};
 use base64::Engine as _;
@@ -75,6 +76,31 @@ fn encrypt(mut command: assert_cmd::Command, recipients: &[String], src: &Path, 
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// A test's start: the AWS tests' lock held, and the two-layer fixture encrypted for the tests' KMS key (and for
+/// `others`) by `user`.
+struct Encrypted {
+    aws: &'static Moto,
+    _serial: std::sync::MutexGuard<'static, ()>,
+    work: Scratch,
+    src: PathBuf,
+    enc: PathBuf,
+    /// `aws-kms://` and the key's ARN.
+    recipient: String,
+}
+
+fn encrypted_for_the_key(user: fn(&Moto) -> &(String, String), others: &[String]) -> Encrypted {
+    tools();
+    let aws = moto();
+    let serial = aws.lock();
+    let work = Scratch::new();
+    let (src, enc) = (work.path("src"), work.path("enc"));
+    fixture(&src, TWO_LAYERS);
+    let recipient = format!("aws-kms://{}", aws.key);
+    let recipients: Vec<String> = others.iter().cloned().chain([recipient.clone()]).collect();
+    encrypt(with_keys(aws, user(aws)), &recipients, &src, &enc);
+    Encrypted { aws, _serial: serial, work, src, enc, recipient }
+}
+
 /// The decoded blob of the first layer's `provider.cryptadm` annotation, and the annotation itself.
 fn blob(layout: &Path) -> (Value, String) {
     let annotation = layers(layout)[0]["layers"][0]["annotations"][ANNOTATION].as_str().expect(ANNOTATION).to_owned();
@@ -98,15 +124,8 @@ fn diff_ids(layout: &Path) -> Vec<String> {
 /// we decrypt. `inspect` names the key without asking AWS.
 #[test]
 fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
-    tools();
-    let aws = moto();
-    let _serial = aws.lock();
-    let work = Scratch::new();
-    let (src, enc) = (work.path("src"), work.path("enc"));
-    fixture(&src, TWO_LAYERS);
-    let recipient = format!("aws-kms://{}", aws.key);
     // The sealer may Encrypt but not Decrypt: wrapping needs nothing more.
-    encrypt(with_keys(aws, &aws.sealer), std::slice::from_ref(&recipient), &src, &enc);
+    let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[]);
     let (wrapped, _) = blob(&enc);
     assert_eq!(wrapped["scheme"], "aws-kms", "{wrapped}");
     assert_eq!(wrapped["recipients"][0]["key"], recipient.as_str());
@@ -152,14 +171,6 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
     assert!(log.contains("GET /latest/meta-data/iam/security-credentials/cryptadm-node token-ok"), "{log}");
 }
 
-/// An ocicrypt key-provider configuration naming provider `cryptadm`: the binary under test, `image keyprovider`.
-fn provider_config(scratch: &Scratch) -> PathBuf {
-    let binary = assert_cmd::cargo::cargo_bin("cryptadm");
-    let document = serde_json::json!({"key-providers": {"cryptadm": {"cmd": {
-        "path": binary.display().to_string(), "args": ["image", "keyprovider"]}}}});
-    scratch.write("ocicrypt_keyprovider.conf", serde_json::to_vec_pretty(&document).unwrap())
-}
-
 /// `image keyprovider` on a node whose only credentials are its instance profile: the keyunwrap request exactly as
 /// containers/ocicrypt's Go marshals it (`--decryption-key provider:cryptadm`), the layer's options unwrapped by
 /// KMS; an image decrypted through the provider as an ocicrypt tool does; a role without kms:Decrypt refused with
@@ -167,14 +178,7 @@ fn provider_config(scratch: &Scratch) -> PathBuf {
 /// providers, so it cannot be the client here; containerd's stream processor is in openbao_image.rs.)
 #[test]
 fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
-    tools();
-    let aws = moto();
-    let _serial = aws.lock();
-    let work = Scratch::new();
-    let (src, enc) = (work.path("src"), work.path("enc"));
-    fixture(&src, TWO_LAYERS);
-    let recipient = format!("aws-kms://{}", aws.key);
-    encrypt(with_keys(aws, &aws.sealer), std::slice::from_ref(&recipient), &src, &enc);
+    let Encrypted { aws, work, src, enc, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[]);
     let (_, annotation) = blob(&enc);
     let unwrap = format!(
         r#"{{"op":"keyunwrap","keywrapparams":{{"ec":null,"optsdata":null}},"keyunwrapparams":{{"dc":{{"Parameters":{{"cryptadm":["{}"],"privkeys":null}}}},"annotation":"{annotation}"}}}}"#,
@@ -223,14 +227,8 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
 /// the endpoint then is a closed port, so a request would fail otherwise).
 #[test]
 fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
-    tools();
-    let aws = moto();
-    let _serial = aws.lock();
-    let work = Scratch::new();
-    let (src, enc, out) = (work.path("src"), work.path("enc"), work.path("out"));
-    fixture(&src, TWO_LAYERS);
-    let recipient = format!("aws-kms://{}", aws.key);
-    encrypt(with_keys(aws, &aws.admin), std::slice::from_ref(&recipient), &src, &enc);
+    let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.admin, &[]);
+    let out = work.path("out");
 
     let sealer_node = imds(&work, aws, "sealer-node", 3600);
     on_instance(aws, &sealer_node.endpoint)
@@ -286,20 +284,14 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
     }
 }
 
-/// An image for an AWS KMS key and a JWE key at once: each recipient unwraps on its own (the JWE key with no AWS
-/// credentials at all, the KMS key with no JWE key), and boto3 still opens the KMS-wrapped options.
+/// An image for an AWS KMS key and a JWE key at once, then for a KMS key and a Transit key: each recipient unwraps
+/// on its own (the JWE key with no AWS credentials at all, the KMS key with no JWE key nor Vault server, the Transit
+/// key with no AWS credentials), and boto3 still opens the KMS-wrapped options.
 #[test]
 fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
-    tools();
-    let aws = moto();
-    let _serial = aws.lock();
-    let work = Scratch::new();
-    let (src, enc) = (work.path("src"), work.path("enc"));
-    fixture(&src, TWO_LAYERS);
     let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/keys");
-    let recipient = format!("aws-kms://{}", aws.key);
     let jwe = format!("jwe:{}", keys.join("p256.pub.pem").display());
-    encrypt(with_keys(aws, &aws.sealer), &[jwe, recipient.clone()], &src, &enc);
+    let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[jwe]);
     let annotations = &layers(&enc)[0]["layers"][0]["annotations"];
     assert!(annotations["org.opencontainers.image.enc.keys.jwe"].is_string(), "{annotations}");
 
@@ -319,4 +311,47 @@ fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
     assert_eq!(layer_digests(&by_kms), layer_digests(&src));
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
     assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(&src));
+
+    // With a Transit key of the tests' OpenBao in the same blob (`scheme` `key-managers`): OpenBao alone opens it
+    // (no AWS credentials), KMS alone opens it (no Vault server), and boto3 still opens its KMS entry.
+    let server = crate::support_openbao::dev();
+    let transit = "vault-transit://transit/images";
+    let both = work.path("both");
+    let mut command = with_keys(aws, &aws.admin);
+    command.envs(server.env()).env("VAULT_TOKEN", &server.root_token);
+    encrypt(command, &[transit.to_owned(), recipient.clone()], src, &both);
+    let (wrapped, _) = blob(&both);
+    assert_eq!(wrapped["scheme"], "key-managers", "{wrapped}");
+    let by_vault = work.path("by-vault");
+    let mut vault_only = cryptadm();
+    aws.bare_env(&mut vault_only);
+    vault_only.envs(server.env()).env("VAULT_TOKEN", &server.root_token);
+    vault_only.args(["image", "decrypt", "--key", transit]).arg(oci(&both)).arg(oci(&by_vault)).assert().success();
+    assert_eq!(layer_digests(&by_vault), layer_digests(src));
+    let by_aws = work.path("by-aws");
+    with_keys(aws, &aws.admin)
+        .env_remove("VAULT_ADDR")
+        .env_remove("BAO_ADDR")
+        .args(["image", "decrypt", "--key", recipient])
+        .arg(oci(&both))
+        .arg(oci(&by_aws))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&by_aws), layer_digests(src));
+    // The key provider tries every key the blob names: the Transit entry comes first and this node has no Vault.
+    // (Its AWS credentials are the instance profile's: a key provider never inherits AWS_SECRET_ACCESS_KEY.)
+    let by_provider = work.path("by-provider");
+    let node = imds(work, aws, "node", 3600);
+    on_instance(aws, &node.endpoint)
+        .env_remove("VAULT_ADDR")
+        .env_remove("BAO_ADDR")
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", provider_config(work))
+        .args(["image", "decrypt", "--key", "provider:cryptadm"])
+        .arg(oci(&both))
+        .arg(oci(&by_provider))
+        .assert()
+        .success();
+    assert_eq!(layer_digests(&by_provider), layer_digests(src));
+    let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", both.to_str().unwrap()])).unwrap();
+    assert_eq!(opened[0]["keys"], serde_json::json!([recipient]));
 }

@@ -92,7 +92,7 @@ fn with_jwt(server: &OpenBao, scratch: &Scratch, role: &str) -> assert_cmd::Comm
 }
 
 /// An ocicrypt key-provider configuration naming provider `cryptadm`: the binary under test, `image keyprovider`.
-fn provider_config(scratch: &Scratch) -> PathBuf {
+pub(crate) fn provider_config(scratch: &Scratch) -> PathBuf {
     let binary = assert_cmd::cargo::cargo_bin("cryptadm");
     let document = serde_json::json!({"key-providers": {"cryptadm": {"cmd": {
         "path": binary.display().to_string(), "args": ["image", "keyprovider"]}}}});
