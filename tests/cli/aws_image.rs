@@ -126,7 +126,7 @@ fn diff_ids(layout: &Path) -> Vec<String> {
 fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
     // The sealer may Encrypt but not Decrypt: wrapping needs nothing more.
     let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[]);
-    let (wrapped, _) = blob(&enc);
+    let (wrapped, _) = blob(enc);
     assert_eq!(wrapped["scheme"], "aws-kms", "{wrapped}");
     assert_eq!(wrapped["recipients"][0]["key"], recipient.as_str());
     let ciphertext = wrapped["recipients"][0]["ciphertext"].as_str().unwrap();
@@ -134,17 +134,17 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
 
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
     let digests: Vec<&str> = opened.iter().map(|l| l["digest"].as_str().unwrap()).collect();
-    assert_eq!(digests, layer_digests(&src), "boto3 + cryptography decrypt every layer to the original");
+    assert_eq!(digests, layer_digests(src), "boto3 + cryptography decrypt every layer to the original");
     let recorded: Vec<&str> = opened.iter().map(|l| l["opts_digest"].as_str().unwrap()).collect();
-    assert_eq!(recorded, layer_digests(&src));
+    assert_eq!(recorded, layer_digests(src));
     let diffs: Vec<&str> = opened.iter().map(|l| l["diff_id"].as_str().unwrap()).collect();
-    assert_eq!(diffs, diff_ids(&src));
+    assert_eq!(diffs, diff_ids(src));
 
     cryptadm()
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .env_remove("AWS_ACCESS_KEY_ID")
         .args(["image", "inspect"])
-        .arg(oci(&enc))
+        .arg(oci(enc))
         .assert()
         .success()
         .stdout(predicate::str::contains(format!("provider.cryptadm[{recipient}]")));
@@ -154,15 +154,15 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
     python_oracle(aws, &["encrypt", src.to_str().unwrap(), theirs.to_str().unwrap(), &aws.key]);
     let dec = work.path("dec");
     with_keys(aws, &aws.admin)
-        .args(["image", "decrypt", "--key", &recipient])
+        .args(["image", "decrypt", "--key", recipient])
         .arg(oci(&theirs))
         .arg(oci(&dec))
         .assert()
         .success();
-    assert_eq!(layer_digests(&dec), layer_digests(&src));
-    let stand_in = imds(&work, aws, "node", 3600);
+    assert_eq!(layer_digests(&dec), layer_digests(src));
+    let stand_in = imds(work, aws, "node", 3600);
     on_instance(aws, &stand_in.endpoint)
-        .args(["image", "authorize", "--key", &recipient])
+        .args(["image", "authorize", "--key", recipient])
         .arg(oci(&theirs))
         .assert()
         .success()
@@ -179,12 +179,12 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
 #[test]
 fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
     let Encrypted { aws, work, src, enc, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[]);
-    let (_, annotation) = blob(&enc);
+    let (_, annotation) = blob(enc);
     let unwrap = format!(
         r#"{{"op":"keyunwrap","keywrapparams":{{"ec":null,"optsdata":null}},"keyunwrapparams":{{"dc":{{"Parameters":{{"cryptadm":["{}"],"privkeys":null}}}},"annotation":"{annotation}"}}}}"#,
         b64(b"Enabled")
     );
-    let node = imds(&work, aws, "node", 3600);
+    let node = imds(work, aws, "node", 3600);
     let output = on_instance(aws, &node.endpoint)
         .args(["image", "keyprovider"])
         .write_stdin(unwrap.clone())
@@ -196,7 +196,7 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
     let answer: Value = serde_json::from_slice(&output).unwrap();
     let options: Value =
         serde_json::from_slice(&unb64(answer["keyunwrapresults"]["optsdata"].as_str().expect("optsdata"))).unwrap();
-    assert_eq!(options["digest"].as_str(), Some(layer_digests(&src)[0].as_str()), "{options}");
+    assert_eq!(options["digest"].as_str(), Some(layer_digests(src)[0].as_str()), "{options}");
     assert_eq!(unb64(options["symkey"].as_str().unwrap()).len(), 32);
     let log = std::fs::read_to_string(&node.log).unwrap();
     assert!(log.starts_with("PUT /latest/api/token token-issued\n") && !log.contains("no-token"), "{log}");
@@ -204,17 +204,17 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
     // Through the provider, as an ocicrypt tool reaches it.
     let dec = work.path("dec");
     on_instance(aws, &node.endpoint)
-        .env("OCICRYPT_KEYPROVIDER_CONFIG", provider_config(&work))
+        .env("OCICRYPT_KEYPROVIDER_CONFIG", provider_config(work))
         .args(["image", "decrypt", "--key", "provider:cryptadm"])
-        .arg(oci(&enc))
+        .arg(oci(enc))
         .arg(oci(&dec))
         .assert()
         .success();
-    assert_eq!(layer_digests(&dec), layer_digests(&src));
+    assert_eq!(layer_digests(&dec), layer_digests(src));
 
     // The instance profile of a role that may not Decrypt: one line, exit 16, AWS's refusal named.
     drop(node);
-    let sealer_node = imds(&work, aws, "sealer-node", 3600);
+    let sealer_node = imds(work, aws, "sealer-node", 3600);
     let denied =
         on_instance(aws, &sealer_node.endpoint).args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
     let message = stderr(denied.get_output());
@@ -230,10 +230,10 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
     let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.admin, &[]);
     let out = work.path("out");
 
-    let sealer_node = imds(&work, aws, "sealer-node", 3600);
+    let sealer_node = imds(work, aws, "sealer-node", 3600);
     on_instance(aws, &sealer_node.endpoint)
-        .args(["image", "decrypt", "--key", &recipient])
-        .arg(oci(&enc))
+        .args(["image", "decrypt", "--key", recipient])
+        .arg(oci(enc))
         .arg(oci(&out))
         .assert()
         .code(16)
@@ -245,7 +245,7 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
     // Another key: the layer was not wrapped for it (nothing asked of KMS), 16 naming what it was wrapped for.
     with_keys(aws, &aws.admin)
         .args(["image", "decrypt", "--key", &format!("aws-kms://{}", aws.other_key)])
-        .arg(oci(&enc))
+        .arg(oci(enc))
         .arg(oci(&out))
         .assert()
         .code(16)
@@ -275,7 +275,7 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
         let command = command.args(["image", "encrypt", "--recipient", "aws-kms://arn:aws:kms:eu-west-1:1:key/k"]);
         command
             .args([flag, bad])
-            .arg(oci(&src))
+            .arg(oci(src))
             .arg(oci(&out))
             .assert()
             .code(2)
@@ -292,25 +292,25 @@ fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
     let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/keys");
     let jwe = format!("jwe:{}", keys.join("p256.pub.pem").display());
     let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[jwe]);
-    let annotations = &layers(&enc)[0]["layers"][0]["annotations"];
+    let annotations = &layers(enc)[0]["layers"][0]["annotations"];
     assert!(annotations["org.opencontainers.image.enc.keys.jwe"].is_string(), "{annotations}");
 
     let by_jwe = work.path("by-jwe");
     let mut no_aws = cryptadm();
     aws.bare_env(&mut no_aws);
-    no_aws.args(["image", "decrypt", "--key"]).arg(keys.join("p256.pkcs8.pem")).arg(oci(&enc)).arg(oci(&by_jwe));
+    no_aws.args(["image", "decrypt", "--key"]).arg(keys.join("p256.pkcs8.pem")).arg(oci(enc)).arg(oci(&by_jwe));
     no_aws.assert().success();
-    assert_eq!(layer_digests(&by_jwe), layer_digests(&src));
+    assert_eq!(layer_digests(&by_jwe), layer_digests(src));
     let by_kms = work.path("by-kms");
     with_keys(aws, &aws.admin)
-        .args(["image", "decrypt", "--key", &recipient])
-        .arg(oci(&enc))
+        .args(["image", "decrypt", "--key", recipient])
+        .arg(oci(enc))
         .arg(oci(&by_kms))
         .assert()
         .success();
-    assert_eq!(layer_digests(&by_kms), layer_digests(&src));
+    assert_eq!(layer_digests(&by_kms), layer_digests(src));
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
-    assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(&src));
+    assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(src));
 
     // With a Transit key of the tests' OpenBao in the same blob (`scheme` `key-managers`): OpenBao alone opens it
     // (no AWS credentials), KMS alone opens it (no Vault server), and boto3 still opens its KMS entry.
