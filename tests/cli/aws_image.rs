@@ -286,12 +286,14 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
 
 /// An image for an AWS KMS key and a JWE key at once, then for a KMS key and a Transit key: each recipient unwraps
 /// on its own (the JWE key with no AWS credentials at all, the KMS key with no JWE key nor Vault server, the Transit
-/// key with no AWS credentials), and boto3 still opens the KMS-wrapped options.
+/// key with no AWS credentials), and boto3 still opens the KMS-wrapped options; removing the JWE recipient leaves
+/// the KMS key alone.
 #[test]
 fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
     let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/keys");
     let jwe = format!("jwe:{}", keys.join("p256.pub.pem").display());
-    let Encrypted { aws, work, src, enc, recipient, .. } = &encrypted_for_the_key(|aws| &aws.sealer, &[jwe]);
+    let Encrypted { aws, work, src, enc, recipient, .. } =
+        &encrypted_for_the_key(|aws| &aws.sealer, std::slice::from_ref(&jwe));
     let annotations = &layers(enc)[0]["layers"][0]["annotations"];
     assert!(annotations["org.opencontainers.image.enc.keys.jwe"].is_string(), "{annotations}");
 
@@ -310,6 +312,23 @@ fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
         .success();
     assert_eq!(layer_digests(&by_kms), layer_digests(src));
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
+    assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(src));
+
+    // Removing the JWE recipient re-encrypts for the KMS key only: the JWE key opens nothing any more.
+    let kms_only = work.path("kms-only");
+    with_keys(aws, &aws.admin)
+        .args(["image", "encrypt", "--remove-recipient", &jwe, "--recipient", recipient, "--key", recipient])
+        .arg(oci(enc))
+        .arg(oci(&kms_only))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!("keeps access: {recipient}")))
+        .stderr(predicate::str::contains("loses access: jwe"));
+    let mut no_aws = cryptadm();
+    aws.bare_env(&mut no_aws);
+    no_aws.args(["image", "decrypt", "--key"]).arg(keys.join("p256.pkcs8.pem")).arg(oci(&kms_only));
+    no_aws.arg(oci(&work.path("refused"))).assert().code(16);
+    let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", kms_only.to_str().unwrap()])).unwrap();
     assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(src));
 
     // With a Transit key of the tests' OpenBao in the same blob (`scheme` `key-managers`): OpenBao alone opens it
