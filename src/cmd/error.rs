@@ -168,8 +168,11 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
     if let Some(error) = cause.downcast_ref::<crate::ocicrypt::Error>() {
         return match error {
             crate::ocicrypt::Error::RegistryDenied(_) => Some(REGISTRY_CREDENTIALS_HINT),
-            // A Transit key that Vault refused: the key is right, the credentials or policy are not.
-            crate::ocicrypt::Error::Unauthenticated(message) if message.contains(": permission denied by ") => {
+            // A Transit key that Vault refused: the key is right, the credentials or policy are not. (Other key
+            // managers' refusals carry their own hint.)
+            crate::ocicrypt::Error::KeyManagerRefused { message, .. }
+                if message.contains(": permission denied by ") =>
+            {
                 Some(KEY_MANAGER_DENIED_HINT)
             }
             crate::ocicrypt::Error::Unauthenticated(_) => {

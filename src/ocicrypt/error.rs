@@ -70,6 +70,15 @@ pub enum Error {
     /// None of the given keys unwraps a layer key.
     #[error("{0}")]
     Unauthenticated(String),
+    /// None of the given keys unwraps a layer key, and a key manager refused to unwrap it with a key the layer
+    /// names (denied, a disabled key, a wrong one): what to fix is the key manager's to say.
+    #[error("{message}")]
+    KeyManagerRefused {
+        /// What was tried and what each key manager said.
+        message: String,
+        /// The first refusal's hint.
+        hint: String,
+    },
     /// A layer wrapped with PKCS#7 and private keys given, but no certificate matching one: PKCS#7 needs both.
     #[error("{0}")]
     CertificateMissing(String),
@@ -152,9 +161,10 @@ impl Classify for Error {
             | Error::NothingSelected { .. } => ExitStatus::InvalidInput,
             Error::Wrap { .. } | Error::Unwrap { .. } | Error::Io(_) | Error::Unreachable { .. } => ExitStatus::Failure,
             Error::KeyLocked { .. } | Error::WrongKeyPassword { .. } => ExitStatus::Unauthenticated,
-            Error::Unauthenticated(_) | Error::RegistryDenied(_) | Error::CertificateMissing(_) => {
-                ExitStatus::Unauthenticated
-            }
+            Error::Unauthenticated(_)
+            | Error::KeyManagerRefused { .. }
+            | Error::RegistryDenied(_)
+            | Error::CertificateMissing(_) => ExitStatus::Unauthenticated,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
             Error::KeyManager { error, .. } => error.status(),
@@ -171,6 +181,7 @@ impl Classify for Error {
             Error::WrongKeyPassword { .. } => Some(Cow::Borrowed("give the password that unlocks the key")),
             Error::RegistryDenied(_) => Some(Cow::Borrowed("check the registry credentials")),
             Error::Unreachable { hint, .. } => Some(Cow::Borrowed(hint)),
+            Error::KeyManagerRefused { hint, .. } => Some(Cow::Borrowed(hint)),
             Error::KeyManager { error, .. } => error.hint(),
             Error::Integrity(_) => {
                 Some(Cow::Borrowed("the image is corrupted or was tampered with; fetch it again from its source"))

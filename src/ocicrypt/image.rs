@@ -823,6 +823,8 @@ pub fn unwrap_layer_key(
     // A key holder that could not be asked (a provider that is down, a gpg that cannot run) is a failure to
     // fix there, not a denial: reported as such when nothing else opened the layer.
     let mut unreachable: Option<(String, String)> = None;
+    // A key manager that refused a key the layer names knows best what to fix (a role's policy, a disabled key).
+    let mut refusal_hint: Option<String> = None;
     for scheme in &schemes {
         let entries = layer.annotation(&format!("{KEYS_ANNOTATION_PREFIX}{scheme}")).unwrap_or_default();
         for unwrapper in unwrappers.iter().filter(|u| u.scheme() == *scheme) {
@@ -838,7 +840,14 @@ pub fn unwrap_layer_key(
                         problems.push(format!("{scheme}: cannot unwrap the layer key: {problem}"));
                         unreachable = Some((scheme, problem));
                     }
-                    Err(e) => problems.push(e.to_string()),
+                    Err(e) => {
+                        if let Error::KeyManager { error, .. } = &e
+                            && refusal_hint.is_none()
+                        {
+                            refusal_hint = crate::exit::Classify::hint(error).map(std::borrow::Cow::into_owned);
+                        }
+                        problems.push(e.to_string());
+                    }
                 }
             }
         }
@@ -867,6 +876,9 @@ pub fn unwrap_layer_key(
     #[cfg(not(feature = "pgp"))]
     if schemes.iter().any(|s| s == "pgp") {
         return Err(super::pgp::unsupported(&format!("{message}; its `pgp` entries")));
+    }
+    if let Some(hint) = refusal_hint {
+        return Err(Error::KeyManagerRefused { message, hint });
     }
     Err(Error::Unauthenticated(message))
 }

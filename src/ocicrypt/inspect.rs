@@ -164,9 +164,9 @@ fn describe(scheme: &str, blob: &[u8]) -> Result<Vec<String>, String> {
         "pgp" => pgp::recipient_key_ids(blob)
             .map(|ids| ids.into_iter().map(|id| format!("key {id}")).collect())
             .map_err(|e| e.to_string()),
-        // cryptadm's own provider blob names its Transit keys.
-        super::transit::SCHEME => super::transit::recipients(blob)
-            .map(|keys| keys.iter().map(super::transit::TransitKey::reference).collect())
+        // cryptadm's own provider blob names its key-manager keys.
+        super::key_manager::SCHEME => super::key_manager::recipients(blob)
+            .map(|keys| keys.iter().map(super::key_manager::ManagedKey::reference).collect())
             .map_err(|e| e.to_string()),
         // Another provider's blob is its own business.
         _ => Ok(Vec::new()),

@@ -5,7 +5,7 @@
 //! routed by hand, as `volume serve` does, without tonic's router.
 
 use super::Error;
-use super::transit::{self, Opener};
+use super::key_manager::{self, Opener};
 use crate::crypto::SecretBytes;
 use crate::exit::{Classify, ExitStatus};
 use std::convert::Infallible;
@@ -36,7 +36,7 @@ struct Holder(Option<Opener>);
 
 impl Holder {
     fn opener(&self) -> Opener {
-        self.0.clone().unwrap_or_else(transit::unconfigured)
+        self.0.clone().unwrap_or_else(key_manager::unconfigured)
     }
 }
 
@@ -68,15 +68,16 @@ fn status(error: &Error) -> Status {
 
 /// Answers one JSON request that arrived as method `op` (`keywrap` for WrapKey, `keyunwrap` for UnWrapKey).
 fn handle(input: &[u8], op: &str, opener: &Opener) -> Result<SecretBytes, Error> {
-    let request = transit::parse_request(input)?;
+    let request = key_manager::parse_request(input)?;
     let matches = matches!(
         (&request, op),
-        (transit::ProviderRequest::Wrap { .. }, "keywrap") | (transit::ProviderRequest::Unwrap { .. }, "keyunwrap")
+        (key_manager::ProviderRequest::Wrap { .. }, "keywrap")
+            | (key_manager::ProviderRequest::Unwrap { .. }, "keyunwrap")
     );
     if !matches {
         return Err(Error::Malformed(format!("key-provider request: the request's op is not this method's ({op})")));
     }
-    transit::answer(request, opener)
+    key_manager::answer(request, opener)
 }
 
 impl tonic::server::UnaryService<WrapProtocol> for Method {

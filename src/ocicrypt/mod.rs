@@ -9,6 +9,7 @@ mod error;
 pub mod image;
 pub mod inspect;
 pub mod jwe;
+pub mod key_manager;
 pub mod keyfiles;
 pub mod keyprovider;
 pub mod keyprovider_server;
@@ -25,7 +26,6 @@ mod pipeline;
 pub mod pkcs7;
 pub mod recipients;
 pub mod stream;
-pub mod transit;
 
 pub use error::Error;
 

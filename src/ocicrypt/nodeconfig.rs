@@ -58,7 +58,8 @@ pub struct NodeConfig {
     /// The key-provider configuration file given to the processors (containerd only).
     pub keyprovider_config: Option<String>,
     /// More `NAME=VALUE` settings for the processors' environment (containerd only), e.g. the Vault server and
-    /// login of the node (`VAULT_ADDR`, `VAULT_CACERT`, a JWT role and token file). Never a secret: the
+    /// login of the node (`VAULT_ADDR`, `VAULT_CACERT`, a JWT role and token file) or AWS's (`AWS_REGION`, a web
+    /// identity's `AWS_ROLE_ARN` and token file). Never a secret: the
     /// configuration file is readable on the node.
     pub env: Vec<String>,
 }
@@ -74,7 +75,9 @@ const DROP_IN_NOTE: &str = "\
 # imported table of that plugin, so the CRI's settings stay in config.toml.\n";
 
 /// Variables that hold a secret themselves and so never go into a runtime's configuration.
-pub const SECRET_VARIABLES: &[&str] = &["VAULT_TOKEN", "BAO_TOKEN", "CRYPTADM_PASSPHRASE"];
+/// (A node reaches AWS KMS with its instance profile or a web identity, never with keys written in a file.)
+pub const SECRET_VARIABLES: &[&str] =
+    &["VAULT_TOKEN", "BAO_TOKEN", "CRYPTADM_PASSPHRASE", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
 
 /// The configuration text, and warnings the operator must read.
 #[derive(Clone, Debug)]
@@ -214,7 +217,7 @@ mod tests {
             2,
             "{text}"
         );
-        for bad in ["VAULT_TOKEN=s.x", "VAULT_APPROLE_SECRET_ID=x", "=x", "NOEQUALS"] {
+        for bad in ["VAULT_TOKEN=s.x", "VAULT_APPROLE_SECRET_ID=x", "AWS_SECRET_ACCESS_KEY=x", "=x", "NOEQUALS"] {
             vault.env = vec![bad.into()];
             assert!(render(&vault).is_err(), "{bad}");
         }

@@ -4,9 +4,9 @@
 //! file), `provider:NAME[:OPTS]`. Decryption key files are recognised by content, as skopeo does: private keys
 //! (PEM, DER, JWK) serve JWE and, with a matching certificate, PKCS#7; OpenPGP secret keys serve PGP.
 
+use super::key_manager::{self, ManagedKey, Manager};
 use super::keyprovider::{self, KeyProviderConfig, Parameters};
 use super::keywrap::{KeyUnwrapper, KeyWrapper};
-use super::transit::{self, TransitKey};
 use super::{Error, jwe, pgp, pkcs7};
 use crate::crypto::keys::{self, PrivateKey, RecipientKey};
 use crate::crypto::{Passphrase, SecretBytes};
@@ -31,8 +31,8 @@ pub enum KeySource {
         /// Options passed to it.
         options: Option<String>,
     },
-    /// `vault-transit://MOUNT/KEY`: a Transit key of Vault or OpenBao.
-    Transit(TransitKey),
+    /// `vault-transit://MOUNT/KEY` or `aws-kms://ARN`: a Transit key of Vault or OpenBao, or an AWS KMS key.
+    Managed(ManagedKey),
 }
 
 /// A recipient as given on the command line.
@@ -51,18 +51,22 @@ pub enum RecipientSpec {
         /// Options passed to it.
         options: Option<String>,
     },
-    /// `vault-transit://MOUNT/KEY`: a Transit key of Vault or OpenBao, written as provider `cryptadm`'s annotation.
-    Transit(TransitKey),
+    /// `vault-transit://MOUNT/KEY` or `aws-kms://ARN`: a Transit key of Vault or OpenBao or an AWS KMS key, written
+    /// as provider `cryptadm`'s annotation.
+    Managed(ManagedKey),
 }
 
 impl RecipientSpec {
     /// Parses `SCHEME:VALUE`.
     pub fn parse(text: &str) -> Result<Self, Error> {
-        if text.starts_with("vault-transit:") {
-            return TransitKey::parse(text).map(Self::Transit).map_err(|e| invalid(text, &e.to_string()));
+        if ManagedKey::is_reference(text) {
+            return ManagedKey::parse(text).map(Self::Managed).map_err(|e| invalid(text, &e.to_string()));
         }
         let (scheme, value) = text.split_once(':').ok_or_else(|| {
-            invalid(text, "expected SCHEME:VALUE (jwe:, pkcs7:, pgp:, provider:) or vault-transit://MOUNT/KEY")
+            invalid(
+                text,
+                "expected SCHEME:VALUE (jwe:, pkcs7:, pgp:, provider:), vault-transit://MOUNT/KEY or aws-kms://ARN",
+            )
         })?;
         if value.is_empty() {
             return Err(invalid(text, "empty value"));
@@ -79,7 +83,7 @@ impl RecipientSpec {
             other => {
                 return Err(invalid(
                     text,
-                    &format!("unknown scheme `{other}` (supported: jwe, pkcs7, pgp, provider, vault-transit)"),
+                    &format!("unknown scheme `{other}` (supported: jwe, pkcs7, pgp, provider, vault-transit, aws-kms)"),
                 ));
             }
         })
@@ -110,8 +114,8 @@ pub struct Recipients {
     /// Key providers named, with the options given for each, in order.
     providers: Parameters,
     provider_config: Option<Arc<KeyProviderConfig>>,
-    transit: Vec<TransitKey>,
-    transit_opener: Option<transit::Opener>,
+    managed: Vec<ManagedKey>,
+    managed_opener: Option<key_manager::Opener>,
 }
 
 impl Recipients {
@@ -127,8 +131,8 @@ impl Recipients {
             pgp: Vec::new(),
             providers: Parameters::new(),
             provider_config,
-            transit: Vec::new(),
-            transit_opener: None,
+            managed: Vec::new(),
+            managed_opener: None,
         };
         let mut pgp_names = Vec::new();
         for spec in specs {
@@ -154,19 +158,19 @@ impl Recipients {
                     }
                     recipients.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
-                RecipientSpec::Transit(key) => {
-                    if !recipients.transit.contains(key) {
-                        recipients.transit.push(key.clone());
+                RecipientSpec::Managed(key) => {
+                    if !recipients.managed.contains(key) {
+                        recipients.managed.push(key.clone());
                     }
                 }
             }
         }
         // Both would write the annotation `…keys.provider.cryptadm`, the second replacing the first.
-        if !recipients.transit.is_empty() && recipients.providers.contains_key(transit::PROVIDER) {
+        if !recipients.managed.is_empty() && recipients.providers.contains_key(key_manager::PROVIDER) {
             return Err(Error::InvalidKey {
-                what: format!("recipient `provider:{}`", transit::PROVIDER),
-                problem: "Transit keys are given either as vault-transit://MOUNT/KEY or through the key provider \
-                          `cryptadm`, not both"
+                what: format!("recipient `provider:{}`", key_manager::PROVIDER),
+                problem: "key-manager keys are given either as vault-transit://MOUNT/KEY or aws-kms://ARN, or \
+                          through the key provider `cryptadm`, not both"
                     .into(),
             });
         }
@@ -176,14 +180,15 @@ impl Recipients {
         Ok(recipients)
     }
 
-    /// Whether a recipient is a Transit key (then [`Recipients::with_transit`] must give the way to Transit).
-    pub fn needs_transit(&self) -> bool {
-        !self.transit.is_empty()
+    /// The key managers that recipients' keys are in (then [`Recipients::with_key_managers`] must give the way
+    /// to them).
+    pub fn key_managers(&self) -> Vec<Manager> {
+        managers_of(&self.managed)
     }
 
-    /// How Transit keys are reached.
-    pub fn with_transit(mut self, opener: transit::Opener) -> Self {
-        self.transit_opener = Some(opener);
+    /// How key managers are reached.
+    pub fn with_key_managers(mut self, opener: key_manager::Opener) -> Self {
+        self.managed_opener = Some(opener);
         self
     }
 
@@ -199,10 +204,10 @@ impl Recipients {
         if !self.pgp.is_empty() {
             wrappers.push(Box::new(PgpWrapper(self.pgp)));
         }
-        if !self.transit.is_empty() {
+        if !self.managed.is_empty() {
             // Without an opener every wrap fails, naming the missing settings.
-            let opener = self.transit_opener.clone().unwrap_or_else(transit::unconfigured);
-            wrappers.push(Box::new(transit::TransitWrapper::new(opener, self.transit.clone())));
+            let opener = self.managed_opener.clone().unwrap_or_else(key_manager::unconfigured);
+            wrappers.push(Box::new(key_manager::ManagedWrapper::new(opener, self.managed.clone())));
         }
         if let Some(config) = self.provider_config {
             let all = Arc::new(self.providers);
@@ -235,9 +240,10 @@ pub struct DecryptionKeys {
     provider_config: Option<Arc<KeyProviderConfig>>,
     /// A GnuPG home whose secret keys are exported when a layer wrapped for OpenPGP first needs them.
     gpg_home: Option<(PathBuf, Option<Passphrase>)>,
-    /// Transit keys (`--key vault-transit://…`), or any key a layer names (a node's stream processor).
-    transit: Option<transit::Allowed>,
-    transit_opener: Option<transit::Opener>,
+    /// Key-manager keys (`--key vault-transit://…`, `--key aws-kms://…`), or any key a layer names (a node's
+    /// stream processor).
+    managed: Option<key_manager::Allowed>,
+    managed_opener: Option<key_manager::Opener>,
 }
 
 impl DecryptionKeys {
@@ -261,8 +267,8 @@ impl DecryptionKeys {
             providers: Parameters::new(),
             provider_config,
             gpg_home: None,
-            transit: None,
-            transit_opener: None,
+            managed: None,
+            managed_opener: None,
         };
         for cert in certificates {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
@@ -272,9 +278,9 @@ impl DecryptionKeys {
                 KeySource::Provider { name, options } => {
                     resolved.providers.entry(name.clone()).or_default().push(provider_option(options));
                 }
-                KeySource::Transit(key) => match &mut resolved.transit {
-                    Some(transit::Allowed::Keys(keys)) => keys.push(key.clone()),
-                    _ => resolved.transit = Some(transit::Allowed::Keys(vec![key.clone()])),
+                KeySource::Managed(key) => match &mut resolved.managed {
+                    Some(key_manager::Allowed::Keys(keys)) => keys.push(key.clone()),
+                    _ => resolved.managed = Some(key_manager::Allowed::Keys(vec![key.clone()])),
                 },
                 KeySource::File { path, password: own } => {
                     let password = own.as_ref().or(password);
@@ -334,27 +340,31 @@ impl DecryptionKeys {
             providers: Parameters::new(),
             provider_config,
             gpg_home: None,
-            transit: None,
-            transit_opener: None,
+            managed: None,
+            managed_opener: None,
         }
     }
 
-    /// Whether a key is a Transit key (then [`DecryptionKeys::with_transit`] must give the way to Transit).
-    pub fn needs_transit(&self) -> bool {
-        self.transit.is_some()
+    /// The key managers that the named keys are in (then [`DecryptionKeys::with_key_managers`] must give the way
+    /// to them).
+    pub fn key_managers(&self) -> Vec<Manager> {
+        match &self.managed {
+            Some(key_manager::Allowed::Keys(keys)) => managers_of(keys),
+            _ => Vec::new(),
+        }
     }
 
-    /// How Transit keys are reached.
-    pub fn with_transit(mut self, opener: transit::Opener) -> Self {
-        self.transit_opener = Some(opener);
+    /// How key managers are reached.
+    pub fn with_key_managers(mut self, opener: key_manager::Opener) -> Self {
+        self.managed_opener = Some(opener);
         self
     }
 
-    /// Also unwraps Transit-wrapped layers with whichever Transit key they name, through `opener` (a node's stream
-    /// processor: its Vault identity's policy decides).
-    pub fn with_any_transit_key(mut self, opener: transit::Opener) -> Self {
-        self.transit = Some(transit::Allowed::Named);
-        self.transit_opener = Some(opener);
+    /// Also unwraps key-manager-wrapped layers with whichever key they name, through `opener` (a node's stream
+    /// processor: the policy of the node's Vault identity or AWS role decides).
+    pub fn with_any_managed_key(mut self, opener: key_manager::Opener) -> Self {
+        self.managed = Some(key_manager::Allowed::Named);
+        self.managed_opener = Some(opener);
         self
     }
 
@@ -409,9 +419,9 @@ impl DecryptionKeys {
         if let Some((home, password)) = self.gpg_home {
             unwrappers.push(Box::new(GpgHomeUnwrapper { home, password, passphrases, exported: Mutex::default() }));
         }
-        if let Some(allowed) = self.transit {
-            let opener = self.transit_opener.unwrap_or_else(transit::unconfigured);
-            unwrappers.push(Box::new(transit::TransitUnwrapper::new(opener, allowed)));
+        if let Some(allowed) = self.managed {
+            let opener = self.managed_opener.unwrap_or_else(key_manager::unconfigured);
+            unwrappers.push(Box::new(key_manager::ManagedUnwrapper::new(opener, allowed)));
         }
         if let Some(config) = self.provider_config {
             let parameters = Arc::new(self.providers);
@@ -425,6 +435,14 @@ impl DecryptionKeys {
         }
         unwrappers
     }
+}
+
+/// The key managers `keys` are in, each once.
+fn managers_of(keys: &[ManagedKey]) -> Vec<Manager> {
+    let mut managers: Vec<Manager> = keys.iter().map(ManagedKey::manager).collect();
+    managers.sort();
+    managers.dedup();
+    managers
 }
 
 /// PKCS#7 needs the certificate that matches each RSA private key (it names the recipient by issuer and serial).
@@ -585,7 +603,7 @@ impl std::fmt::Display for RecipientSpec {
             Self::Pgp(name) => write!(f, "pgp:{name}"),
             Self::Provider { name, options: Some(options) } => write!(f, "provider:{name}:{options}"),
             Self::Provider { name, options: None } => write!(f, "provider:{name}"),
-            Self::Transit(key) => f.write_str(&key.reference()),
+            Self::Managed(key) => f.write_str(&key.reference()),
         }
     }
 }
@@ -626,7 +644,7 @@ pub struct AccessChange {
 /// Who keeps, gains and loses access when the encrypted layers of `layers` (all platforms) are re-encrypted for
 /// `keep` only, and which of `remove` name no current recipient. A recipient is recognised by what its wrapped
 /// keys name: a PKCS#7 certificate's issuer and serial, OpenPGP key IDs (`pgp:` names are looked up in
-/// `gpg_homedir`), a Transit key, a key provider's name, a JWE `kid`; a JWE key without `kid` (ocicrypt writes
+/// `gpg_homedir`), a key-manager key, a key provider's name, a JWE `kid`; a JWE key without `kid` (ocicrypt writes
 /// none) only by its algorithm, so `RSA-OAEP (no key id)` stands for every such RSA recipient.
 pub fn access_change(
     layers: &[super::inspect::LayerInfo],
@@ -717,7 +735,7 @@ impl Identity {
                 names("pgp", handles)
             }
             RecipientSpec::Provider { name, .. } => Self::Scheme(format!("provider.{name}")),
-            RecipientSpec::Transit(key) => names(transit::SCHEME, vec![key.reference()]),
+            RecipientSpec::Managed(key) => names(key_manager::SCHEME, vec![key.reference()]),
         })
     }
 
@@ -777,7 +795,7 @@ mod tests {
     #[test]
     fn keeps_loses_and_refuses_by_what_the_layers_name() {
         let layers = [layer(&[
-            (transit::SCHEME, &["vault-transit://transit/a", "vault-transit://transit/b"]),
+            (key_manager::SCHEME, &["vault-transit://transit/a", "vault-transit://transit/b"]),
             ("provider.other", &[]),
             ("jwe", &["RSA-OAEP (no key id)", "RSA-OAEP (no key id)"]),
         ])];

@@ -280,6 +280,13 @@ pub struct StreamReport {
     pub size: u64,
 }
 
+/// `message` followed by the files of the keys directory that were not keys (one of them may have been meant).
+fn naming_skipped(mut message: String, skipped: &[SkippedFile]) -> String {
+    let names: Vec<String> = skipped.iter().map(|s| format!("{} ({})", s.path.display(), s.problem)).collect();
+    message.push_str(&format!("; not keys, skipped: {}", names.join(", ")));
+    message
+}
+
 /// Decrypts the layer `descriptor` describes from `input` to `output`, all but the last [`HOLD_BACK`] bytes as
 /// they come, the rest once the HMAC verified. `skipped` (files of the keys directory that are not keys) are
 /// named in the error when no key opens the layer.
@@ -303,10 +310,11 @@ pub fn decrypt_stream(
     let public = PublicOptions::from_annotation(annotation)?;
     let private = match unwrap_layer_key(descriptor, "the layer", unwrappers) {
         Ok(private) => private,
-        Err(Error::Unauthenticated(mut message)) if !skipped.is_empty() => {
-            let names: Vec<String> = skipped.iter().map(|s| format!("{} ({})", s.path.display(), s.problem)).collect();
-            message.push_str(&format!("; not keys, skipped: {}", names.join(", ")));
-            return Err(Error::Unauthenticated(message));
+        Err(Error::Unauthenticated(message)) if !skipped.is_empty() => {
+            return Err(Error::Unauthenticated(naming_skipped(message, skipped)));
+        }
+        Err(Error::KeyManagerRefused { message, hint }) if !skipped.is_empty() => {
+            return Err(Error::KeyManagerRefused { message: naming_skipped(message, skipped), hint });
         }
         Err(e) => return Err(e),
     };

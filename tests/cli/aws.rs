@@ -254,10 +254,10 @@ fn web_identity_through_sts_from_the_environment_and_from_a_profile() {
     assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
 }
 
-struct Imds {
+pub(crate) struct Imds {
     child: std::process::Child,
-    endpoint: String,
-    log: PathBuf,
+    pub(crate) endpoint: String,
+    pub(crate) log: PathBuf,
 }
 
 impl Drop for Imds {
@@ -269,7 +269,7 @@ impl Drop for Imds {
 
 /// A stand-in whose instance profile is `role` (`node`: kms:*, `sealer-node`: no Decrypt), with temporary
 /// credentials from moto's STS.
-fn imds(scratch: &Scratch, aws: &Moto, role: &str, life: u32) -> Imds {
+pub(crate) fn imds(scratch: &Scratch, aws: &Moto, role: &str, life: u32) -> Imds {
     use std::io::BufRead as _;
     let credentials = scratch.write(&format!("imds-{role}.json"), aws.oracle(&["assume", role]));
     let log = scratch.path("imds.log");

@@ -92,7 +92,7 @@ fn with_jwt(server: &OpenBao, scratch: &Scratch, role: &str) -> assert_cmd::Comm
 }
 
 /// An ocicrypt key-provider configuration naming provider `cryptadm`: the binary under test, `image keyprovider`.
-fn provider_config(scratch: &Scratch) -> PathBuf {
+pub(crate) fn provider_config(scratch: &Scratch) -> PathBuf {
     let binary = assert_cmd::cargo::cargo_bin("cryptadm");
     let document = serde_json::json!({"key-providers": {"cryptadm": {"cmd": {
         "path": binary.display().to_string(), "args": ["image", "keyprovider"]}}}});
@@ -382,7 +382,9 @@ fn key_providers_never_inherit_the_token() {
 /// containerd (the CRI harness of `containerd.rs`) pulls a Transit-encrypted image: its stream processor,
 /// configured by `node-config --processor-env` with the server and a JWT login for the node's role, unwraps the
 /// layer key through OpenBao. When the role loses decrypt, the next pull fails with cryptadm's message and unpacks
-/// nothing.
+/// nothing. The same node (one containerd) pulls an image whose layer key AWS KMS wrapped (`aws-kms://ARN`, issue
+/// 31): the processor's only AWS credentials are the node's instance profile, from the loopback IMDSv2 stand-in of
+/// `aws.rs` in front of the tests' moto.
 #[cfg(feature = "pgp")]
 #[test]
 fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
@@ -399,6 +401,13 @@ fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
         format!("CRYPTADM_VAULT_ROLE={role}"),
         format!("CRYPTADM_VAULT_JWT_FILE={}", jwt.display()),
     ]);
+    let aws = crate::support_aws::moto();
+    let _aws_serial = aws.lock();
+    let instance = crate::aws::imds(&work, aws, "node", 3600);
+    settings.extend([
+        format!("AWS_EC2_METADATA_SERVICE_ENDPOINT={}", instance.endpoint),
+        format!("AWS_ENDPOINT_URL={}", aws.endpoint),
+    ]);
     let args: Vec<String> = settings.into_iter().flat_map(|s| ["--processor-env".to_owned(), s]).collect();
     let node = Node::start_with(&args);
 
@@ -414,6 +423,25 @@ fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
     let pulled = node.pull("transit/allowed:v1");
     assert!(pulled.is_ok(), "{pulled:?}\n{}", node.log());
     node.assert_unpacked("allowed", allowed);
+
+    // AWS KMS with the instance profile; the image encrypted by a user that may only Encrypt.
+    let by_kms: &[(&str, &str)] = &[("etc/kms/allowed", "unwrapped through AWS KMS with the instance profile")];
+    let layout = work.path("kms");
+    make_layout(&layout, &[("amd64", &[Layer { compression: "gzip", files: by_kms }])]);
+    let mut encrypt = crate::support::cryptadm();
+    aws.env_with(&mut encrypt, &aws.sealer);
+    encrypt
+        .args(["image", "encrypt", "--dest-tls-verify=false", "--recipient", &format!("aws-kms://{}", aws.key)])
+        .arg(oci(&layout))
+        .arg(node.image("kms/allowed:v1"))
+        .assert()
+        .success();
+    let pulled = node.pull("kms/allowed:v1");
+    assert!(pulled.is_ok(), "{pulled:?}\n{}", node.log());
+    node.assert_unpacked("kms", by_kms);
+    let log = std::fs::read_to_string(&instance.log).unwrap();
+    assert!(log.contains("GET /latest/meta-data/iam/security-credentials/cryptadm-node token-ok"), "{log}");
+    assert!(!log.contains("no-token"), "{log}");
 
     // The node's role may no longer decrypt.
     jwt_role(server, role, "default");

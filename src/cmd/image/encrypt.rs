@@ -20,6 +20,10 @@ pub const EXAMPLES: &str = "Examples:
   cryptadm image encrypt --recipient jwe:rsa.pub.pem \\
       --recipient pgp:alice@example.com oci:app:v1 oci:app-enc:v1
 
+  # For an AWS KMS key (a key or alias ARN; credentials from AWS_*, profiles, the instance profile)
+  cryptadm image encrypt --recipient aws-kms://arn:aws:kms:eu-west-1:111122223333:alias/images \\
+      oci:app:v1 oci:app-enc:v1
+
   # Only the top layer, only the arm64 manifest
   cryptadm image encrypt --recipient jwe:ec.pub.pem --layer -1 \\
       --platform linux/arm64 oci:app:v1 oci:app-enc:v1
@@ -46,7 +50,7 @@ pub struct EncryptArgs {
     /// Where to write it: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "DST", value_parser = super::parse_reference)]
     destination: ImageReference,
-    /// Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY
+    /// Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY, aws-kms://ARN
     #[arg(long = "recipient", visible_alias = "encryption-key", value_name = "SPEC", required = true,
           value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
     recipients: Vec<RecipientSpec>,
@@ -84,10 +88,11 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let provider_config = super::provider_config()?;
     let recipients =
         Recipients::resolve(&args.recipients, args.keys.key_gpg_homedir.as_deref(), provider_config.clone())?;
-    let recipients = if recipients.needs_transit() {
-        recipients.with_transit(super::transit::opener(&args.keys.vault)?)
-    } else {
+    let managers = recipients.key_managers();
+    let recipients = if managers.is_empty() {
         recipients
+    } else {
+        recipients.with_key_managers(args.keys.key_manager_opener(&managers)?)
     };
     let keys = args.keys.resolve(provider_config, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);

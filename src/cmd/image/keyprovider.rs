@@ -1,11 +1,12 @@
 //! `cryptadm image keyprovider`: cryptadm as an ocicrypt key provider (the `cmd` protocol), so that skopeo,
-//! podman, buildah, CRI-O and containerd wrap and unwrap layer keys with Vault/OpenBao Transit through cryptadm.
+//! podman, buildah, CRI-O and containerd wrap and unwrap layer keys with Vault/OpenBao Transit or AWS KMS through
+//! cryptadm.
 
 use crate::cmd::error::Failure;
 use crate::cmd::printer::Printer;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
-use crate::ocicrypt::transit;
+use crate::ocicrypt::key_manager;
 use anyhow::Context;
 use clap::Args;
 use std::io::Read;
@@ -20,18 +21,24 @@ pub const EXAMPLES: &str = "Examples:
   skopeo copy --encryption-key provider:cryptadm:vault-transit://transit/images \\
       oci:app:v1 docker://registry.example.com/app-enc:v1
   skopeo copy --decryption-key provider:cryptadm \\
-      docker://registry.example.com/app-enc:v1 oci:app:v1";
+      docker://registry.example.com/app-enc:v1 oci:app:v1
 
-/// Be an ocicrypt key provider that wraps layer keys with Vault/OpenBao Transit (for skopeo, podman, containerd)
+  # AWS KMS, with the AWS credentials of the environment (on EC2: the instance profile)
+  skopeo copy --encryption-key \\
+      provider:cryptadm:aws-kms://arn:aws:kms:eu-west-1:111122223333:alias/images \\
+      oci:app:v1 docker://registry.example.com/app-enc:v1";
+
+/// Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)
 ///
 /// Reads one request of ocicrypt's key-provider protocol on standard input (keywrap or keyunwrap, the JSON that
 /// containers/ocicrypt sends to a `cmd` provider) and prints the answer on standard output. Wrapping needs the
-/// Transit key as the provider's option: --encryption-key provider:cryptadm:vault-transit://MOUNT/KEY. Unwrapping
-/// uses the key recorded with the wrapped key (or only the keys given as provider:cryptadm:vault-transit://…).
-/// The Vault server, CA and credentials come from the environment the runtime starts it with (VAULT_ADDR or
-/// BAO_ADDR, VAULT_CACERT, VAULT_TOKEN or a token file, or a JWT/Kubernetes/AppRole login). Images encrypted with
-/// cryptadm image encrypt --recipient vault-transit://MOUNT/KEY use the same annotation. Errors are one line on
-/// standard error, which ocicrypt puts in its message.
+/// key as the provider's option: --encryption-key provider:cryptadm:vault-transit://MOUNT/KEY or
+/// provider:cryptadm:aws-kms://ARN (a key or alias ARN). Unwrapping uses the key recorded with the wrapped key (or
+/// only the keys given as provider:cryptadm:KEY). The Vault server, CA and credentials come from the environment
+/// the runtime starts it with (VAULT_ADDR or BAO_ADDR, VAULT_CACERT, VAULT_TOKEN or a token file, or a
+/// JWT/Kubernetes/AppRole login); AWS's from its credential chain (AWS_* variables, profiles, web identity, the
+/// instance profile). Images encrypted with cryptadm image encrypt --recipient vault-transit://… or aws-kms://…
+/// use the same annotation. Errors are one line on standard error, which ocicrypt puts in its message.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct KeyProviderArgs {
@@ -74,7 +81,7 @@ fn listen(endpoint: &str, printer: &Printer) -> anyhow::Result<()> {
                 .into());
         }
     };
-    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
+    let opener = super::key_managers::environment_opener();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
     crate::cmd::volume::serve::claim_socket_path(&socket)?;
@@ -105,9 +112,8 @@ fn serve(printer: &Printer) -> anyhow::Result<()> {
             Failure::new(ExitStatus::InvalidInput, format!("the request is larger than {MAX_REQUEST} bytes")).into()
         );
     }
-    let request = transit::parse_request(&request)?;
-    let opener = super::transit::opener(&crate::cmd::vault_args::VaultArgs::default())?;
-    let answer = transit::answer(request, &opener)?;
+    let request = key_manager::parse_request(&request)?;
+    let answer = key_manager::answer(request, &super::key_managers::environment_opener())?;
     printer.data(&answer).context("writing the answer to standard output")?;
     Ok(())
 }

@@ -4,11 +4,11 @@ pub mod authorize;
 pub mod decrypt;
 pub mod encrypt;
 pub mod inspect;
+pub mod key_managers;
 pub mod keyprovider;
 pub mod node_config;
 pub mod registry;
 pub mod stream_decrypt;
-pub mod transit;
 
 use super::printer::Printer;
 use crate::cmd::error::Failure;
@@ -16,6 +16,7 @@ use crate::exit::ExitStatus;
 use crate::interact::Interaction;
 use crate::oci::{self, ImageDestination, ImageReference, ImageSource, Platform};
 use crate::ocicrypt::image::Selection;
+use crate::ocicrypt::key_manager::ManagedKey;
 use crate::ocicrypt::keyprovider::KeyProviderConfig;
 use crate::ocicrypt::recipients::{DecryptionKeys, KeySource};
 use clap::{Args, Subcommand};
@@ -41,7 +42,7 @@ pub const EXAMPLES: &str = "Examples:
 /// Encrypt, decrypt and authorize OCI images (containers/ocicrypt format)
 ///
 /// Layers are encrypted with AES-256-CTR and HMAC-SHA-256; each layer's key is wrapped for its recipients with
-/// JWE, PKCS#7, OpenPGP or an external key provider, in the annotations skopeo, podman, buildah and containerd
+/// JWE, PKCS#7, OpenPGP, a Vault Transit or AWS KMS key, or an external key provider, in the annotations skopeo, podman, buildah and containerd
 /// imgcrypt read. Images are OCI layouts (oci:DIR[:TAG]), archives of them (oci-archive:FILE[:TAG]) or in registries
 /// (docker://HOST[:PORT]/REPO[:TAG|@DIGEST]).
 #[derive(Args, Debug)]
@@ -109,13 +110,14 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Keys")]
 pub struct KeyArgs {
-    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], or vault-transit://MOUNT/KEY
+    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], vault-transit://MOUNT/KEY or aws-kms://ARN
     ///
     /// Repeatable; every key is tried on every layer. A password-protected key takes its password from
     /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's
     /// FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv).
     /// A Transit key unwraps through Vault or OpenBao, with the Vault settings of the environment (VAULT_ADDR,
-    /// VAULT_CACERT, VAULT_TOKEN or a login).
+    /// VAULT_CACERT, VAULT_TOKEN or a login); an AWS KMS key (its key or alias ARN) through KMS Decrypt, with the
+    /// AWS credential chain (AWS_* variables, the profile files, web identity, the instance profile).
     #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
@@ -129,6 +131,9 @@ pub struct KeyArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub vault: super::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: super::aws_args::AwsArgs,
 }
 
 impl KeyArgs {
@@ -144,7 +149,16 @@ impl KeyArgs {
         let gpg_homedir = self.key_gpg_homedir.as_deref();
         let keys =
             DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?;
-        Ok(if keys.needs_transit() { keys.with_transit(transit::opener(&self.vault)?) } else { keys })
+        let managers = keys.key_managers();
+        Ok(if managers.is_empty() { keys } else { keys.with_key_managers(self.key_manager_opener(&managers)?) })
+    }
+
+    /// How the key managers `needed` are reached, with these commands' Vault and AWS settings.
+    pub fn key_manager_opener(
+        &self,
+        needed: &[crate::ocicrypt::key_manager::Manager],
+    ) -> anyhow::Result<crate::ocicrypt::key_manager::Opener> {
+        key_managers::opener(&self.vault, &self.aws, needed)
     }
 }
 
@@ -154,10 +168,9 @@ impl KeyArgs {
 /// `:` and is not itself an existing file.
 fn key_source(key: &str) -> anyhow::Result<KeySource> {
     use anyhow::Context;
-    if key.starts_with("vault-transit:") {
-        let key = crate::ocicrypt::transit::TransitKey::parse(key)
-            .map_err(|e| Failure::new(ExitStatus::Usage, format!("--key: {e}")))?;
-        return Ok(KeySource::Transit(key));
+    if ManagedKey::is_reference(key) {
+        let key = ManagedKey::parse(key).map_err(|e| Failure::new(ExitStatus::Usage, format!("--key: {e}")))?;
+        return Ok(KeySource::Managed(key));
     }
     if let Some(provider) = key.strip_prefix("provider:") {
         let (name, options) = match provider.split_once(':') {

@@ -49,7 +49,9 @@ pub struct NodeConfigArgs {
     keyprovider_config: PathBuf,
     /// A NAME=VALUE setting for the stream processors' environment (repeatable; containerd only), e.g. the Vault
     /// server and the node's login for images wrapped with vault-transit:// keys: VAULT_ADDR, VAULT_CACERT and a
-    /// JWT/Kubernetes role with its projected token file. Secrets themselves (VAULT_TOKEN) are refused.
+    /// JWT/Kubernetes role with its projected token file; for aws-kms:// keys, AWS_REGION or a web identity
+    /// (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE), or nothing on EC2 (the instance profile). Secrets themselves
+    /// (VAULT_TOKEN, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) are refused.
     #[arg(long = "processor-env", value_name = "NAME=VALUE")]
     processor_env: Vec<String>,
 }

@@ -30,7 +30,9 @@ pub const EXAMPLES: &str = "Examples:
 /// is also decompressed (containerd gives keys to the plain-tar processor only). containerd's payload, the
 /// layer's descriptor, comes on file descriptor 3. The keys are every file under --decryption-keys-path
 /// (recursively; a symbolic link fails, a file that is not a key is skipped and named if no key fits), and the
-/// key providers of OCICRYPT_KEYPROVIDER_CONFIG. The last 256 KiB are written only after the layer's HMAC
+/// key providers of OCICRYPT_KEYPROVIDER_CONFIG; layers wrapped by a Vault Transit or AWS KMS key are unwrapped
+/// with the node's own identity (its Vault login when VAULT_ADDR or BAO_ADDR is set, its AWS credential chain, on
+/// EC2 the instance profile). The last 256 KiB are written only after the layer's HMAC
 /// verified, so a tampered layer never unpacks. Errors are one line on stderr, which containerd puts in the pull
 /// error.
 #[derive(Args, Debug)]
@@ -63,12 +65,10 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let (keys, skipped) = stream::node_keys(&files, &payload, super::provider_config()?);
-    // With a Vault server in its environment (containerd's processor `env`), the node's Vault identity unwraps
-    // Transit-wrapped layers; its policy decides which keys it may use.
-    let keys = match super::transit::node_opener() {
-        Some(opener) => keys.with_any_transit_key(opener),
-        None => keys,
-    };
+    // The node's own identity unwraps key-manager-wrapped layers: its Vault login when its environment
+    // (containerd's processor `env`) names a server, its AWS instance profile (or other AWS credentials); their
+    // policies decide which keys it may use.
+    let keys = keys.with_any_managed_key(super::key_managers::environment_opener());
     let media_type = crate::cmd::env_vars::var_os(crate::cmd::env_vars::STREAM_PROCESSOR_MEDIATYPE)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_else(|| payload.descriptor.media_type().unwrap_or_default().to_owned());
