@@ -35,6 +35,8 @@ pub const SCRUBBED_VARIABLES: &[&str] = &[
     "OS_TOKEN",
     "VAULT_TOKEN",
     "BAO_TOKEN",
+    // The key id is no secret, but a child left with it alone fails instead of finding its own credentials.
+    "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
 ];

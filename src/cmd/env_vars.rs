@@ -269,8 +269,13 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
     (
-        "AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
+        "AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
         "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys); web identity through STS (the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. See docs/aws.md.",
+    ),
+    (
+        AWS_ACCESS_KEY_ID,
+        "The AWS access key id, with AWS_SECRET_ACCESS_KEY. Not passed to a child process either: half a key pair \
+         would stop a child's own credential chain (its profile, web identity or instance profile).",
     ),
     (AWS_SECRET_ACCESS_KEY, "The AWS secret access key, with AWS_ACCESS_KEY_ID. Never passed to a child process."),
     (AWS_SESSION_TOKEN, "The session token of temporary AWS keys. Never passed to a child process."),

@@ -541,6 +541,10 @@ fn plugins_never_inherit_secret_variables() {
         ("CRYPTADM_DEST_PASSWORD", "dest-secret-4712"),
         ("CRYPTADM_REGISTRY_PASSWORD", "registry-secret-4713"),
         ("CRYPTADM_SRC_PASSWORD_FILE", "/run/secret-file-4714"),
+        // AWS keys go as a pair: the id alone would stop the plugin's own credential chain.
+        ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE4716"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-secret-4717"),
+        ("AWS_SESSION_TOKEN", "aws-session-4718"),
     ];
     let mut command = cryptadm();
     command
