@@ -135,7 +135,6 @@ pub(super) fn fetch(
 }
 
 fn capa_chunks(aws: &crate::kms::aws::Aws, prefix: &str, chunks: usize, uri: &str) -> Result<SecretBytes, Error> {
-    use std::io::Read as _;
     let failed = |source: crate::kms::Error| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
         source => Error::AwsRemote { uri: uri.into(), source },
@@ -145,17 +144,13 @@ fn capa_chunks(aws: &crate::kms::aws::Aws, prefix: &str, chunks: usize, uri: &st
         let value = aws.secret_value(&format!("{prefix}-{chunk}")).map_err(failed)?;
         gzipped.extend_from_slice(value.bytes());
     }
-    let mut userdata = SecretBytes::new(Vec::new());
-    flate2::read::GzDecoder::new(gzipped.as_slice())
-        .take(super::MAX_REMOTE_BYTES + 1)
-        .read_to_end(&mut userdata)
-        .map_err(|e| Error::RemoteFailed {
-            uri: uri.into(),
-            problem: format!("the joined chunks are not gzip data ({e})"),
-        })?;
-    if userdata.len() as u64 > super::MAX_REMOTE_BYTES {
-        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES });
-    }
+    let userdata =
+        crate::bounded::read_at_most(flate2::read::GzDecoder::new(gzipped.as_slice()), super::MAX_REMOTE_BYTES)
+            .map_err(|e| Error::RemoteFailed {
+                uri: uri.into(),
+                problem: format!("the joined chunks are not gzip data ({e})"),
+            })?
+            .ok_or_else(|| Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES })?;
     for chunk in 0..chunks {
         aws.delete_secret(&format!("{prefix}-{chunk}")).map_err(failed)?;
     }
