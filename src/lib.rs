@@ -2,12 +2,13 @@
 //! but leave to glue scripts, as one binary.
 //!
 //! The crate is a library with a thin binary on top. The *core* modules ([`crypto`], [`machineadm`], [`ocicrypt`],
-//! [`render`], [`atomic`], [`exit`], [`interact`], [`process`]) never print, prompt, exit or read the environment:
-//! anything that needs the operator goes through the [`interact::Interaction`] trait. The [`cmd`] module is the command
+//! [`render`], [`atomic`], [`bounded`], [`exit`], [`interact`], [`process`]) never print, prompt, exit or read the
+//! environment: anything that needs the operator goes through the [`interact::Interaction`] trait. The [`cmd`] module is the command
 //! line: it parses arguments, resolves them into settings (secrets read, paths checked), calls the core and
 //! renders the result. Data flows one way: argv → settings → core → result → renderer.
 
 pub mod atomic;
+pub mod bounded;
 pub mod cmd;
 pub mod crypto;
 pub mod deadline;

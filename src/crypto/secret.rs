@@ -93,16 +93,13 @@ pub fn read_passphrase_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> 
 /// surely the wrong file, and reading it whole would be unbounded. Growth of the buffer is not wiped; the final
 /// bytes are moved to the caller, which wraps them in a wiping type.
 pub fn read_secret(reader: impl std::io::Read, limit: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = zeroize::Zeroizing::new(Vec::new());
-    reader.take(limit as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > limit {
-        return Err(std::io::Error::new(
+    match crate::bounded::read_at_most(reader, limit as u64)? {
+        Some(mut bytes) => Ok(std::mem::take(&mut *bytes)),
+        None => Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("larger than {limit} bytes; not a passphrase"),
-        ));
+        )),
     }
-    Ok(std::mem::take(&mut *bytes))
 }
 
 /// Compares two passphrases in constant time (for prompt confirmation).

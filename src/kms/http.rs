@@ -502,12 +502,13 @@ pub fn file_error(what: &str, path: &std::path::Path, source: std::io::Error) ->
     Error::File { what: what.to_owned(), path: path.display().to_string(), source, hint: None }
 }
 
-fn read_file(path: &std::path::Path, what: &str) -> Result<Vec<u8>, Error> {
-    let metadata = std::fs::metadata(path).map_err(|e| file_error(what, path, e))?;
-    if !metadata.is_file() || metadata.len() > MAX_BODY as u64 {
-        return Err(Error::Config(format!("{what} `{}`: not a regular file of at most 1 MiB", path.display())));
+fn read_file(path: &std::path::Path, what: &str) -> Result<crate::crypto::SecretBytes, Error> {
+    match crate::bounded::read_regular(path, MAX_BODY as u64) {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(Error::Config(format!("{what} `{}`: not a regular file of at most 1 MiB", path.display())))
+        }
+        read => read.map_err(|e| file_error(what, path, e)),
     }
-    std::fs::read(path).map_err(|e| file_error(what, path, e))
 }
 
 fn read_pem_certs(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Error> {

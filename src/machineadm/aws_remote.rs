@@ -226,7 +226,6 @@ fn capa_chunks(
     chunks: usize,
     uri: &str,
 ) -> Result<SecretBytes, Error> {
-    use std::io::Read as _;
     let failed = |source: crate::kms::Error| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
         source => Error::AwsRemote { uri: uri.into(), source },
@@ -249,15 +248,9 @@ fn capa_chunks(
     }
     let not_gzip = |problem: String| Error::RemoteFailed { uri: uri.into(), problem };
     let gzipped = layout.gzipped(joined).map_err(not_gzip)?;
-    let mut userdata = SecretBytes::new(Vec::new());
-    flate2::read::GzDecoder::new(gzipped.as_slice())
-        .take(super::MAX_REMOTE_BYTES + 1)
-        .read_to_end(&mut userdata)
-        .map_err(|e| not_gzip(format!("the joined chunks are not gzip data ({e})")))?;
-    if userdata.len() as u64 > super::MAX_REMOTE_BYTES {
-        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES });
-    }
-    Ok(userdata)
+    crate::bounded::read_at_most(flate2::read::GzDecoder::new(gzipped.as_slice()), super::MAX_REMOTE_BYTES)
+        .map_err(|e| not_gzip(format!("the joined chunks are not gzip data ({e})")))?
+        .ok_or_else(|| Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES })
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use crate::crypto::SecretBytes;
 use crate::interact::Interaction;
 use crate::process::humanize;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -446,14 +445,9 @@ fn read_file(uri: &str) -> Result<SecretBytes, Error> {
         std::io::ErrorKind::NotFound => Error::RemoteNotFound { uri: uri.into(), problem: e.to_string() },
         _ => Error::RemoteFailed { uri: uri.into(), problem: e.to_string() },
     })?;
-    let mut bytes = SecretBytes::new(Vec::new());
-    file.take(MAX_REMOTE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::RemoteFailed { uri: uri.into(), problem: e.to_string() })?;
-    if bytes.len() as u64 > MAX_REMOTE_BYTES {
-        return Err(Error::RemoteTooLarge { uri: uri.into(), limit: MAX_REMOTE_BYTES });
-    }
-    Ok(bytes)
+    crate::bounded::read_at_most(file, MAX_REMOTE_BYTES)
+        .map_err(|e| Error::RemoteFailed { uri: uri.into(), problem: e.to_string() })?
+        .ok_or_else(|| Error::RemoteTooLarge { uri: uri.into(), limit: MAX_REMOTE_BYTES })
 }
 
 /// Every `*.crt` (PEM, one or more certificates) in `dirs`, sorted by name. A missing directory is an error.

@@ -5,9 +5,9 @@
 //! that fails are removed again. An archive is assembled in a temporary directory and renamed into place.
 
 use super::descriptor::{Descriptor, digest_hex};
-use super::files::{open_regular, read_regular};
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES};
 use crate::atomic;
+use crate::bounded::{open_regular, read_regular};
 use crate::crypto::parallel_hash::Sha256ForSize;
 use crate::oci::Error;
 use serde_json::{Value, json};

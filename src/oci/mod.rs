@@ -7,7 +7,6 @@
 pub mod bounds;
 mod descriptor;
 mod error;
-mod files;
 mod layout;
 mod reference;
 pub mod registry;

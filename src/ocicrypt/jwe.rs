@@ -17,7 +17,6 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use content::ContentAlgorithm;
 use key_mgmt::KeyAlgorithm;
-use std::io::Read;
 use zeroize::Zeroizing;
 
 /// Largest JWE accepted by [`unwrap`]: ocicrypt's are a few hundred bytes per recipient, so anything this large
@@ -110,16 +109,10 @@ fn inflate(plaintext: SecretBytes, deflated: bool) -> Result<SecretBytes, Error>
     if !deflated {
         return Ok(plaintext);
     }
-    // As in `crypto::secret::read_secret`, buffers outgrown while reading are not wiped; the final one is.
-    let mut out = SecretBytes::new(Vec::new());
-    flate2::read::DeflateDecoder::new(&plaintext[..])
-        .take(MAX_INFLATED_LEN + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| malformed(format!("the compressed plaintext does not inflate: {e}")))?;
-    if out.len() as u64 > MAX_INFLATED_LEN {
-        return Err(malformed(format!("the compressed plaintext inflates to more than {} MiB", MAX_JWE_LEN >> 20)));
-    }
-    Ok(out)
+    // As everywhere `bounded::read_at_most` reads, buffers outgrown while reading are not wiped; the final one is.
+    crate::bounded::read_at_most(flate2::read::DeflateDecoder::new(&plaintext[..]), MAX_INFLATED_LEN)
+        .map_err(|e| malformed(format!("the compressed plaintext does not inflate: {e}")))?
+        .ok_or_else(|| malformed(format!("the compressed plaintext inflates to more than {} MiB", MAX_JWE_LEN >> 20)))
 }
 
 /// The algorithm for one recipient: its JWK `alg`, or ocicrypt's default for the key type.

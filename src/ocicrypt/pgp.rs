@@ -18,7 +18,7 @@ use super::Error;
 use crate::crypto::{Passphrase, SecretBytes};
 use crate::process;
 use sequoia_openpgp as openpgp;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -98,18 +98,12 @@ pub fn unwrap(secret_keys: &[Cert], passphrases: &[Passphrase], message: &[u8]) 
     let decrypted = DecryptorBuilder::from_bytes(&message[..])
         .map(|builder| builder.buffer_size(MAX_PLAINTEXT + 1))
         .and_then(|builder| builder.with_policy(&policy, None, helper))
-        .and_then(|mut decryptor| {
-            // Room for any private options up front: growing the buffer would leave unwiped copies behind.
-            let mut plaintext = zeroize::Zeroizing::new(Vec::with_capacity(8192));
-            (&mut decryptor).take(MAX_PLAINTEXT as u64 + 1).read_to_end(&mut plaintext)?;
-            Ok(plaintext)
-        });
+        .and_then(|decryptor| Ok(crate::bounded::read_at_most(decryptor, MAX_PLAINTEXT as u64)?));
     match decrypted {
-        Ok(plaintext) if plaintext.len() > MAX_PLAINTEXT => {
+        Ok(None) => {
             Err(malformed(format!("decrypts to more than {MAX_PLAINTEXT} bytes; not a layer's private options")))
         }
-        // Moved out, not copied: the emptied buffer left behind has nothing to wipe.
-        Ok(mut plaintext) => Ok(Some(SecretBytes::new(std::mem::take(&mut *plaintext)))),
+        Ok(Some(plaintext)) => Ok(Some(plaintext)),
         Err(e) => match outcome {
             // A key that opens the session key but whose contents then fail the integrity check answers like a
             // key that does not fit: telling them apart is the decryption oracle of RFC 4880 §14.

@@ -47,15 +47,24 @@ pub struct Payload {
     pub parameters: Vec<(String, Vec<SecretBytes>)>,
 }
 
+fn bad_payload(problem: &str) -> Error {
+    Error::Malformed(format!("the stream processor payload (fd 3): {problem}"))
+}
+
+/// The error for a payload larger than [`MAX_PAYLOAD`] (for readers that stop at the bound).
+pub fn payload_too_large() -> Error {
+    bad_payload(&format!("it is larger than {MAX_PAYLOAD} bytes"))
+}
+
 /// Decodes the payload: a protobuf `Any` (`1: type_url`, `2: value`) whose value is the JSON of imgcrypt's
 /// `Payload`. Unknown protobuf fields are skipped, as protobuf decoders do.
 pub fn decode_payload(bytes: &[u8]) -> Result<Payload, Error> {
-    let bad = |problem: &str| Error::Malformed(format!("the stream processor payload (fd 3): {problem}"));
+    let bad = bad_payload;
     if bytes.is_empty() {
         return Err(bad("it is empty"));
     }
     if bytes.len() > MAX_PAYLOAD {
-        return Err(bad(&format!("it is larger than {MAX_PAYLOAD} bytes")));
+        return Err(payload_too_large());
     }
     let (mut type_url, mut value): (Option<&[u8]>, Option<&[u8]>) = (None, None);
     let mut rest = bytes;
@@ -201,11 +210,13 @@ fn walk(path: &Path, files: &mut Vec<KeyFile>) -> Result<(), Error> {
     if files.len() >= MAX_KEY_FILES {
         return Err(Error::Malformed(format!("the keys directory holds more than {MAX_KEY_FILES} files")));
     }
+    let too_large = || Error::Malformed(format!("`{}` is larger than {MAX_KEY_FILE} bytes: not a key", path.display()));
     if meta.len() > MAX_KEY_FILE {
-        return Err(Error::Malformed(format!("`{}` is larger than {MAX_KEY_FILE} bytes: not a key", path.display())));
+        return Err(too_large());
     }
-    let mut bytes = SecretBytes::new(Vec::with_capacity(meta.len() as usize));
-    std::fs::File::open(path).and_then(|f| f.take(MAX_KEY_FILE).read_to_end(&mut bytes)).map_err(io)?;
+    // A file that grows past the bound after the check above is refused too, not cut at the bound.
+    let read = std::fs::File::open(path).and_then(|f| crate::bounded::read_at_most(f, MAX_KEY_FILE)).map_err(io)?;
+    let bytes = read.ok_or_else(too_large)?;
     files.push(KeyFile { path: path.to_owned(), bytes });
     Ok(())
 }

@@ -13,16 +13,15 @@ const MAX_FILE: u64 = 1 << 20;
 /// Reads and parses a `clouds.yaml`/`secure.yaml`; `None` when the file does not exist.
 pub fn read(path: &Path) -> Result<Option<Value>, Error> {
     let problem = |e: &dyn std::fmt::Display| Error::Config(format!("`{}`: {e}", path.display()));
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
+    let not_regular = || problem(&"not a regular file of at most 1 MiB");
+    let bytes = match crate::bounded::read_regular(path, MAX_FILE) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(not_regular()),
         Err(e) => return Err(problem(&e)),
     };
-    if !metadata.is_file() || metadata.len() > MAX_FILE {
-        return Err(problem(&"not a regular file of at most 1 MiB"));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| problem(&e))?;
-    parse(&text).map(Some).map_err(|e| problem(&e))
+    let text = std::str::from_utf8(&bytes).map_err(|_| problem(&"stream did not contain valid UTF-8"))?;
+    parse(text).map(Some).map_err(|e| problem(&e))
 }
 
 /// Parses YAML text into a JSON-like tree.

@@ -899,7 +899,13 @@ struct Loop(String);
 
 impl Loop {
     fn attach(image: &Path) -> Self {
-        let out = Command::new("losetup").args(["--find", "--show"]).arg(image).output().expect("run losetup");
+        Self::attach_with(image, &[])
+    }
+
+    /// Attaches `image` with more `losetup` arguments (`-o OFFSET --sizelimit SIZE`).
+    fn attach_with(image: &Path, args: &[&str]) -> Self {
+        let out =
+            Command::new("losetup").args(["--find", "--show"]).args(args).arg(image).output().expect("run losetup");
         assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         Self(String::from_utf8(out.stdout).unwrap().trim().to_owned())
     }
@@ -967,6 +973,145 @@ fn two_loop_devices_over_one_image_under_two_ids_do_not_rotate_at_once() {
     assert_eq!(refused.status.code(), Some(10), "{err}");
     assert!(err.contains("its backing file") && err.contains("under another path or volume id"), "{err}");
     assert!(held.status.success(), "{}", stderr_of(&held));
+}
+
+/// A `volume rotate --request` command with the slow plugin's store, its stderr piped (for [`Command::spawn`]).
+fn slow_rotate(scratch: &Scratch, store: &Path, request: &Path) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+    command
+        .env("PATH", plugin_path(scratch))
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .env("NO_COLOR", "1")
+        .args(["volume", "rotate", "--key-store", &format!("slowdir:{}", store.display()), "--request"])
+        .arg(request)
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
+/// Waits until `child` has started its plugin: it holds the volume's locks (taken before the store is asked).
+fn wait_for_plugin(child: &std::process::Child) {
+    let start = std::time::Instant::now();
+    while !has_child(child.id()) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the rotation never reached its plugin");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Issue 34: the partitions of one disk are locked by their bytes of it (sysfs `start`/`size`). Two rotations of
+/// two partitions of one loop device hold their locks at once and both rotate (cryptsetup opens each with its
+/// new key, the volume keys unchanged); meanwhile the same partition through a second loop device over the image,
+/// and a whole loop device over the image's bytes of p2, are refused with exit 10 and write nothing.
+#[test]
+fn two_partitions_of_one_loop_device_rotate_at_once_and_overlaps_are_refused() {
+    require_tool("sfdisk", "apt-get install fdisk");
+    let scratch = Scratch::new();
+    let image = scratch.path("disk.img");
+    std::fs::File::create(&image).unwrap().set_len(48 << 20).unwrap();
+    // Two 20 MiB partitions, in 512-byte sectors (LUKS2's default header and keyslot area take 16 MiB).
+    let (p1_start, p2_start, sectors) = (2048u64, 43008u64, 40960u64);
+    let mut sfdisk = Command::new("sfdisk")
+        .args(["--quiet", "--label", "dos"])
+        .arg(&image)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let table = format!("start={p1_start}, size={sectors}\nstart={p2_start}, size={sectors}\n");
+    std::io::Write::write_all(&mut sfdisk.stdin.take().unwrap(), table.as_bytes()).unwrap();
+    assert!(sfdisk.wait().unwrap().success(), "sfdisk");
+    let disk = crate::support_loop::LoopDevice::attach_partitioned(&image);
+    let partitions = [disk.partition(1), disk.partition(2)];
+    let old = scratch.write("old.key", OLD_KEY);
+    let store = scratch.path("keys");
+    let key_file = |key: &[u8]| scratch.write("probe.key", key);
+    let test_passphrase = |device: &Path, key: &[u8]| {
+        let file = key_file(key);
+        cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), device.to_str().unwrap()])
+            .status
+            .success()
+    };
+    let volume_key = |device: &Path, key: &[u8]| {
+        let file = key_file(key);
+        let args = ["luksDump", "--dump-volume-key", "--batch-mode", "--key-file", file.to_str().unwrap()];
+        let out = ok(cryptsetup(&[&args[..], &[device.to_str().unwrap()]].concat()), "luksDump --dump-volume-key");
+        out[out.find("MK dump:").expect("a volume key dump")..].split_whitespace().collect::<String>()
+    };
+    let mut volume_keys = Vec::new();
+    for (n, partition) in partitions.iter().enumerate() {
+        let mut format = vec!["luksFormat", "--batch-mode", "--key-file", old.to_str().unwrap()];
+        format.push(partition.to_str().unwrap());
+        format.extend(kdf_args(Format::Luks2Pbkdf2));
+        ok(cryptsetup(&format), "luksFormat");
+        volume_keys.push(volume_key(partition, OLD_KEY.as_bytes()));
+        std::fs::create_dir_all(store.join(format!("pvc-p{}", n + 1))).unwrap();
+        std::fs::write(store.join(format!("pvc-p{}/current", n + 1)), OLD_KEY).unwrap();
+    }
+    let release = scratch.path("release");
+    let request = |id: &str, device: &Path, release: &Path| {
+        let json = serde_json::json!({
+            "volume_id": id,
+            "volume_path": device,
+            "parameters": {"release": release},
+            "secrets": {"token": "let-me-in"},
+        });
+        scratch.write(&format!("{id}.json"), json.to_string())
+    };
+    // Both partitions' headers and keyslot areas.
+    let headers = || {
+        let bytes = std::fs::read(&image).unwrap();
+        let header = |start: u64| bytes[(start * 512) as usize..][..16 << 20].to_vec();
+        (header(p1_start), header(p2_start))
+    };
+
+    let holders: Vec<_> = partitions
+        .iter()
+        .enumerate()
+        .map(|(n, partition)| {
+            let request = request(&format!("pvc-p{}", n + 1), partition, &release);
+            let holder = slow_rotate(&scratch, &store, &request).spawn().unwrap();
+            wait_for_plugin(&holder);
+            holder
+        })
+        .collect();
+    let before = headers();
+
+    // Both hold their locks now. The same partition through a second partitioned loop device over the image:
+    let again = crate::support_loop::LoopDevice::attach_partitioned(&image);
+    let same =
+        slow_rotate(&scratch, &store, &request("pvc-p1-again", &again.partition(1), Path::new(""))).output().unwrap();
+    // A whole loop device over the image's bytes of p2 (what `losetup -o` makes of a partition table entry):
+    let offset = (p2_start * 512).to_string();
+    let size = (sectors * 512).to_string();
+    let whole = Loop::attach_with(&image, &["--offset", &offset, "--sizelimit", &size]);
+    let overlapping =
+        slow_rotate(&scratch, &store, &request("pvc-whole", Path::new(&whole.0), Path::new(""))).output().unwrap();
+    // The holders are waiting in the store's `get`, before any write: nobody has touched a header yet.
+    let untouched = headers();
+    std::fs::write(&release, b"").unwrap();
+    let finished: Vec<_> = holders.into_iter().map(|holder| holder.wait_with_output().unwrap()).collect();
+
+    let (same_err, overlapping_err) = (stderr_of(&same), stderr_of(&overlapping));
+    assert_eq!(same.status.code(), Some(10), "{same_err}");
+    let range = format!("bytes {}..{} of its backing file", p1_start * 512, (p1_start + sectors) * 512);
+    assert!(same_err.contains(&range) && same_err.contains("overlap a partition in use"), "{same_err}");
+    assert_eq!(overlapping.status.code(), Some(10), "{overlapping_err}");
+    assert!(
+        overlapping_err.contains("its backing file") && overlapping_err.contains("in use under"),
+        "{overlapping_err}"
+    );
+    for (n, output) in finished.iter().enumerate() {
+        assert!(output.status.success(), "p{}: {}", n + 1, stderr_of(output));
+    }
+    assert!(!store.join("pvc-p1-again").exists() && !store.join("pvc-whole").exists(), "the refused runs wrote");
+    assert!(untouched == before, "a refused run wrote a header");
+    let after = headers();
+    assert!(after.0 != before.0 && after.1 != before.1, "both partitions were rotated");
+    for (n, partition) in partitions.iter().enumerate() {
+        let new = std::fs::read(store.join(format!("pvc-p{}/current", n + 1))).unwrap();
+        assert_ne!(new, OLD_KEY.as_bytes());
+        assert!(test_passphrase(partition, &new), "p{}: the new key does not open it", n + 1);
+        assert!(!test_passphrase(partition, OLD_KEY.as_bytes()), "p{}: the old key still opens it", n + 1);
+        assert_eq!(volume_key(partition, &new), volume_keys[n], "p{}: the volume key changed", n + 1);
+    }
 }
 
 /// Issue 25: keyslots encrypted with `aes-cbc-essiv:sha256` (cryptsetup's CBC mode, old LUKS1 volumes) rotate,

@@ -146,12 +146,7 @@ pub(crate) fn read_input(path: &std::path::Path, what: &str, limit: u64) -> anyh
         let file = std::fs::File::open(path).with_context(|| format!("cannot open {what} `{}`", path.display()))?;
         (Box::new(file), format!("`{}`", path.display()))
     };
-    let mut bytes = crate::crypto::SecretBytes::new(Vec::new());
-    reader.take(limit + 1).read_to_end(&mut bytes).with_context(|| format!("reading {what} {name}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(
-            anyhow::Error::new(crate::machineadm::Error::TooLarge { limit }).context(format!("reading {what} {name}"))
-        );
-    }
-    Ok(bytes)
+    crate::bounded::read_at_most(reader, limit).with_context(|| format!("reading {what} {name}"))?.ok_or_else(|| {
+        anyhow::Error::new(crate::machineadm::Error::TooLarge { limit }).context(format!("reading {what} {name}"))
+    })
 }

@@ -9,7 +9,6 @@ use crate::interact::Interaction;
 use crate::ocicrypt::key_manager;
 use anyhow::Context;
 use clap::Args;
-use std::io::Read;
 
 /// Examples for `cryptadm image keyprovider`.
 pub const EXAMPLES: &str = "Examples:
@@ -101,17 +100,13 @@ fn listen(endpoint: &str, printer: &Printer) -> anyhow::Result<()> {
 }
 
 fn serve(printer: &Printer) -> anyhow::Result<()> {
-    let mut request = crate::crypto::SecretBytes::new(Vec::new());
-    std::io::stdin()
-        .lock()
-        .take(MAX_REQUEST as u64 + 1)
-        .read_to_end(&mut request)
+    let read = crate::bounded::read_at_most(std::io::stdin().lock(), MAX_REQUEST as u64)
         .context("reading the request on standard input")?;
-    if request.len() > MAX_REQUEST {
+    let Some(request) = read else {
         return Err(
             Failure::new(ExitStatus::InvalidInput, format!("the request is larger than {MAX_REQUEST} bytes")).into()
         );
-    }
+    };
     let request = key_manager::parse_request(&request)?;
     let answer = key_manager::answer(request, &super::key_managers::environment_opener())?;
     printer.data(&answer).context("writing the answer to standard output")?;

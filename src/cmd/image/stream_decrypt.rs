@@ -7,7 +7,6 @@ use crate::exit::ExitStatus;
 use crate::ocicrypt::stream::{self, Output};
 use anyhow::Context;
 use clap::Args;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// Examples for `cryptadm image stream-decrypt`.
@@ -92,9 +91,8 @@ fn read_payload() -> anyhow::Result<stream::Payload> {
             ),
         )
     })?;
-    let mut bytes = Vec::new();
-    file.take(stream::MAX_PAYLOAD as u64 + 1)
-        .read_to_end(&mut bytes)
-        .context("reading the payload on file descriptor 3")?;
+    let bytes = crate::bounded::read_at_most(file, stream::MAX_PAYLOAD as u64)
+        .context("reading the payload on file descriptor 3")?
+        .ok_or_else(stream::payload_too_large)?;
     Ok(stream::decode_payload(&bytes)?)
 }

@@ -13,7 +13,6 @@ use crate::ocicrypt::keyfiles::{self, KeyFileRef};
 use crate::render::kubernetes::{self, KeyFile, MAX_SECRET_SIZE, Request, Runtime, SecretFormat};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use std::io::Read;
 use std::path::Path;
 use zeroize::Zeroizing;
 
@@ -220,17 +219,15 @@ fn read_key(spec: &str) -> anyhow::Result<KeyFile> {
             .with_hint("give each key file with its own --key")
             .into());
     }
-    let mut bytes = Zeroizing::new(Vec::new());
-    file.take(MAX_SECRET_SIZE as u64 + 1)
-        .read_to_end(&mut bytes)
+    let read = crate::bounded::read_at_most(file, MAX_SECRET_SIZE as u64)
         .with_context(|| format!("reading the key file `{source}`"))?;
-    if bytes.len() > MAX_SECRET_SIZE {
+    let Some(mut bytes) = read else {
         return Err(Failure::new(
             ExitStatus::InvalidInput,
             format!("`{source}` is larger than 1 MiB ({MAX_SECRET_SIZE} bytes), the most a Secret may hold"),
         )
         .with_hint("a key file is a few kilobytes: check that FILE is the key")
         .into());
-    }
-    Ok(KeyFile { name, source, bytes })
+    };
+    Ok(KeyFile { name, source, bytes: Zeroizing::new(std::mem::take(&mut *bytes)) })
 }

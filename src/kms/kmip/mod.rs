@@ -257,13 +257,15 @@ impl std::fmt::Debug for Kmip {
     }
 }
 
-fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
-    let file = std::fs::File::open(path).map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
-    let mut bytes = Vec::new();
-    file.take(1 << 20)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::Config(format!("{what} `{}`: {e}", path.display())))?;
-    Ok(bytes)
+/// Most bytes of a PEM file (certificates, a client key) that are read.
+const MAX_PEM_BYTES: u64 = 1 << 20;
+
+fn read_pem(path: &Path, what: &str) -> Result<SecretBytes, Error> {
+    let problem = |e: &dyn std::fmt::Display| Error::Config(format!("{what} `{}`: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| problem(&e))?;
+    // Refused when larger, as the other backends' CA and key files are, rather than cut at the bound.
+    let bytes = crate::bounded::read_at_most(file, MAX_PEM_BYTES).map_err(|e| problem(&e))?;
+    bytes.ok_or_else(|| problem(&format!("larger than {MAX_PEM_BYTES} bytes; not a PEM file")))
 }
 
 fn tls_config(settings: &KmipSettings) -> Result<rustls::ClientConfig, Error> {
@@ -294,7 +296,7 @@ fn tls_config(settings: &KmipSettings) -> Result<rustls::ClientConfig, Error> {
         None => Ok(builder.with_no_client_auth()),
         Some((cert, key)) => {
             let chain = certs(cert, "KMIP client certificate")?;
-            let pem = Zeroizing::new(read_pem(key, "KMIP client key")?);
+            let pem = read_pem(key, "KMIP client key")?;
             let key_der = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
                 Error::Config(format!("KMIP client key `{}`: no PEM private key in it ({e})", key.display()))
             })?;

@@ -75,7 +75,7 @@ pub const MAX_AUTH_FILE_BYTES: u64 = 1024 * 1024;
 
 fn from_auth_file(file: &Path, registry: &str, search_dirs: &[PathBuf]) -> Result<Option<Credentials>, Error> {
     // A regular file (a FIFO would block, `/dev/zero` never ends), read no further than the bound.
-    let text = match crate::oci::files::read_regular(file, MAX_AUTH_FILE_BYTES) {
+    let text = match crate::bounded::read_regular(file, MAX_AUTH_FILE_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
