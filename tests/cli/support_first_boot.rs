@@ -239,6 +239,11 @@ pub fn network_and_report_commands(files: &Path) -> String {
 /// Boots a node of the cloud root once, its NoCloud `seed` attached and a NIC on QEMU's user network (the
 /// host's loopback is 10.0.2.2 to the guest); the report unit powers it off.
 pub fn boot_with_network(label: &str, cached: &Path, root: &Path, seed: &Path, log: &Path) -> Report {
+    boot_with_nic(label, cached, root, seed, log, "user,model=virtio-net-pci")
+}
+
+/// [`boot_with_network`] with the NIC that QEMU's `-nic` option `nic` describes (another user network, forwards).
+pub fn boot_with_nic(label: &str, cached: &Path, root: &Path, seed: &Path, log: &Path, nic: &str) -> Report {
     boot(
         label,
         cached,
@@ -249,7 +254,7 @@ pub fn boot_with_network(label: &str, cached: &Path, root: &Path, seed: &Path, l
             "-drive".into(),
             format!("file={},format=raw,if=virtio,readonly=on", seed.display()).into(),
             "-nic".into(),
-            "user,model=virtio-net-pci".into(),
+            nic.into(),
         ],
     )
 }

@@ -1,0 +1,192 @@
+//! The cloud-init first boot (`tests/guest/cloud-root.sh`, as `guest_first_boot.rs` boots it) with
+//! `bootstrap seal --provider aws-kms --cloud-init` user-data, on a guest that looks like an EC2 instance from
+//! the inside: the instance metadata service answers at 169.254.169.254:80, where cryptadm looks by default, and
+//! gives the instance profile's credentials (IMDSv2: a session token first) and the instance's region; KMS is
+//! moto on the host, reached at a private address the way a VPC endpoint is, through `AWS_ENDPOINT_URL` in
+//! `/etc/cryptadm/aws.env`, which the image hands to `cloud-final.service` (which runs runcmd) with a drop-in
+//! `EnvironmentFile=`, as docs/aws.md says.
+//!
+//! How the guest's network is built: QEMU's user network may forward a guest address to a host command only
+//! inside its own subnet, so the subnet is moved to 169.254.0.0/16 (the guest gets 169.254.0.15 by DHCP) and
+//! `guestfwd` relays 169.254.169.254:80 to the loopback IMDS stand-in (`tests/interop/aws/imds_standin.py`) and
+//! 169.254.0.10:5000 to the test's `moto_server`, one `socat` per connection. `restrict=on` drops everything else,
+//! so nothing the guest sends leaves the machine.
+//!
+//! The key is named `alias/capi`, so the recorded `kms://BLOB@alias/capi` carries no region and the guest takes
+//! the instance's (IMDS `placement/region`): the path a CAPA machine whose user-data names an alias takes.
+//! Two nodes booted side by side: one whose instance profile is the `machine` role (kms:Decrypt only) opens the
+//! configuration; one whose role is `sealer-node` (no Decrypt) gets cloud-init error, exit 16 and AWS's refusal.
+#![allow(clippy::print_stderr)] // boot times and consoles, for the record
+
+use crate::support::{cryptadm, require_tool};
+use crate::support_aws::{ImdsStandIn, moto};
+use crate::support_first_boot::{
+    Report, boot_with_nic, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
+    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
+};
+use crate::support_guest::workdir;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+const PLAINTEXT: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n\
+                         # aws-first-boot-marker-3b9e0f51c7d24a86\n";
+const MARKER: &str = "aws-first-boot-marker-3b9e0f51c7d24a86";
+/// The guest's subnet: it must hold the metadata service's address for QEMU to forward it.
+const GUEST_NET: &str = "169.254.0.0/16";
+/// Where the guest reaches KMS (a VPC endpoint's private address, in effect).
+const KMS_IN_GUEST: &str = "169.254.0.10:5000";
+
+/// A node of the cached cloud root with what its image provides written into it (debugfs): cryptadm; the AWS
+/// settings an instance profile does not give (`aws.env`: the KMS endpoint only) and the cloud-final drop-in
+/// that reads them; a network (systemd-networkd, DHCP from QEMU); the report unit of `guest_first_boot.rs`.
+/// Its seed's user-data is `bootstrap seal --provider aws-kms --cloud-init` output; its instance metadata
+/// service serves the temporary credentials of `role`.
+struct Node {
+    dir: PathBuf,
+    root: PathBuf,
+    seed: PathBuf,
+    cached: PathBuf,
+    imds: ImdsStandIn,
+}
+
+/// What one boot left.
+struct Booted {
+    node: Node,
+    report: Report,
+    /// The requests the node's metadata service saw.
+    imds_requests: String,
+    elapsed: Duration,
+}
+
+impl Node {
+    /// Called with `Moto::lock` held.
+    fn new(name: &str, role: &str) -> Self {
+        let aws = moto();
+        let cached = cached_root("cloud-root.sh", &["genisoimage"]);
+        let dir = workdir(name);
+        let root = copy_root(&cached, &dir);
+        let binary = stripped_cryptadm(&dir);
+        let files = dir.join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let file = |name: &str, contents: &str, mode: u32| {
+            let path = files.join(name);
+            write_mode(&path, contents.as_bytes(), mode);
+            path.display().to_string()
+        };
+        let env = file("aws.env", &format!("AWS_ENDPOINT_URL=http://{KMS_IN_GUEST}\n"), 0o644);
+        let dropin = file("cryptadm-aws.conf", "[Service]\nEnvironmentFile=-/etc/cryptadm/aws.env\n", 0o644);
+        let commands = network_and_report_commands(&files);
+        debugfs(
+            &dir,
+            &root,
+            &format!(
+                "write {binary} /usr/local/bin/cryptadm\n\
+                 mkdir /etc/cryptadm\nwrite {env} /etc/cryptadm/aws.env\n\
+                 mkdir /etc/systemd/system/cloud-final.service.d\n\
+                 write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-aws.conf\n\
+                 {commands}",
+                binary = binary.display(),
+            ),
+        );
+        std::fs::remove_file(&binary).unwrap();
+
+        // The instance profile: the role's temporary credentials from moto's STS.
+        let credentials = dir.join("imds-credentials.json");
+        write_mode(&credentials, aws.oracle(&["assume", role]).as_bytes(), 0o600);
+        let imds = ImdsStandIn::start(&credentials, 3600, dir.join("imds.log"));
+
+        // The management side: the sealer's keys, the region given, the key by its alias.
+        let mut cmd = cryptadm();
+        aws.env_with(&mut cmd, &aws.sealer);
+        cmd.args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", "alias/capi"]);
+        let seed = cidata_seed(&dir, name, &seal(cmd, &dir, PLAINTEXT, "--cloud-init"));
+        Self { dir, root, seed, cached, imds }
+    }
+
+    /// QEMU's `-nic`: the user network moved to [`GUEST_NET`], the metadata service and KMS forwarded, nothing
+    /// else let out.
+    fn nic(&self) -> String {
+        require_tool("socat", "apt-get install socat");
+        let relay = |port: u16| format!("cmd:socat STDIO TCP:127.0.0.1:{port}");
+        let moto_port = moto().endpoint.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+        format!(
+            "user,model=virtio-net-pci,net={GUEST_NET},restrict=on,\
+             guestfwd=tcp:169.254.169.254:80-{},guestfwd=tcp:{KMS_IN_GUEST}-{}",
+            relay(self.imds.port),
+            relay(moto_port)
+        )
+    }
+
+    /// Boots the node once; the report unit powers it off.
+    fn boot(self, label: &str) -> Booted {
+        let started = Instant::now();
+        let report =
+            boot_with_nic(label, &self.cached, &self.root, &self.seed, &self.dir.join("console.log"), &self.nic());
+        let elapsed = started.elapsed();
+        eprintln!("{label}: booted in {elapsed:?}");
+        Booted { imds_requests: self.imds.requests(), node: self, report, elapsed }
+    }
+}
+
+/// Both nodes, booted side by side under one hold of `Moto::lock` (moto's authentication state must not change
+/// while a guest signs requests): (the `machine` role's, the `sealer-node` role's).
+static BOOTS: LazyLock<(Booted, Booted)> = LazyLock::new(|| {
+    let _serial = moto().lock();
+    let started = Instant::now();
+    let boots = std::thread::scope(|scope| {
+        let machine = scope.spawn(|| Node::new("aws-first-boot", "machine").boot("aws boot (machine role)"));
+        let denied =
+            scope.spawn(|| Node::new("aws-first-boot-denied", "sealer-node").boot("aws boot (no kms:Decrypt)"));
+        (machine.join().unwrap(), denied.join().unwrap())
+    });
+    eprintln!("aws boots: {:?} and {:?}, {:?} side by side", boots.0.elapsed, boots.1.elapsed, started.elapsed());
+    boots
+});
+
+/// The metadata service was asked as IMDSv2 asks: a session token first, never a GET without it, then the
+/// instance profile's role, its credentials and (the key is an alias) the instance's region.
+fn assert_imdsv2_credentials_and_region(requests: &str) {
+    assert!(requests.starts_with("PUT /latest/api/token token-issued\n"), "{requests}");
+    for path in [
+        "/latest/meta-data/iam/security-credentials/",
+        "/latest/meta-data/iam/security-credentials/cryptadm-node",
+        "/latest/meta-data/placement/region",
+    ] {
+        assert!(requests.contains(&format!("GET {path} token-ok\n")), "no GET {path}: {requests}");
+    }
+    assert!(!requests.contains("no-token") && !requests.contains("bad-put"), "{requests}");
+}
+
+#[test]
+fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
+    let Booted { node, report, imds_requests, .. } = &BOOTS.0;
+    assert!(report.text("status").contains("status: done"), "{}", report.console);
+    assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "600 root:root");
+    assert_eq!(report.get("sha256"), [sha256_hex(PLAINTEXT)], "the plaintext is the sealed configuration");
+    assert_imdsv2_credentials_and_region(imds_requests);
+    assert_eq!(occurrences_on_disk(&node.root, MARKER), 0, "the plaintext was written to the root filesystem");
+    // Only KMS could have given the passphrase: the user-data holds a ciphertext blob under an alias (no region).
+    let userdata = std::fs::read_to_string(node.dir.join("seed/user-data")).unwrap();
+    assert!(!userdata.contains(MARKER), "the user-data holds no plaintext");
+}
+
+#[test]
+fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
+    let Booted { node, report, imds_requests, .. } = &BOOTS.1;
+    assert!(report.text("status").contains("status: error"), "{}", report.console);
+    assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "missing");
+    let output = report.text("output");
+    assert!(
+        output.starts_with("error: ")
+            && output.contains("AccessDenied")
+            && output.contains(&format!("http://{KMS_IN_GUEST}"))
+            && output.contains("hint: "),
+        "cryptadm's one-line error and hint in cloud-init-output.log: {output}"
+    );
+    let log = report.text("log");
+    assert!(log.contains("Exit code: 16"), "cryptadm exited 16 (denied) in cloud-init.log: {log}");
+    // The refusal is KMS's word on this role's credentials, which the guest did get from its instance.
+    assert_imdsv2_credentials_and_region(imds_requests);
+    assert_eq!(occurrences_on_disk(&node.root, MARKER), 0);
+}
