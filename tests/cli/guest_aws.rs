@@ -18,14 +18,18 @@
 //! configuration; one whose role is `sealer-node` (no Decrypt) gets cloud-init error, exit 16 and AWS's refusal.
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
+use crate::sandbox::Sandbox;
 use crate::support::{cryptadm, require_tool};
-use crate::support_aws::{ImdsStandIn, moto};
+use crate::support_aws::{AWS_VARIABLES, ImdsStandIn, moto};
 use crate::support_first_boot::{
     Report, boot_with_nic, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
     occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
 };
 use crate::support_guest::workdir;
-use std::path::PathBuf;
+use cryptadm::machineadm::{AWS_ENV_FILE, UNIT_NAME};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -189,4 +193,71 @@ fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plai
     // The refusal is KMS's word on this role's credentials, which the guest did get from its instance.
     assert_imdsv2_credentials_and_region(imds_requests);
     assert_eq!(occurrences_on_disk(&node.root, MARKER), 0);
+}
+
+/// `--ignition` output with aws-kms, without a boot: Ignition's validator accepts it without a word, its engine
+/// writes the stream and the unit, and the unit's `ExecStart=`, run as systemd would with the machine's
+/// `/etc/cryptadm/aws.env` (the unit's `EnvironmentFile=`), opens it with the instance profile's credentials and
+/// region from the IMDSv2 stand-in; a role without kms:Decrypt gets exit 16 and nothing written. On the host the
+/// stand-in is on loopback, so `aws.env` also moves the metadata service (`AWS_EC2_METADATA_SERVICE_ENDPOINT`):
+/// the boots above prove the default address.
+#[test]
+fn aws_kms_ignition_config_validates_and_its_unit_opens_with_the_instance_profile() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let sandbox = Sandbox::new();
+    let mut cmd = cryptadm();
+    aws.env_with(&mut cmd, &aws.sealer);
+    cmd.args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", "alias/capi"]);
+    let config = sandbox.scratch.write("config.ign", seal(cmd, sandbox.scratch.dir.path(), PLAINTEXT, "--ignition"));
+    let checked = crate::ignition::validate(&config);
+    let said = format!("{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    assert!(checked.status.success() && said.is_empty(), "ignition-validate: {said}");
+    let root = crate::ignition::run_engine(&sandbox, &config);
+    let unit = std::fs::read_to_string(root.join("etc/systemd/system").join(UNIT_NAME)).unwrap();
+    assert!(unit.contains(&format!("\nEnvironmentFile=-{AWS_ENV_FILE}\n")), "{unit}");
+
+    let credentials = sandbox.path("imds-credentials.json");
+    let imds = ImdsStandIn::start(&credentials, 3600, sandbox.path("imds.log"));
+    let machine = sandbox.path("machine");
+    std::fs::create_dir_all(machine.join("etc/cryptadm")).unwrap();
+    std::fs::write(
+        machine.join(AWS_ENV_FILE.trim_start_matches('/')),
+        format!(
+            "AWS_ENDPOINT_URL={}\nAWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:{}\n",
+            aws.endpoint, imds.port
+        ),
+    )
+    .unwrap();
+    let run_unit = |role: &str, out: &str| {
+        write_mode(&credentials, aws.oracle(&["assume", role]).as_bytes(), 0o600);
+        let mut script = Command::new("bash");
+        script
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/ignition_exec_start.sh"))
+            .arg(&root)
+            .arg(UNIT_NAME)
+            .arg(env!("CARGO_BIN_EXE_cryptadm"))
+            .arg(&machine)
+            .arg(sandbox.path(out))
+            .env("HOME", sandbox.path("no-home"));
+        // Only what the machine's aws.env says reaches cryptadm.
+        for name in AWS_VARIABLES {
+            script.env_remove(name);
+        }
+        let output = script.output().unwrap();
+        let opened = sandbox.path(out).join("machineadm/machine_config.yaml");
+        (output, opened)
+    };
+
+    let (output, opened) = run_unit("machine", "out");
+    assert!(output.status.success(), "the unit's ExecStart: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(sha256_hex(std::fs::read(&opened).unwrap()), sha256_hex(PLAINTEXT));
+    assert_eq!(std::fs::metadata(&opened).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_imdsv2_credentials_and_region(&imds.requests());
+
+    let (output, opened) = run_unit("sealer-node", "denied-out");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(16), "{stderr}");
+    assert!(stderr.contains("AccessDenied") && stderr.contains("hint: "), "{stderr}");
+    assert!(!opened.exists(), "nothing written when KMS refuses");
 }
