@@ -22,10 +22,8 @@ use crate::sandbox::Sandbox;
 use crate::support::{cryptadm, require_tool};
 use crate::support_aws::{AWS_VARIABLES, ImdsStandIn, moto};
 use crate::support_first_boot::{
-    Report, boot_with_nic, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
-    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
+    CloudNode, Report, boot_with_nic, cidata_seed, occurrences_on_disk, seal, sha256_hex, write_mode,
 };
-use crate::support_guest::workdir;
 use cryptadm::machineadm::{AWS_ENV_FILE, UNIT_NAME};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -47,10 +45,8 @@ const KMS_IN_GUEST: &str = "169.254.0.10:5000";
 /// Its seed's user-data is `bootstrap seal --provider aws-kms --cloud-init` output; its instance metadata
 /// service serves the temporary credentials of `role`.
 struct Node {
-    dir: PathBuf,
-    root: PathBuf,
+    cloud: CloudNode,
     seed: PathBuf,
-    cached: PathBuf,
     imds: ImdsStandIn,
 }
 
@@ -67,45 +63,20 @@ impl Node {
     /// Called with `Moto::lock` held.
     fn new(name: &str, role: &str) -> Self {
         let aws = moto();
-        let cached = cached_root("cloud-root.sh", &["genisoimage"]);
-        let dir = workdir(name);
-        let root = copy_root(&cached, &dir);
-        let binary = stripped_cryptadm(&dir);
-        let files = dir.join("files");
-        std::fs::create_dir_all(&files).unwrap();
-        let file = |name: &str, contents: &str, mode: u32| {
-            let path = files.join(name);
-            write_mode(&path, contents.as_bytes(), mode);
-            path.display().to_string()
-        };
-        let env = file("aws.env", &format!("AWS_ENDPOINT_URL=http://{KMS_IN_GUEST}\n"), 0o644);
-        let dropin = file("cryptadm-aws.conf", "[Service]\nEnvironmentFile=-/etc/cryptadm/aws.env\n", 0o644);
-        let commands = network_and_report_commands(&files);
-        debugfs(
-            &dir,
-            &root,
-            &format!(
-                "write {binary} /usr/local/bin/cryptadm\n\
-                 mkdir /etc/cryptadm\nwrite {env} /etc/cryptadm/aws.env\n\
-                 mkdir /etc/systemd/system/cloud-final.service.d\n\
-                 write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-aws.conf\n\
-                 {commands}",
-                binary = binary.display(),
-            ),
-        );
-        std::fs::remove_file(&binary).unwrap();
+        let cloud = CloudNode::new(name);
+        cloud.provision("aws", &format!("AWS_ENDPOINT_URL=http://{KMS_IN_GUEST}\n"), "");
 
         // The instance profile: the role's temporary credentials from moto's STS.
-        let credentials = dir.join("imds-credentials.json");
+        let credentials = cloud.dir.join("imds-credentials.json");
         write_mode(&credentials, aws.oracle(&["assume", role]).as_bytes(), 0o600);
-        let imds = ImdsStandIn::start(&credentials, 3600, dir.join("imds.log"));
+        let imds = ImdsStandIn::start(&credentials, 3600, cloud.dir.join("imds.log"));
 
         // The management side: the sealer's keys, the region given, the key by its alias.
         let mut cmd = cryptadm();
         aws.env_with(&mut cmd, &aws.sealer);
         cmd.args(["bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri", "alias/capi"]);
-        let seed = cidata_seed(&dir, name, &seal(cmd, &dir, PLAINTEXT, "--cloud-init"));
-        Self { dir, root, seed, cached, imds }
+        let seed = cidata_seed(&cloud.dir, name, &seal(cmd, &cloud.dir, PLAINTEXT, "--cloud-init"));
+        Self { cloud, seed, imds }
     }
 
     /// QEMU's `-nic`: the user network moved to [`GUEST_NET`], the metadata service and KMS forwarded, nothing
@@ -125,8 +96,8 @@ impl Node {
     /// Boots the node once; the report unit powers it off.
     fn boot(self, label: &str) -> Booted {
         let started = Instant::now();
-        let report =
-            boot_with_nic(label, &self.cached, &self.root, &self.seed, &self.dir.join("console.log"), &self.nic());
+        let CloudNode { cached, dir, root } = &self.cloud;
+        let report = boot_with_nic(label, cached, root, &self.seed, &dir.join("console.log"), &self.nic());
         let elapsed = started.elapsed();
         eprintln!("{label}: booted in {elapsed:?}");
         Booted { imds_requests: self.imds.requests(), node: self, report, elapsed }
@@ -164,7 +135,7 @@ fn assert_imdsv2_credentials_and_region(requests: &str) {
 
 #[test]
 fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
-    let Booted { node, report, imds_requests, .. } = &BOOTS.0;
+    let Booted { node: Node { cloud: node, .. }, report, imds_requests, .. } = &BOOTS.0;
     assert!(report.text("status").contains("status: done"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "600 root:root");
     assert_eq!(report.get("sha256"), [sha256_hex(PLAINTEXT)], "the plaintext is the sealed configuration");
@@ -177,7 +148,7 @@ fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
 
 #[test]
 fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
-    let Booted { node, report, imds_requests, .. } = &BOOTS.1;
+    let Booted { node: Node { cloud: node, .. }, report, imds_requests, .. } = &BOOTS.1;
     assert!(report.text("status").contains("status: error"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "missing");
     let output = report.text("output");

@@ -208,6 +208,11 @@ impl ImdsStandIn {
         Self { child, port, log }
     }
 
+    /// `http://127.0.0.1:PORT`, for `AWS_EC2_METADATA_SERVICE_ENDPOINT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
     /// The requests it has logged so far.
     pub fn requests(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
