@@ -52,7 +52,7 @@ struct Node {
 
 /// What one boot left.
 struct Booted {
-    node: Node,
+    node: CloudNode,
     report: Report,
     /// The requests the node's metadata service saw.
     imds_requests: String,
@@ -93,14 +93,15 @@ impl Node {
         )
     }
 
-    /// Boots the node once; the report unit powers it off.
+    /// Boots the node once; the report unit powers it off. The metadata service ends with the boot (a static
+    /// keeps what is returned, and a static is never dropped).
     fn boot(self, label: &str) -> Booted {
         let started = Instant::now();
         let CloudNode { cached, dir, root } = &self.cloud;
         let report = boot_with_nic(label, cached, root, &self.seed, &dir.join("console.log"), &self.nic());
         let elapsed = started.elapsed();
         eprintln!("{label}: booted in {elapsed:?}");
-        Booted { imds_requests: self.imds.requests(), node: self, report, elapsed }
+        Booted { imds_requests: self.imds.requests(), node: self.cloud, report, elapsed }
     }
 }
 
@@ -135,7 +136,7 @@ fn assert_imdsv2_credentials_and_region(requests: &str) {
 
 #[test]
 fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
-    let Booted { node: Node { cloud: node, .. }, report, imds_requests, .. } = &BOOTS.0;
+    let Booted { node, report, imds_requests, .. } = &BOOTS.0;
     assert!(report.text("status").contains("status: done"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "600 root:root");
     assert_eq!(report.get("sha256"), [sha256_hex(PLAINTEXT)], "the plaintext is the sealed configuration");
@@ -148,7 +149,7 @@ fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
 
 #[test]
 fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
-    let Booted { node: Node { cloud: node, .. }, report, imds_requests, .. } = &BOOTS.1;
+    let Booted { node, report, imds_requests, .. } = &BOOTS.1;
     assert!(report.text("status").contains("status: error"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "missing");
     let output = report.text("output");
