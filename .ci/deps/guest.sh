@@ -25,6 +25,8 @@ command -v strip >/dev/null || need+=(binutils)
 # the first-boot tests: a cloud root (mmdebstrap) and its NoCloud seed (genisoimage)
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
 command -v genisoimage >/dev/null || need+=(genisoimage)
+# the AWS first boot: QEMU's guestfwd relays the guest's metadata service and KMS addresses through socat
+command -v socat >/dev/null || need+=(socat)
 if [ "${#need[@]}" -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

@@ -23,6 +23,10 @@ pub const VAULT_ENV_FILE: &str = "/etc/cryptadm/vault.env";
 /// The optional environment file of the unit for the `kmip` provider: `CRYPTADM_KMIP_SERVER`,
 /// `CRYPTADM_KMIP_CACERT`, `CRYPTADM_KMIP_CLIENT_CERT`, `CRYPTADM_KMIP_CLIENT_KEY` (docs/kmip.md).
 pub const KMIP_ENV_FILE: &str = "/etc/cryptadm/kmip.env";
+/// The optional environment file of the unit for the `aws-kms` provider and the AWS RemoteConfig providers: what
+/// an instance profile does not give, such as a KMS VPC endpoint (`AWS_ENDPOINT_URL_KMS`) or `AWS_CA_BUNDLE`
+/// (docs/aws.md). On EC2 nothing is needed: IMDSv2 gives the credentials and the region.
+pub const AWS_ENV_FILE: &str = "/etc/cryptadm/aws.env";
 
 /// The unit file for a cryptadm at `cryptadm_path`.
 ///
@@ -32,8 +36,8 @@ pub const KMIP_ENV_FILE: &str = "/etc/cryptadm/kmip.env";
 /// - `Before=kubeadm.service kubelet.service`: ordering only (systemd ignores units that do not exist); a consumer
 ///   that must not start without the configuration adds `Requires=` and `After=` on this unit itself.
 /// - `ConditionPathExists=` the stream: nothing to do (and no failure) on a machine that got none.
-/// - `EnvironmentFile=-`[`VAULT_ENV_FILE`], [`KMIP_ENV_FILE`]: the Vault and KMIP settings when the machine has
-///   them (optional).
+/// - `EnvironmentFile=-`[`VAULT_ENV_FILE`], [`KMIP_ENV_FILE`], [`AWS_ENV_FILE`]: the Vault, KMIP and AWS settings
+///   when the machine has them (optional).
 /// - It runs on every boot: the plaintext lives in tmpfs, and `open` leaves an identical output alone.
 pub fn unit(cryptadm_path: &str) -> Result<String, Error> {
     validate_cryptadm_path(cryptadm_path)?;
@@ -53,6 +57,7 @@ RuntimeDirectoryMode=0700
 RuntimeDirectoryPreserve=yes
 EnvironmentFile=-{VAULT_ENV_FILE}
 EnvironmentFile=-{KMIP_ENV_FILE}
+EnvironmentFile=-{AWS_ENV_FILE}
 ExecStart={cryptadm_path} bootstrap open --in {IGNITION_STREAM_PATH} --out {CONFIG_PATH}
 
 [Install]

@@ -30,7 +30,9 @@ pub use document::{
 };
 pub use envelope::{Nonces, seal_bytes};
 pub use error::Error;
-pub use ignition::{IGNITION_STREAM_PATH, KMIP_ENV_FILE, UNIT_NAME, VAULT_ENV_FILE, render_ignition, unit};
+pub use ignition::{
+    AWS_ENV_FILE, IGNITION_STREAM_PATH, KMIP_ENV_FILE, UNIT_NAME, VAULT_ENV_FILE, render_ignition, unit,
+};
 pub use kmip_provider::{BUILTIN_KMIP_PROVIDER, KMIP_PASSPHRASE_BYTES};
 pub use provider::{
     BUILTIN_CLEVIS_PROVIDER, BUILTIN_FILE_PROVIDER, BUILTIN_VAULT_TRANSIT_PROVIDER, MAX_PLUGIN_OUTPUT, PLUGIN_PREFIX,

@@ -4,7 +4,7 @@
 //! precedence, and "no credentials" naming every place searched.
 
 use crate::support::{Scratch, cryptadm};
-use crate::support_aws::{Moto, REGION, moto};
+use crate::support_aws::{ImdsStandIn, Moto, REGION, moto};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -254,36 +254,11 @@ fn web_identity_through_sts_from_the_environment_and_from_a_profile() {
     assert!(stderr(&denied).contains("AccessDenied"), "{}", stderr(&denied));
 }
 
-pub(crate) struct Imds {
-    child: std::process::Child,
-    pub(crate) endpoint: String,
-    pub(crate) log: PathBuf,
-}
-
-impl Drop for Imds {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A stand-in whose instance profile is `role` (`node`: kms:*, `sealer-node`: no Decrypt), with temporary
 /// credentials from moto's STS.
-pub(crate) fn imds(scratch: &Scratch, aws: &Moto, role: &str, life: u32) -> Imds {
-    use std::io::BufRead as _;
+pub(crate) fn imds(scratch: &Scratch, aws: &Moto, role: &str, life: u32) -> ImdsStandIn {
     let credentials = scratch.write(&format!("imds-{role}.json"), aws.oracle(&["assume", role]));
-    let log = scratch.path("imds.log");
-    let mut child = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/aws/imds_standin.py"))
-        .arg(&credentials)
-        .arg(life.to_string())
-        .arg(&log)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    Imds { child, endpoint: format!("http://127.0.0.1:{}", line.trim()), log }
+    ImdsStandIn::start(&credentials, life, scratch.path("imds.log"))
 }
 
 /// The instance metadata service (IMDSv2): a session token first, then the instance profile's role credentials;
@@ -299,10 +274,10 @@ fn instance_metadata_with_a_session_token_gives_credentials_and_region() {
     command
         .env_remove("AWS_EC2_METADATA_DISABLED")
         .env_remove("AWS_REGION")
-        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint);
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", stand_in.endpoint());
     let sealed = seal(command, &scratch, "alias/capi");
     assert!(sealed.status.success(), "{}", stderr(&sealed));
-    let log = std::fs::read_to_string(&stand_in.log).unwrap();
+    let log = stand_in.requests();
     assert!(log.starts_with("PUT /latest/api/token token-issued\n"), "{log}");
     assert!(log.contains("GET /latest/meta-data/iam/security-credentials/cryptadm-node token-ok"), "{log}");
     assert!(log.contains("GET /latest/meta-data/placement/region token-ok"), "{log}");
@@ -328,7 +303,7 @@ fn the_sources_are_taken_in_the_sdks_order() {
     let run = |setup: &dyn Fn(&mut assert_cmd::Command)| {
         let mut command = cryptadm();
         aws.bare_env(&mut command);
-        command.env_remove("AWS_EC2_METADATA_DISABLED").env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint);
+        command.env_remove("AWS_EC2_METADATA_DISABLED").env("AWS_EC2_METADATA_SERVICE_ENDPOINT", stand_in.endpoint());
         setup(&mut command);
         let output = open(command, &scratch, &sealed.stdout);
         let denied = stderr(&output).contains("AccessDenied");
@@ -748,7 +723,7 @@ fn credentials_that_expire_during_a_rotation_are_fetched_again() {
     aws.bare_env(&mut command);
     command
         .env_remove("AWS_EC2_METADATA_DISABLED")
-        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", &stand_in.endpoint)
+        .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", stand_in.endpoint())
         .env("CRYPTADM_RUN_DIR", scratch.path("run"))
         .args(["volume", "rotate", "--volume-id", "pvc-expiring", "--volume-path"])
         .arg(&image)

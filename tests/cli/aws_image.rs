@@ -161,7 +161,7 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
         .success();
     assert_eq!(layer_digests(&dec), layer_digests(src));
     let stand_in = imds(work, aws, "node", 3600);
-    on_instance(aws, &stand_in.endpoint)
+    on_instance(aws, &stand_in.endpoint())
         .args(["image", "authorize", "--key", recipient])
         .arg(oci(&theirs))
         .assert()
@@ -185,7 +185,7 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
         b64(b"Enabled")
     );
     let node = imds(work, aws, "node", 3600);
-    let output = on_instance(aws, &node.endpoint)
+    let output = on_instance(aws, &node.endpoint())
         .args(["image", "keyprovider"])
         .write_stdin(unwrap.clone())
         .assert()
@@ -203,7 +203,7 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
 
     // Through the provider, as an ocicrypt tool reaches it.
     let dec = work.path("dec");
-    on_instance(aws, &node.endpoint)
+    on_instance(aws, &node.endpoint())
         .env("OCICRYPT_KEYPROVIDER_CONFIG", provider_config(work))
         .args(["image", "decrypt", "--key", "provider:cryptadm"])
         .arg(oci(enc))
@@ -216,7 +216,7 @@ fn a_node_unwraps_with_its_instance_profile_through_the_key_provider() {
     drop(node);
     let sealer_node = imds(work, aws, "sealer-node", 3600);
     let denied =
-        on_instance(aws, &sealer_node.endpoint).args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
+        on_instance(aws, &sealer_node.endpoint()).args(["image", "keyprovider"]).write_stdin(unwrap).assert().code(16);
     let message = stderr(denied.get_output());
     assert_eq!(message.trim_end().lines().count(), 1, "{message}");
     assert!(message.contains("AccessDenied") && message.contains(&aws.key), "{message}");
@@ -231,7 +231,7 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
     let out = work.path("out");
 
     let sealer_node = imds(work, aws, "sealer-node", 3600);
-    on_instance(aws, &sealer_node.endpoint)
+    on_instance(aws, &sealer_node.endpoint())
         .args(["image", "decrypt", "--key", recipient])
         .arg(oci(enc))
         .arg(oci(&out))
@@ -361,7 +361,7 @@ fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
     // (Its AWS credentials are the instance profile's: a key provider never inherits AWS_SECRET_ACCESS_KEY.)
     let by_provider = work.path("by-provider");
     let node = imds(work, aws, "node", 3600);
-    on_instance(aws, &node.endpoint)
+    on_instance(aws, &node.endpoint())
         .env_remove("VAULT_ADDR")
         .env_remove("BAO_ADDR")
         .env("OCICRYPT_KEYPROVIDER_CONFIG", provider_config(work))

@@ -9,10 +9,8 @@
 
 use crate::support::cryptadm;
 use crate::support_first_boot::{
-    Report, boot_with_network, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
-    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
+    CloudNode, Report, boot_with_network, cidata_seed, occurrences_on_disk, seal, sha256_hex,
 };
-use crate::support_guest::workdir;
 use crate::support_openbao::{OpenBao, dev};
 use std::path::PathBuf;
 
@@ -30,52 +28,24 @@ fn port(bao: &OpenBao) -> u16 {
 /// from QEMU, with cloud-init's own network configuration off); the report unit of `guest_first_boot.rs`.
 /// Its seed's user-data is `bootstrap seal --provider vault-transit --cloud-init` output.
 struct Node {
-    dir: PathBuf,
-    root: PathBuf,
+    cloud: CloudNode,
     seed: PathBuf,
-    cached: PathBuf,
 }
 
 impl Node {
     fn new(name: &str, role: &str) -> Self {
         let bao = dev();
-        let cached = cached_root("cloud-root.sh", &["genisoimage"]);
-        let dir = workdir(name);
-        let root = copy_root(&cached, &dir);
-        let binary = stripped_cryptadm(&dir);
-        let files = dir.join("files");
-        std::fs::create_dir_all(&files).unwrap();
-        let file = |name: &str, contents: &str, mode: u32| {
-            let path = files.join(name);
-            write_mode(&path, contents.as_bytes(), mode);
-            path.display().to_string()
-        };
-        let env = file(
-            "vault.env",
+        let cloud = CloudNode::new(name);
+        let jwt = cloud.file("identity.jwt", &bao.sign_jwt(role, 1800), 0o600);
+        cloud.provision(
+            "vault",
             &format!(
                 "VAULT_ADDR=http://10.0.2.2:{}\nCRYPTADM_VAULT_AUTH=jwt\nCRYPTADM_VAULT_ROLE={role}\n\
                  CRYPTADM_VAULT_JWT_FILE=/etc/machine/identity.jwt\n",
                 port(bao)
             ),
-            0o600,
+            &format!("mkdir /etc/machine\nwrite {jwt} /etc/machine/identity.jwt\n"),
         );
-        let jwt = file("identity.jwt", &bao.sign_jwt(role, 1800), 0o600);
-        let dropin = file("cryptadm-vault.conf", "[Service]\nEnvironmentFile=/etc/cryptadm/vault.env\n", 0o644);
-        let commands = network_and_report_commands(&files);
-        debugfs(
-            &dir,
-            &root,
-            &format!(
-                "write {binary} /usr/local/bin/cryptadm\n\
-                 mkdir /etc/cryptadm\nwrite {env} /etc/cryptadm/vault.env\n\
-                 mkdir /etc/machine\nwrite {jwt} /etc/machine/identity.jwt\n\
-                 mkdir /etc/systemd/system/cloud-final.service.d\n\
-                 write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-vault.conf\n\
-                 {commands}",
-                binary = binary.display(),
-            ),
-        );
-        std::fs::remove_file(&binary).unwrap();
 
         // The management side: seal with a Vault token, for the machine's Transit key.
         let mut cmd = cryptadm();
@@ -87,17 +57,18 @@ impl Node {
             "--passphrase-uri",
             "vault-transit://transit/capi",
         ]);
-        let seed = cidata_seed(&dir, name, &seal(cmd, &dir, PLAINTEXT, "--cloud-init"));
-        Self { dir, root, seed, cached }
+        let seed = cidata_seed(&cloud.dir, name, &seal(cmd, &cloud.dir, PLAINTEXT, "--cloud-init"));
+        Self { cloud, seed }
     }
 
     /// Boots the node once; the report unit powers it off.
     fn boot(&self) -> Report {
-        boot_with_network("vault boot", &self.cached, &self.root, &self.seed, &self.dir.join("console.log"))
+        let CloudNode { cached, dir, root } = &self.cloud;
+        boot_with_network("vault boot", cached, root, &self.seed, &dir.join("console.log"))
     }
 
     fn occurrences_on_disk(&self, needle: &str) -> usize {
-        occurrences_on_disk(&self.root, needle)
+        occurrences_on_disk(&self.cloud.root, needle)
     }
 }
 
@@ -115,7 +86,7 @@ fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
     assert_eq!(report.get("sha256"), [digest], "the plaintext is the sealed configuration");
     assert_eq!(node.occurrences_on_disk(MARKER), 0, "the plaintext was written to the root filesystem");
     // Only OpenBao could have given the passphrase: the user-data holds a Transit ciphertext, never the plaintext.
-    let userdata = std::fs::read_to_string(node.dir.join("seed/user-data")).unwrap();
+    let userdata = std::fs::read_to_string(node.cloud.dir.join("seed/user-data")).unwrap();
     assert!(!userdata.contains(MARKER), "the user-data holds no plaintext");
 }
 

@@ -45,7 +45,7 @@ fn seal_ignition(scratch: &Scratch, extra: &[&str]) -> Vec<u8> {
     output.stdout
 }
 
-fn validate(config: &Path) -> Output {
+pub fn validate(config: &Path) -> Output {
     support::require_tool("ignition-validate", "apt-get install ignition");
     Command::new("ignition-validate").arg(config).output().expect("run ignition-validate")
 }
@@ -71,13 +71,11 @@ fn ignition_validate_accepts_the_config_without_a_word() {
     }
 }
 
-#[test]
-fn ignition_writes_the_stream_and_the_unit_and_the_unit_opens_it() {
+/// Runs the real Ignition engine's `fetch-offline` and `files` stages on `config` into a fresh root in `sandbox`
+/// (as the initramfs would on the first boot); returns the root.
+pub fn run_engine(sandbox: &Sandbox, config: &Path) -> std::path::PathBuf {
     support::require_tool("setfiles", "apt-get install policycoreutils");
     assert!(Path::new(ENGINE).is_file(), "`{ENGINE}` is missing; install it with `apt-get install ignition`");
-    let sandbox = Sandbox::new();
-    let config = sandbox.scratch.write("config.ign", seal_ignition(&sandbox.scratch, &[]));
-
     // A root as Ignition expects it: an SELinux config (it relabels at the end) with no rules.
     let root = sandbox.path("root");
     let state = sandbox.path("state");
@@ -87,7 +85,7 @@ fn ignition_writes_the_stream_and_the_unit_and_the_unit_opens_it() {
     std::fs::write(root.join("etc/selinux/targeted/contexts/files/file_contexts"), "").unwrap();
     for stage in ["fetch-offline", "files"] {
         let output = Command::new(ENGINE)
-            .env("IGNITION_CONFIG_FILE", &config)
+            .env("IGNITION_CONFIG_FILE", config)
             .args(["-platform", "file", "-stage", stage, "-log-to-stdout", "-root"])
             .arg(&root)
             .arg("-config-cache")
@@ -102,6 +100,14 @@ fn ignition_writes_the_stream_and_the_unit_and_the_unit_opens_it() {
         assert!(output.status.success(), "ignition -stage {stage} failed:\n{log}");
         assert!(log.contains("Ignition finished successfully"), "ignition -stage {stage}:\n{log}");
     }
+    root
+}
+
+#[test]
+fn ignition_writes_the_stream_and_the_unit_and_the_unit_opens_it() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.scratch.write("config.ign", seal_ignition(&sandbox.scratch, &[]));
+    let root = run_engine(&sandbox, &config);
 
     let stream = root.join("etc/machineadm/machineadm_config.yaml");
     assert_eq!(mode(&stream), 0o600, "the sealed stream");

@@ -28,6 +28,7 @@ mod disk;
 mod disk_guard;
 mod exit_codes;
 mod generated;
+mod guest_aws;
 mod guest_dmcrypt;
 mod guest_first_boot;
 mod guest_harness;

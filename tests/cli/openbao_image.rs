@@ -405,7 +405,7 @@ fn containerd_pulls_a_transit_encrypted_image_with_the_nodes_role() {
     let _aws_serial = aws.lock();
     let instance = crate::aws::imds(&work, aws, "node", 3600);
     settings.extend([
-        format!("AWS_EC2_METADATA_SERVICE_ENDPOINT={}", instance.endpoint),
+        format!("AWS_EC2_METADATA_SERVICE_ENDPOINT={}", instance.endpoint()),
         format!("AWS_ENDPOINT_URL={}", aws.endpoint),
     ]);
     let args: Vec<String> = settings.into_iter().flat_map(|s| ["--processor-env".to_owned(), s]).collect();

@@ -2,7 +2,8 @@
 //! `moto[server]`, in the venv `.ci/deps/aws.sh` makes), with request authentication on after the first six
 //! requests (`INITIAL_NO_AUTH_ACTION_COUNT`), which `tests/interop/aws/aws_oracle.py setup` uses to make the IAM
 //! users (`admin`: everything; `sealer`: kms:Encrypt and GenerateDataKey only), the role `machine` (kms:Decrypt
-//! only, for web identity) and the KMS keys. From then on a wrong signature or an unknown key is refused.
+//! only, for web identity, and the first-boot guest's instance profile) and the KMS keys. From then on a wrong
+//! signature or an unknown key is refused.
 //!
 //! Tests that change moto's authentication state (web identity: STS AssumeRoleWithWebIdentity is unsigned on AWS,
 //! but moto wants a signature) hold [`Moto::lock`]; every AWS test holds it, so the state never leaks.
@@ -208,3 +209,49 @@ pub const AWS_VARIABLES: &[&str] = &[
     "AWS_ENDPOINT_URL_STS",
     "AWS_CA_BUNDLE",
 ];
+
+/// A running `tests/interop/aws/imds_standin.py` (IMDSv2 only) on 127.0.0.1, killed when dropped.
+pub struct ImdsStandIn {
+    child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// One line per request: `METHOD PATH token-issued|token-ok|no-token|bad-put`.
+    pub log: PathBuf,
+}
+
+impl ImdsStandIn {
+    /// Serves the instance profile role `cryptadm-node` with the keys of `credentials` (`{"id", "secret", "token"}`,
+    /// as `aws_oracle.py assume` prints them), expiring `life` seconds after each request; logs to `log`.
+    pub fn start(credentials: &Path, life: u32, log: PathBuf) -> Self {
+        use std::io::BufRead as _;
+        let mut child = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/aws/imds_standin.py"))
+            .arg(credentials)
+            .arg(life.to_string())
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start imds_standin.py");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| panic!("imds_standin.py printed no port: {line:?}"));
+        Self { child, port, log }
+    }
+
+    /// `http://127.0.0.1:PORT`, for `AWS_EC2_METADATA_SERVICE_ENDPOINT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The requests it has logged so far.
+    pub fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for ImdsStandIn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -239,6 +239,11 @@ pub fn network_and_report_commands(files: &Path) -> String {
 /// Boots a node of the cloud root once, its NoCloud `seed` attached and a NIC on QEMU's user network (the
 /// host's loopback is 10.0.2.2 to the guest); the report unit powers it off.
 pub fn boot_with_network(label: &str, cached: &Path, root: &Path, seed: &Path, log: &Path) -> Report {
+    boot_with_nic(label, cached, root, seed, log, "user,model=virtio-net-pci")
+}
+
+/// [`boot_with_network`] with the NIC that QEMU's `-nic` option `nic` describes (another user network, forwards).
+pub fn boot_with_nic(label: &str, cached: &Path, root: &Path, seed: &Path, log: &Path, nic: &str) -> Report {
     boot(
         label,
         cached,
@@ -249,7 +254,63 @@ pub fn boot_with_network(label: &str, cached: &Path, root: &Path, seed: &Path, l
             "-drive".into(),
             format!("file={},format=raw,if=virtio,readonly=on", seed.display()).into(),
             "-nic".into(),
-            "user,model=virtio-net-pci".into(),
+            nic.into(),
         ],
     )
+}
+
+/// A node of the cached cloud root for a key manager's first boot (`guest_vault.rs`, `guest_aws.rs`): its own copy
+/// of the root in `workdir(NAME)`, into which [`CloudNode::provision`] writes what the machine image provides.
+pub struct CloudNode {
+    pub cached: PathBuf,
+    pub dir: PathBuf,
+    pub root: PathBuf,
+}
+
+impl CloudNode {
+    /// A fresh work directory `name` with a copy of the cached cloud root (built on first use).
+    pub fn new(name: &str) -> Self {
+        let cached = cached_root("cloud-root.sh", &["genisoimage"]);
+        let dir = crate::support_guest::workdir(name);
+        let root = copy_root(&cached, &dir);
+        Self { cached, dir, root }
+    }
+
+    /// A file for the image, `files/NAME` with `mode`; its path, for a debugfs `write`.
+    pub fn file(&self, name: &str, contents: &str, mode: u32) -> String {
+        let files = self.dir.join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let path = files.join(name);
+        write_mode(&path, contents.as_bytes(), mode);
+        path.display().to_string()
+    }
+
+    /// Writes into the root what the image provides: cryptadm (a stripped debug build); the key manager's settings
+    /// `/etc/cryptadm/SETTINGS.env` (`env`), which the drop-in `cryptadm-SETTINGS.conf` hands to
+    /// `cloud-final.service` (which runs runcmd), as docs/key-managers.md and docs/aws.md say; the network and the
+    /// report unit ([`network_and_report_commands`]); then the debugfs commands `extra`.
+    pub fn provision(&self, settings: &str, env: &str, extra: &str) {
+        let binary = stripped_cryptadm(&self.dir);
+        let env_path = format!("/etc/cryptadm/{settings}.env");
+        let env_file = self.file(&format!("{settings}.env"), env, 0o600);
+        let dropin = self.file(
+            &format!("cryptadm-{settings}.conf"),
+            &format!("[Service]\nEnvironmentFile=-{env_path}\n"),
+            0o644,
+        );
+        let commands = network_and_report_commands(&self.dir.join("files"));
+        debugfs(
+            &self.dir,
+            &self.root,
+            &format!(
+                "write {binary} /usr/local/bin/cryptadm\n\
+                 mkdir /etc/cryptadm\nwrite {env_file} {env_path}\n\
+                 mkdir /etc/systemd/system/cloud-final.service.d\n\
+                 write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-{settings}.conf\n\
+                 {commands}{extra}",
+                binary = binary.display(),
+            ),
+        );
+        std::fs::remove_file(&binary).unwrap();
+    }
 }

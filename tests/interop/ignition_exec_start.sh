@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs the ExecStart= line of a unit that Ignition wrote into ROOT, unchanged, as systemd would on the first boot:
 # in a chroot whose view is ROOT layered over the host's / (copy-on-write: every write lands in a tmpfs, nothing
-# reaches the host or ROOT), after creating the unit's RuntimeDirectory= with its RuntimeDirectoryMode=.
+# reaches the host or ROOT), after creating the unit's RuntimeDirectory= with its RuntimeDirectoryMode= and with the
+# variables of its EnvironmentFile= files (as the machine has them: ROOT, then EXTRA_ROOT) added to its environment.
 # The mounts live in a private mount namespace and vanish with it. Root only (unshare, mount, chroot).
 # usage: ignition_exec_start.sh ROOT UNIT_NAME CRYPTADM_BINARY EXTRA_ROOT OUTDIR
 # Copies each runtime directory to OUTDIR and exits with ExecStart's status.
@@ -24,6 +25,13 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
   u="$m/etc/systemd/system/$unit"
   rd=$(sed -n "s/^RuntimeDirectory=//p" "$u"); rdm=$(sed -n "s/^RuntimeDirectoryMode=//p" "$u")
   for d in $rd; do mkdir -p -m "${rdm:-0755}" "$m/run/$d"; done
+  # EnvironmentFile= as systemd reads it from the machine: a leading "-" marks it optional; KEY=value lines
+  for f in $(sed -n "s/^EnvironmentFile=-\{0,1\}//p" "$u"); do
+    [ -f "$m$f" ] || continue
+    while IFS= read -r line; do
+      case "$line" in "" | "#"* | ";"*) ;; *) export "$line" ;; esac
+    done <"$m$f"
+  done
   exec_start=$(sed -n "s/^ExecStart=//p" "$u")
   set +e; chroot "$m" /bin/sh -c "$exec_start"; rc=$?; set -e
   for d in $rd; do cp -a "$m/run/$d" "$out/"; done

@@ -17,7 +17,8 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
     put-parameter NAME IN          puts a SecureString parameter
     secret-exists NAME             exits 0 when the secret can be read (GetSecretValue), else fails
     parameter-exists NAME          exits 0 when the parameter can be read (GetParameter), else fails
-    assume ROLE                    AssumeRole of `node` (kms:*) or `sealer-node`; prints {"id", "secret", "token"}
+    assume ROLE                    AssumeRole of `node` (kms:*), `sealer-node` or `machine`; prints {"id", "secret",
+                                   "token"}
     role NAME TRUST POLICY         creates (or updates) role NAME with the trust and inline policy documents in
                                    the files TRUST and POLICY; prints its ARN
     anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
@@ -65,6 +66,9 @@ def setup():
             "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{account}:user/admin"}, "Action": "sts:AssumeRole"}]}
         iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(instance_trust))
         iam.put_role_policy(RoleName=name, PolicyName="p", PolicyDocument=policy(actions))
+    # `machine` is an instance profile's role too (the guest's first boot): assumable the stand-in's way as well.
+    trust["Statement"] += instance_trust["Statement"]
+    iam.update_assume_role_policy(RoleName="machine", PolicyDocument=json.dumps(trust))
     kms = client("kms", **admin)
     out["key"] = kms.create_key(Description="capi")["KeyMetadata"]["Arn"]
     kms.create_alias(AliasName="alias/capi", TargetKeyId=out["key"])
