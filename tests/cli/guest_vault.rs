@@ -7,23 +7,17 @@
 //! cloud-init error and exit 16. One boot each.
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
-use crate::support::cryptadm;
 use crate::support_first_boot::{
     Report, boot_with_network, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
-    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm, write_mode,
+    occurrences_on_disk, seal_for_vault_transit, sha256_hex, stripped_cryptadm, write_mode,
 };
 use crate::support_guest::workdir;
-use crate::support_openbao::{OpenBao, dev};
+use crate::support_openbao::{GUEST_JWT_PATH, dev};
 use std::path::PathBuf;
 
 const PLAINTEXT: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n\
                          # vault-first-boot-marker-0f2c8a4de4b7e3c1\n";
 const MARKER: &str = "vault-first-boot-marker-0f2c8a4de4b7e3c1";
-
-/// The port of the dev server's `http://127.0.0.1:PORT`.
-fn port(bao: &OpenBao) -> u16 {
-    bao.addr.rsplit(':').next().unwrap().parse().expect("the dev server's port")
-}
 
 /// A node of the cached cloud root with what its image provides written into it (debugfs): cryptadm; the Vault
 /// environment and the machine's JWT for `role`; the cloud-final drop-in; a network (systemd-networkd, DHCP
@@ -50,15 +44,7 @@ impl Node {
             write_mode(&path, contents.as_bytes(), mode);
             path.display().to_string()
         };
-        let env = file(
-            "vault.env",
-            &format!(
-                "VAULT_ADDR=http://10.0.2.2:{}\nCRYPTADM_VAULT_AUTH=jwt\nCRYPTADM_VAULT_ROLE={role}\n\
-                 CRYPTADM_VAULT_JWT_FILE=/etc/machine/identity.jwt\n",
-                port(bao)
-            ),
-            0o600,
-        );
+        let env = file("vault.env", &bao.guest_vault_env(role), 0o600);
         let jwt = file("identity.jwt", &bao.sign_jwt(role, 1800), 0o600);
         let dropin = file("cryptadm-vault.conf", "[Service]\nEnvironmentFile=/etc/cryptadm/vault.env\n", 0o644);
         let commands = network_and_report_commands(&files);
@@ -68,7 +54,7 @@ impl Node {
             &format!(
                 "write {binary} /usr/local/bin/cryptadm\n\
                  mkdir /etc/cryptadm\nwrite {env} /etc/cryptadm/vault.env\n\
-                 mkdir /etc/machine\nwrite {jwt} /etc/machine/identity.jwt\n\
+                 mkdir /etc/machine\nwrite {jwt} {GUEST_JWT_PATH}\n\
                  mkdir /etc/systemd/system/cloud-final.service.d\n\
                  write {dropin} /etc/systemd/system/cloud-final.service.d/cryptadm-vault.conf\n\
                  {commands}",
@@ -78,16 +64,7 @@ impl Node {
         std::fs::remove_file(&binary).unwrap();
 
         // The management side: seal with a Vault token, for the machine's Transit key.
-        let mut cmd = cryptadm();
-        cmd.envs(bao.env()).env("VAULT_TOKEN", &bao.root_token).args([
-            "bootstrap",
-            "seal",
-            "--provider",
-            "vault-transit",
-            "--passphrase-uri",
-            "vault-transit://transit/capi",
-        ]);
-        let seed = cidata_seed(&dir, name, &seal(cmd, &dir, PLAINTEXT, "--cloud-init"));
+        let seed = cidata_seed(&dir, name, &seal_for_vault_transit(bao, &dir, PLAINTEXT, "--cloud-init"));
         Self { dir, root, seed, cached }
     }
 
