@@ -20,9 +20,8 @@
 # systemd-networkd.service and with it (its `Also=`) systemd-networkd-wait-online.service, which waits 2 minutes
 # for a network this guest does not have and delays network-online.target (which cryptadm's unit is ordered
 # after): the image masks it.
-# ca-certificates: an Ignition distribution ships the system's CA bundle, and cryptadm's key-manager client refuses
-# to start without one even for an http:// server ("No CA certificates were loaded from the system", seen as
-# "setting up the HTTPS client: builder error", exit 3, on this root without it).
+# ca-certificates: an Ignition distribution ships the system's CA bundle, which an https key manager needs (without
+# one, cryptadm's key-manager client once refused to start even for an http:// server: tests/cli/openbao.rs).
 # cryptadm, the node's passphrase and the test's report unit are not in the cached image: the test writes them
 # into its own copy (debugfs).
 set -euo pipefail
