@@ -221,35 +221,12 @@ impl Http {
     pub fn new(service: &str, base: &str, settings: HttpSettings) -> Result<Self, Error> {
         crate::oci::registry::tls::install_crypto_provider();
         let service = format!("{service} at {}", redact::url(base));
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(settings.timeout)
-            .timeout(settings.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy();
-        for path in &settings.ca_files {
-            builder = builder.tls_certs_merge(read_pem_certs(path)?);
-        }
-        for dir in &settings.ca_dirs {
-            let entries = std::fs::read_dir(dir).map_err(|e| file_error("CA directory", dir, e))?;
-            let mut paths: Vec<PathBuf> =
-                entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
-            paths.sort();
-            for path in paths {
-                builder = builder.tls_certs_merge(read_pem_certs(&path)?);
-            }
-        }
-        if let Some((cert, key)) = &settings.client_identity {
-            let mut pem = read_file(cert, "client certificate")?;
-            pem.extend_from_slice(b"\n");
-            pem.extend_from_slice(&read_file(key, "client key")?);
-            let identity = reqwest::Identity::from_pem(&pem)
-                .map_err(|e| Error::Config(format!("client certificate `{}`: {e}", cert.display())))?;
-            builder = builder.identity(identity);
-        }
-        if settings.insecure_skip_verify {
-            builder = builder.tls_danger_accept_invalid_certs(true);
-        }
-        let client = builder.build().map_err(|e| Error::Config(format!("setting up the HTTPS client: {e}")))?;
+        let client = match client(&settings, true) {
+            // A machine without a CA bundle (a minimal or distroless root): the platform's verifier refuses to
+            // start ("No CA certificates were loaded from the system"), which a plain-HTTP service never needs.
+            Err(_) if base.starts_with("http://") => client(&settings, false)?,
+            built => built?,
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -448,6 +425,43 @@ impl Http {
         }
         Attempt::Retryable(chain)
     }
+}
+
+/// The reqwest client for `settings`: trusting the platform's roots plus the settings' CAs, or when not
+/// `platform_roots`, the settings' CAs only (none: no TLS at all).
+fn client(settings: &HttpSettings, platform_roots: bool) -> Result<reqwest::Client, Error> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(settings.timeout)
+        .timeout(settings.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy();
+    for path in &settings.ca_files {
+        builder = builder.tls_certs_merge(read_pem_certs(path)?);
+    }
+    for dir in &settings.ca_dirs {
+        let entries = std::fs::read_dir(dir).map_err(|e| file_error("CA directory", dir, e))?;
+        let mut paths: Vec<PathBuf> =
+            entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect();
+        paths.sort();
+        for path in paths {
+            builder = builder.tls_certs_merge(read_pem_certs(&path)?);
+        }
+    }
+    if let Some((cert, key)) = &settings.client_identity {
+        let mut pem = read_file(cert, "client certificate")?;
+        pem.extend_from_slice(b"\n");
+        pem.extend_from_slice(&read_file(key, "client key")?);
+        let identity = reqwest::Identity::from_pem(&pem)
+            .map_err(|e| Error::Config(format!("client certificate `{}`: {e}", cert.display())))?;
+        builder = builder.identity(identity);
+    }
+    if settings.insecure_skip_verify {
+        builder = builder.tls_danger_accept_invalid_certs(true);
+    }
+    if !platform_roots {
+        builder = builder.tls_certs_only([]);
+    }
+    builder.build().map_err(|e| Error::Config(format!("setting up the HTTPS client: {}", redact::error_chain(&e))))
 }
 
 impl Drop for Http {

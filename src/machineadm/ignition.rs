@@ -6,6 +6,13 @@
 //! ciphertext; 0600 all the same). The unit opens it into `/run/machineadm/machine_config.yaml`, which systemd
 //! creates (`RuntimeDirectory=machineadm`, mode 0700, kept after the unit ends), so the plaintext stays in
 //! memory as with cloud-init.
+//!
+//! It opens once per machine, as cloud-init's `runcmd` runs once per instance and Ignition itself runs only on the
+//! first boot: the bootstrap configuration is consumed once (`kubeadm join`), its one-time sources do not outlive
+//! the first boot (`capa-secrets-manager` deletes its chunks, a bootstrap token expires, a machine's key-manager
+//! role may be revoked once it joined), so opening again on a later boot would put an expired secret back into
+//! `/run` or fail the unit on every reboot. A successful open leaves [`OPENED_STAMP_PATH`]; a failed one does not,
+//! so the next boot tries again.
 
 use super::Error;
 use super::cloudinit::{CONFIG_PATH, gzip_base64, validate_cryptadm_path};
@@ -15,6 +22,10 @@ use crate::render::ignition::{File, Unit, config};
 pub const IGNITION_STREAM_PATH: &str = "/etc/machineadm/machineadm_config.yaml";
 /// The unit that opens it.
 pub const UNIT_NAME: &str = "cryptadm-bootstrap-open.service";
+
+/// Left by the unit's first successful open; while it exists the unit is skipped (`ConditionPathExists=!`). In
+/// `/var/lib` (the unit's `StateDirectory=`), so that it outlives the reboot that empties `/run`.
+pub const OPENED_STAMP_PATH: &str = "/var/lib/machineadm/bootstrap-opened";
 
 /// The optional environment file of the unit: the machine's OpenBao/Vault settings for the `vault-transit`
 /// provider (`VAULT_ADDR`, `VAULT_CACERT`, `CRYPTADM_VAULT_AUTH=jwt`, `CRYPTADM_VAULT_ROLE`,
@@ -36,15 +47,17 @@ pub const AWS_ENV_FILE: &str = "/etc/cryptadm/aws.env";
 /// - `Before=kubeadm.service kubelet.service`: ordering only (systemd ignores units that do not exist); a consumer
 ///   that must not start without the configuration adds `Requires=` and `After=` on this unit itself.
 /// - `ConditionPathExists=` the stream: nothing to do (and no failure) on a machine that got none.
+/// - `ConditionPathExists=!`[`OPENED_STAMP_PATH`], which `ExecStartPost=` writes once `open` succeeded: once
+///   per machine (see the module's notes); a skipped unit counts as started for the units that require it.
 /// - `EnvironmentFile=-`[`VAULT_ENV_FILE`], [`KMIP_ENV_FILE`], [`AWS_ENV_FILE`]: the Vault, KMIP and AWS settings
 ///   when the machine has them (optional).
-/// - It runs on every boot: the plaintext lives in tmpfs, and `open` leaves an identical output alone.
 pub fn unit(cryptadm_path: &str) -> Result<String, Error> {
     validate_cryptadm_path(cryptadm_path)?;
     Ok(format!(
         "[Unit]
 Description=Open the machineadm bootstrap configuration (cryptadm bootstrap open)
 ConditionPathExists={IGNITION_STREAM_PATH}
+ConditionPathExists=!{OPENED_STAMP_PATH}
 Wants=network-online.target
 After=network-online.target
 Before=kubeadm.service kubelet.service
@@ -55,10 +68,13 @@ RemainAfterExit=yes
 RuntimeDirectory=machineadm
 RuntimeDirectoryMode=0700
 RuntimeDirectoryPreserve=yes
+StateDirectory=machineadm
+StateDirectoryMode=0700
 EnvironmentFile=-{VAULT_ENV_FILE}
 EnvironmentFile=-{KMIP_ENV_FILE}
 EnvironmentFile=-{AWS_ENV_FILE}
 ExecStart={cryptadm_path} bootstrap open --in {IGNITION_STREAM_PATH} --out {CONFIG_PATH}
+ExecStartPost=/usr/bin/touch {OPENED_STAMP_PATH}
 
 [Install]
 WantedBy=multi-user.target
@@ -91,6 +107,8 @@ mod tests {
         assert_eq!(file["mode"], 0o600);
         let unit = value["systemd"]["units"][0]["contents"].as_str().unwrap();
         assert!(unit.contains("\nExecStart=/opt/bin/cryptadm bootstrap open --in "), "{unit}");
+        assert!(unit.contains(&format!("\nConditionPathExists=!{OPENED_STAMP_PATH}\n")), "once per machine: {unit}");
+        assert!(unit.contains(&format!("\nExecStartPost=/usr/bin/touch {OPENED_STAMP_PATH}\n")), "{unit}");
         assert!(render_ignition("x", "/opt/bin/crypt adm").is_err());
     }
 }

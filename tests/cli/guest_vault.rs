@@ -7,21 +7,15 @@
 //! cloud-init error and exit 16. One boot each.
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
-use crate::support::cryptadm;
 use crate::support_first_boot::{
-    CloudNode, Report, boot_with_network, cidata_seed, occurrences_on_disk, seal, sha256_hex,
+    CloudNode, Report, boot_with_network, cidata_seed, occurrences_on_disk, seal_for_vault_transit, sha256_hex,
 };
-use crate::support_openbao::{OpenBao, dev};
+use crate::support_openbao::{GUEST_JWT_PATH, dev};
 use std::path::PathBuf;
 
 const PLAINTEXT: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n\
                          # vault-first-boot-marker-0f2c8a4de4b7e3c1\n";
 const MARKER: &str = "vault-first-boot-marker-0f2c8a4de4b7e3c1";
-
-/// The port of the dev server's `http://127.0.0.1:PORT`.
-fn port(bao: &OpenBao) -> u16 {
-    bao.addr.rsplit(':').next().unwrap().parse().expect("the dev server's port")
-}
 
 /// A node of the cached cloud root with what its image provides written into it (debugfs): cryptadm; the Vault
 /// environment and the machine's JWT for `role`; the cloud-final drop-in; a network (systemd-networkd, DHCP
@@ -39,25 +33,12 @@ impl Node {
         let jwt = cloud.file("identity.jwt", &bao.sign_jwt(role, 1800), 0o600);
         cloud.provision(
             "vault",
-            &format!(
-                "VAULT_ADDR=http://10.0.2.2:{}\nCRYPTADM_VAULT_AUTH=jwt\nCRYPTADM_VAULT_ROLE={role}\n\
-                 CRYPTADM_VAULT_JWT_FILE=/etc/machine/identity.jwt\n",
-                port(bao)
-            ),
-            &format!("mkdir /etc/machine\nwrite {jwt} /etc/machine/identity.jwt\n"),
+            &bao.guest_vault_env(role),
+            &format!("mkdir /etc/machine\nwrite {jwt} {GUEST_JWT_PATH}\n"),
         );
 
         // The management side: seal with a Vault token, for the machine's Transit key.
-        let mut cmd = cryptadm();
-        cmd.envs(bao.env()).env("VAULT_TOKEN", &bao.root_token).args([
-            "bootstrap",
-            "seal",
-            "--provider",
-            "vault-transit",
-            "--passphrase-uri",
-            "vault-transit://transit/capi",
-        ]);
-        let seed = cidata_seed(&cloud.dir, name, &seal(cmd, &cloud.dir, PLAINTEXT, "--cloud-init"));
+        let seed = cidata_seed(&cloud.dir, name, &seal_for_vault_transit(bao, &cloud.dir, PLAINTEXT, "--cloud-init"));
         Self { cloud, seed }
     }
 

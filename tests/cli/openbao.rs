@@ -106,6 +106,33 @@ fn seal_with_a_token_and_open_on_the_machine_with_only_a_jwt_role() {
     assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
 }
 
+/// A machine without a CA bundle (a minimal root; to the platform's verifier, `SSL_CERT_FILE` and `SSL_CERT_DIR`
+/// naming an empty file and directory are the same): a plain-HTTP server needs no roots, so the machine opens (it used to fail with "setting up
+/// the HTTPS client: builder error", exit 3, in an Ignition guest); an https one cannot be verified and says why.
+#[test]
+fn a_machine_without_a_ca_bundle_opens_over_http_and_says_why_https_cannot_be_verified() {
+    let bao = dev();
+    let scratch = Scratch::new();
+    let sealed = seal(with_token(bao, &scratch, &bao.root_token), &scratch, "vault-transit://transit/capi");
+    let no_cas = scratch.write("no-cas.pem", "");
+    let no_ca_dir = scratch.path("no-cas");
+    std::fs::create_dir(&no_ca_dir).unwrap();
+    let without_cas = |cmd: &mut assert_cmd::Command| {
+        cmd.env("SSL_CERT_FILE", &no_cas).env("SSL_CERT_DIR", &no_ca_dir);
+    };
+    let mut cmd = machine(bao, &scratch, "machine");
+    without_cas(&mut cmd);
+    let opened = open(cmd, &scratch, &sealed);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+    let mut cmd = machine(bao, &scratch, "machine");
+    without_cas(&mut cmd);
+    cmd.env("VAULT_ADDR", bao.addr.replace("http://", "https://"));
+    let opened = open(cmd, &scratch, &sealed);
+    assert_eq!(opened.status.code(), Some(3), "{}", stderr(&opened));
+    assert!(stderr(&opened).contains("No CA certificates were loaded from the system"), "{}", stderr(&opened));
+}
+
 #[test]
 fn seal_with_approle_and_open_with_a_kubernetes_login() {
     let bao = dev();

@@ -6,6 +6,7 @@
 
 use crate::support::{cryptadm, require_tool};
 use crate::support_guest::harness;
+use crate::support_openbao::OpenBao;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -139,6 +140,21 @@ pub fn seal_for_file_provider(dir: &Path, passphrase: &str, plaintext: &str, for
     cmd.args(["bootstrap", "seal", "--provider", "file", "--passphrase-uri", "file:///etc/machineadm/passphrase"])
         .arg("--passphrase-file")
         .arg(&seal_pass);
+    seal(cmd, dir, plaintext, format)
+}
+
+/// The management side for the `vault-transit` provider: `plaintext` sealed under `bao`'s Transit key
+/// `transit/capi` (with its root token) for a node that logs in to it, in the output `format`.
+pub fn seal_for_vault_transit(bao: &OpenBao, dir: &Path, plaintext: &str, format: &str) -> Vec<u8> {
+    let mut cmd = cryptadm();
+    cmd.envs(bao.env()).env("VAULT_TOKEN", &bao.root_token).args([
+        "bootstrap",
+        "seal",
+        "--provider",
+        "vault-transit",
+        "--passphrase-uri",
+        "vault-transit://transit/capi",
+    ]);
     seal(cmd, dir, plaintext, format)
 }
 

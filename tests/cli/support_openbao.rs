@@ -35,6 +35,9 @@ pub const AUDIENCE: &str = "openbao";
 /// And `short` (JWT at `jwt/` only): policy `sealer`, tokens of 2 s renewable up to 5 s.
 pub const ROLES: [&str; 4] = ["machine", "sealer", "volumes", "nothing"];
 
+/// Where a guest's image keeps the machine's JWT (`guest_vault_env`).
+pub const GUEST_JWT_PATH: &str = "/etc/machine/identity.jwt";
+
 pub struct OpenBao {
     /// `http://127.0.0.1:PORT` or `https://…`.
     pub addr: String,
@@ -151,6 +154,16 @@ impl OpenBao {
             "exp": now + ttl,
         });
         sign_rs256(&self.dir.path("issuer.key"), &claims)
+    }
+
+    /// The `/etc/cryptadm/vault.env` of a QEMU guest on the user network logging in as `role` with the JWT at
+    /// [`GUEST_JWT_PATH`]: the dev server's `127.0.0.1` listener is the host's loopback, `10.0.2.2` to the guest.
+    pub fn guest_vault_env(&self, role: &str) -> String {
+        let port = self.addr.rsplit(':').next().unwrap();
+        format!(
+            "VAULT_ADDR=http://10.0.2.2:{port}\nCRYPTADM_VAULT_AUTH=jwt\nCRYPTADM_VAULT_ROLE={role}\n\
+             CRYPTADM_VAULT_JWT_FILE={GUEST_JWT_PATH}\n"
+        )
     }
 
     /// Writes a 0600 JWT file for `role` and returns its path.

@@ -20,6 +20,8 @@
 # systemd-networkd.service and with it (its `Also=`) systemd-networkd-wait-online.service, which waits 2 minutes
 # for a network this guest does not have and delays network-online.target (which cryptadm's unit is ordered
 # after): the image masks it.
+# ca-certificates: an Ignition distribution ships the system's CA bundle, which an https key manager needs (without
+# one, cryptadm's key-manager client once refused to start even for an http:// server: tests/cli/openbao.rs).
 # cryptadm, the node's passphrase and the test's report unit are not in the cached image: the test writes them
 # into its own copy (debugfs).
 set -euo pipefail
@@ -33,7 +35,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/root-common.sh"
 build() {
   local tmp="$1"
   nice mmdebstrap --quiet --variant=minbase \
-    --include=systemd-sysv,udev,dbus,iproute2,curl,dracut,dracut-network,ignition,policycoreutils,e2fsprogs,util-linux,procps,kmod \
+    --include=systemd-sysv,udev,dbus,iproute2,curl,ca-certificates,dracut,dracut-network,ignition,policycoreutils,e2fsprogs,util-linux,procps,kmod \
     --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
     --customize-hook='echo cryptadm-ignition >"$1/etc/hostname"' \
     --customize-hook='mkdir -p "$1/usr/local/bin" "$1/usr/local/sbin"' \
