@@ -93,7 +93,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
             cand --cloud-init 'Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml) and runs `cryptadm bootstrap open` from runcmd'
-            cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service'
+            cand --ignition 'Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600, /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service, once per machine (a successful open leaves /var/lib/machineadm/bootstrap-opened, and later boots skip the unit)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'

@@ -93,7 +93,8 @@ pub struct SealArgs {
     pub cloud_init: bool,
     /// Print an Ignition config (spec 3.3.0) that writes the sealed stream (0600,
     /// /etc/machineadm/machineadm_config.yaml) and a oneshot unit, cryptadm-bootstrap-open.service, that runs
-    /// `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service
+    /// `cryptadm bootstrap open` into /run/machineadm before kubeadm.service and kubelet.service, once per machine
+    /// (a successful open leaves /var/lib/machineadm/bootstrap-opened, and later boots skip the unit)
     #[arg(long, help_heading = "Output", conflicts_with = "template")]
     pub ignition: bool,
     /// Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and
