@@ -6,21 +6,12 @@
 
 use crate::crypto::SecretBytes;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
-/// Reads `reader` to its end, at most `limit` bytes: no more than `limit + 1` are read (a reader that never ends
-/// is not drained), and `Ok(None)` when there was more than `limit`. The buffer is wiped when dropped (the bytes
-/// are often secrets: passwords in auth files, keys, private options); buffers outgrown while reading are not, so
-/// the first one has room for a small secret whole.
-pub fn read_at_most(reader: impl Read, limit: u64) -> io::Result<Option<SecretBytes>> {
-    let mut bytes = SecretBytes::new(Vec::with_capacity(limit.saturating_add(1).min(SMALL_SECRET) as usize));
-    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
-}
-
-/// The room the first buffer of [`read_at_most`] has: a passphrase, a key, a layer's private options.
-const SMALL_SECRET: u64 = 8192;
+/// Reads `reader` to its end, at most `limit` bytes (`Ok(None)` past it). It lives in `crypto::secret`, beside
+/// the wiping buffer it fills, because `crypto` reads passphrases with it and may use nothing above itself.
+pub use crate::crypto::secret::read_at_most;
 
 /// Opens `path` for reading only when it is a regular file. A FIFO would block the open (or the first read)
 /// forever, a device (`/dev/zero`) would stream without end: the open does not wait (`O_NONBLOCK`, which regular
@@ -125,7 +116,7 @@ mod tests {
             appender: fs::File,
             grown: bool,
         }
-        impl Read for Growing {
+        impl std::io::Read for Growing {
             fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
                 let n = self.file.read(buf)?;
                 if n == 0 && !self.grown {

@@ -84,6 +84,20 @@ impl fmt::Debug for Passphrase {
 /// The largest passphrase read from a file or standard input (the same bound as a plugin's output).
 pub const MAX_PASSPHRASE_LEN: usize = 4096;
 
+/// Reads `reader` to its end, at most `limit` bytes: no more than `limit + 1` are read (a reader that never ends
+/// is not drained), and `Ok(None)` when there was more than `limit`. The buffer is wiped when dropped (the bytes
+/// are often secrets: passwords in auth files, keys, private options); buffers outgrown while reading are not, so
+/// the first one has room for a small secret whole.
+pub fn read_at_most(reader: impl std::io::Read, limit: u64) -> std::io::Result<Option<SecretBytes>> {
+    use std::io::Read as _;
+    let mut bytes = SecretBytes::new(Vec::with_capacity(limit.saturating_add(1).min(SMALL_SECRET) as usize));
+    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// The room the first buffer of [`read_at_most`] has: a passphrase, a key, a layer's private options.
+const SMALL_SECRET: u64 = 8192;
+
 /// Reads a passphrase file in full ([`read_secret`] with [`MAX_PASSPHRASE_LEN`]).
 pub fn read_passphrase_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     read_secret(std::fs::File::open(path)?, MAX_PASSPHRASE_LEN)
@@ -93,7 +107,7 @@ pub fn read_passphrase_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> 
 /// surely the wrong file, and reading it whole would be unbounded. Growth of the buffer is not wiped; the final
 /// bytes are moved to the caller, which wraps them in a wiping type.
 pub fn read_secret(reader: impl std::io::Read, limit: usize) -> std::io::Result<Vec<u8>> {
-    match crate::bounded::read_at_most(reader, limit as u64)? {
+    match read_at_most(reader, limit as u64)? {
         Some(mut bytes) => Ok(std::mem::take(&mut *bytes)),
         None => Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,

@@ -5,6 +5,7 @@
 
 use crate::support::{Scratch, cryptadm};
 use crate::support_aws::{ImdsStandIn, Moto, REGION, moto};
+use crate::support_luks::LuksImage;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -606,35 +607,12 @@ fn capas_chunked_ssm_parameter_store_userdata_is_read_and_deleted() {
     }
 }
 
-fn cryptsetup(args: &[&str]) -> std::process::Output {
-    crate::support::require_tool("cryptsetup", "apt-get install cryptsetup-bin");
-    Command::new("cryptsetup").args(args).output().unwrap()
-}
-
-/// A LUKS2 image made by cryptsetup (PBKDF2-SHA256, `iterations`) whose keyslot 0 opens with the key in the
-/// returned file: (image, key file).
-fn luks_volume(scratch: &Scratch, iterations: u32) -> (PathBuf, PathBuf) {
-    let image = scratch.path("volume.img");
-    std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
-    let old = scratch.write("old.key", "old passphrase");
-    let iterations = iterations.to_string();
-    let format = cryptsetup(&[
-        "luksFormat",
-        "--batch-mode",
-        "--type",
-        "luks2",
-        "--pbkdf",
-        "pbkdf2",
-        "--hash",
-        "sha256",
-        "--pbkdf-force-iterations",
-        &iterations,
-        "--key-file",
-        old.to_str().unwrap(),
-        image.to_str().unwrap(),
-    ]);
-    assert!(format.status.success(), "{}", stderr(&format));
-    (image, old)
+/// A LUKS2 image made by cryptsetup (PBKDF2-SHA256, `iterations`) whose keyslot 0 opens with the key in its
+/// scratch directory's `old.key`: (the volume, that key file).
+fn luks_volume(iterations: u32) -> (LuksImage, PathBuf) {
+    let volume = LuksImage::new("aws", "old passphrase", iterations);
+    let old = volume.scratch.path("old.key");
+    (volume, old)
 }
 
 /// `volume rotate --key-store file://DIR --key-wrap aws-kms://ARN`: the store seeded with the AWS CLI's form (boto3
@@ -645,7 +623,8 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     let aws = moto();
     let _serial = aws.lock();
     let scratch = Scratch::new();
-    let (image, old) = luks_volume(&scratch, 1000);
+    let (volume, old) = luks_volume(1000);
+    let image = &volume.image;
     let entry = scratch.path("keys/pvc-aws");
     std::fs::create_dir_all(&entry).unwrap();
     let seeded = aws.oracle(&["encrypt", &aws.key, old.to_str().unwrap()]);
@@ -655,7 +634,7 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
         command
             .env("CRYPTADM_RUN_DIR", scratch.path("run"))
             .args(["volume", "rotate", "--volume-id", "pvc-aws", "--volume-path"])
-            .arg(&image)
+            .arg(image)
             .args(["--key-store", &format!("file://{}", scratch.path("keys").display())])
             .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
         command.output().unwrap()
@@ -666,11 +645,7 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert_ne!(stored, seeded);
     let new_key = scratch.path("new.key");
     aws.oracle(&["decrypt", stored.trim(), new_key.to_str().unwrap(), &aws.key]);
-    let opens = |key: &Path| {
-        cryptsetup(&["open", "--test-passphrase", "--key-file", key.to_str().unwrap(), image.to_str().unwrap()])
-            .status
-            .success()
-    };
+    let opens = |key: &Path| volume.opens(&std::fs::read(key).unwrap());
     assert!(opens(&new_key), "the key boto3 unwrapped does not open the volume");
     assert!(!opens(&old), "the old key still opens the volume");
     assert!(!entry.join("pending").exists() && !entry.join("previous").exists());
@@ -693,11 +668,11 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
     // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
     std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
-    let before = std::fs::read(&image).unwrap();
+    let before = std::fs::read(image).unwrap();
     let refused = rotate();
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("KMS CiphertextBlob"), "{}", stderr(&refused));
-    assert!(before == std::fs::read(&image).unwrap());
+    assert!(before == std::fs::read(image).unwrap());
     let refused = rewrap();
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), "a plain passphrase");
@@ -714,7 +689,8 @@ fn credentials_that_expire_during_a_rotation_are_fetched_again() {
     let _serial = aws.lock();
     let scratch = Scratch::new();
     // Most of a second of PBKDF2 per keyslot operation in the test build: the rotation outlives the credentials.
-    let (image, old) = luks_volume(&scratch, 100_000);
+    let (volume, old) = luks_volume(100_000);
+    let image = &volume.image;
     let entry = scratch.path("keys/pvc-expiring");
     std::fs::create_dir_all(&entry).unwrap();
     std::fs::write(entry.join("current"), aws.encrypt(&scratch, &std::fs::read(&old).unwrap())).unwrap();
@@ -726,7 +702,7 @@ fn credentials_that_expire_during_a_rotation_are_fetched_again() {
         .env("AWS_EC2_METADATA_SERVICE_ENDPOINT", stand_in.endpoint())
         .env("CRYPTADM_RUN_DIR", scratch.path("run"))
         .args(["volume", "rotate", "--volume-id", "pvc-expiring", "--volume-path"])
-        .arg(&image)
+        .arg(image)
         .args(["--key-store", &format!("file://{}", scratch.path("keys").display())])
         .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
     let started = std::time::Instant::now();
@@ -738,8 +714,5 @@ fn credentials_that_expire_during_a_rotation_are_fetched_again() {
     assert!(fetches >= 2, "the credentials were not fetched again during a {took:?} rotation:\n{log}");
     assert!(!log.contains("no-token"), "{log}");
     let new_key = aws.decrypt(&scratch, &std::fs::read(entry.join("current")).unwrap());
-    let key_file = scratch.write("new.key", &new_key);
-    let opens =
-        cryptsetup(&["open", "--test-passphrase", "--key-file", key_file.to_str().unwrap(), image.to_str().unwrap()]);
-    assert!(opens.status.success(), "the key boto3 unwrapped does not open the volume");
+    assert!(volume.opens(&new_key), "the key boto3 unwrapped does not open the volume");
 }

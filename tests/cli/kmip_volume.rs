@@ -3,8 +3,9 @@
 //! seeds `PREFIX/ID/current` and reads back what is stored); `--key-wrap kmip://UID` checked by Python's
 //! `cryptography` with the key's bytes; every fault-injection crash point; two nodes rotating one volume.
 
-use crate::support::{Scratch, cryptadm, require_tool};
+use crate::support::{Scratch, cryptadm};
 use crate::support_kmip::{Kmip, server};
+use crate::support_luks::{LuksImage, cryptsetup};
 use base64::Engine as _;
 use std::path::PathBuf;
 use std::process::Command;
@@ -14,54 +15,23 @@ const PREFIX: &str = "cryptadm";
 /// The AES key the wrapped tests register (its bytes known to the test, so Python can check the wrapped values).
 const WRAP_KEY: [u8; 32] = [0x42; 32];
 
-fn cryptsetup(args: &[&str]) -> std::process::Output {
-    require_tool("cryptsetup", "apt-get install cryptsetup-bin");
-    Command::new("cryptsetup").args(args).output().expect("run cryptsetup")
-}
+/// A LUKS image whose passphrases live under `PREFIX/ID/…` on the KMIP server.
+struct Volume(LuksImage);
 
-struct Volume {
-    scratch: Scratch,
-    image: PathBuf,
-    id: String,
+impl std::ops::Deref for Volume {
+    type Target = LuksImage;
+    fn deref(&self) -> &LuksImage {
+        &self.0
+    }
 }
 
 impl Volume {
     fn new(tag: &str, iterations: u32) -> Self {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let scratch = Scratch::new();
-        let image = scratch.path("volume.img");
-        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
-        let key_file = scratch.write("old.key", OLD_KEY);
-        let output = cryptsetup(&[
-            "luksFormat",
-            "--batch-mode",
-            "--type",
-            "luks2",
-            "--pbkdf",
-            "pbkdf2",
-            "--hash",
-            "sha256",
-            "--pbkdf-force-iterations",
-            &iterations.to_string(),
-            "--key-file",
-            key_file.to_str().unwrap(),
-            image.to_str().unwrap(),
-        ]);
-        assert!(output.status.success(), "luksFormat: {}", String::from_utf8_lossy(&output.stderr));
-        let id = format!("pvc-{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        Self { scratch, image, id }
+        Self(LuksImage::new(tag, OLD_KEY, iterations))
     }
 
     fn name(&self, slot: &str) -> String {
         format!("{PREFIX}/{}/{slot}", self.id)
-    }
-
-    fn opens(&self, key: &[u8]) -> bool {
-        let file = self.scratch.write("probe.key", key);
-        cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), self.image.to_str().unwrap()])
-            .status
-            .success()
     }
 
     fn rotate(&self, kmip: &Kmip, extra: &[&str]) -> assert_cmd::Command {

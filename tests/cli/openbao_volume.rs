@@ -4,6 +4,7 @@
 //! in KV, read with the root token), the fault-injection crash points, and the errors.
 
 use crate::support::{Scratch, cryptadm, require_tool};
+use crate::support_luks::{LuksImage, cryptsetup, unique_volume_id};
 use crate::support_openbao::{OpenBao, dev};
 use base64::Engine as _;
 use std::path::PathBuf;
@@ -11,62 +12,29 @@ use std::process::Command;
 
 const OLD_KEY: &str = "old volume passphrase";
 
+/// A LUKS image whose passphrases live under the KV prefix `prefix` of mount `kv`.
 struct Volume {
-    scratch: Scratch,
-    image: PathBuf,
-    id: String,
+    luks: LuksImage,
     /// The KV prefix under mount `kv`.
     prefix: &'static str,
 }
 
-fn cryptsetup(args: &[&str]) -> std::process::Output {
-    require_tool("cryptsetup", "apt-get install cryptsetup-bin");
-    Command::new("cryptsetup").args(args).output().expect("run cryptsetup")
-}
-
-fn unique_id(tag: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("pvc-{tag}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+impl std::ops::Deref for Volume {
+    type Target = LuksImage;
+    fn deref(&self) -> &LuksImage {
+        &self.luks
+    }
 }
 
 impl Volume {
     /// A LUKS2 image (PBKDF2 with `iterations`) whose keyslot 0 opens with `key`.
     fn new(tag: &str, key: &str, iterations: u32) -> Self {
-        let scratch = Scratch::new();
-        let image = scratch.path("volume.img");
-        std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
-        let key_file = scratch.write("old.key", key);
-        let iterations = iterations.to_string();
-        let output = cryptsetup(&[
-            "luksFormat",
-            "--batch-mode",
-            "--type",
-            "luks2",
-            "--pbkdf",
-            "pbkdf2",
-            "--hash",
-            "sha256",
-            "--pbkdf-force-iterations",
-            &iterations,
-            "--key-file",
-            key_file.to_str().unwrap(),
-            image.to_str().unwrap(),
-        ]);
-        assert!(output.status.success(), "luksFormat: {}", String::from_utf8_lossy(&output.stderr));
-        Self { scratch, image, id: unique_id(tag), prefix: "cryptadm" }
+        Self { luks: LuksImage::new(tag, key, iterations), prefix: "cryptadm" }
     }
 
     /// `PREFIX/ID`.
     fn path(&self) -> String {
         format!("{}/{}", self.prefix, self.id)
-    }
-
-    fn opens(&self, key: &[u8]) -> bool {
-        let file = self.scratch.write("probe.key", key);
-        cryptsetup(&["open", "--test-passphrase", "--key-file", file.to_str().unwrap(), self.image.to_str().unwrap()])
-            .status
-            .success()
     }
 
     /// `volume rotate` with the root token.
@@ -661,7 +629,7 @@ fn the_documented_transit_store_seeding_and_migration_block_works() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/key-managers.md")).unwrap();
     let section = doc.split("### Seeding and migrating a Transit-wrapped store").nth(1).expect("the section");
     let block = section.split("```sh\n").nth(1).and_then(|b| b.split("\n```").next()).expect("its sh block");
-    let prefix: &'static str = Box::leak(unique_id("recipe").into_boxed_str());
+    let prefix: &'static str = Box::leak(unique_volume_id("recipe").into_boxed_str());
     let work = Scratch::new();
     let store = work.path("volume-keys");
     let script = block
@@ -701,7 +669,8 @@ fn the_documented_transit_store_seeding_and_migration_block_works() {
     }
     assert!(kv(bao, &format!("{prefix}/fs-b")).is_empty(), "a volume with a rotation in flight is not moved");
     // The migrated store is one `volume rotate --key-wrap` uses.
-    let volume = Volume { prefix, id: "fs-a".into(), ..Volume::new("recipe", "file store a", 1000) };
+    let mut volume = Volume { prefix, ..Volume::new("recipe", "file store a", 1000) };
+    volume.luks.id = "fs-a".into();
     let output = volume.rotate(bao, &WRAP).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(volume.opens(&unwrap(bao, &field(bao, &volume.path(), "current").unwrap())));
