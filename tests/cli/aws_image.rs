@@ -10,12 +10,11 @@ use crate::aws::imds;
 use crate::image::{TWO_LAYERS, fixture, layer_digests, layers, oci, tools};
 use crate::openbao_image::provider_config;
 use crate::support::{Scratch, cryptadm};
-use crate::support_aws::{Moto, REGION, moto};
+use crate::support_aws::{Moto, moto};
 use base64::Engine as _;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const ANNOTATION: &str = "org.opencontainers.image.enc.keys.provider.cryptadm";
 
@@ -52,17 +51,7 @@ fn on_instance(aws: &Moto, endpoint: &str) -> assert_cmd::Command {
 /// boto3 and `cryptography` on layouts (`ocicrypt_kms.py`), as the admin user.
 fn python_oracle(aws: &Moto, args: &[&str]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/aws/ocicrypt_kms.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .env("AWS_ENDPOINT_URL", &aws.endpoint)
-        .env("AWS_DEFAULT_REGION", REGION)
-        .env("AWS_ACCESS_KEY_ID", &aws.admin.0)
-        .env("AWS_SECRET_ACCESS_KEY", &aws.admin.1)
-        .env_remove("AWS_SESSION_TOKEN")
-        .env_remove("AWS_PROFILE")
-        .output()
-        .unwrap();
+    let output = aws.python_as_admin(&script).args(args).output().unwrap();
     assert!(output.status.success(), "ocicrypt_kms.py {args:?}: {}", stderr(&output));
     String::from_utf8(output.stdout).unwrap()
 }

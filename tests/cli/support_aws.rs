@@ -172,10 +172,17 @@ impl Moto {
     }
 
     pub fn oracle_command(&self, args: &[&str]) -> Command {
+        let mut command = self.python_as_admin(&oracle_script());
+        command.args(args);
+        command
+    }
+
+    /// `python3 SCRIPT` with boto3's settings for this server and the `admin` user's keys (nothing else of the
+    /// machine's AWS settings).
+    pub fn python_as_admin(&self, script: &Path) -> Command {
         let mut command = Command::new("python3");
         command
-            .arg(oracle_script())
-            .args(args)
+            .arg(script)
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_DEFAULT_REGION", REGION)
             .env("AWS_ACCESS_KEY_ID", &self.admin.0)
