@@ -110,13 +110,11 @@ fn the_patched_container_rotates_a_volume_as_the_role_the_shipped_policy_makes()
 
     // The container's key store and token, under this test's scratch directory.
     let store_in_pod = argument(cryptadm_container, "key-store").strip_prefix("file://").unwrap();
+    assert_eq!(store_in_pod, "/var/lib/cryptadm/volume-keys", "the key store moved: map it here too");
     let store = scratch.path("store");
-    let mut projected_mode = 0;
-    for volume in daemonset["spec"]["template"]["spec"]["volumes"].as_array().unwrap() {
-        if volume["name"] == "aws-token" {
-            projected_mode = volume["projected"]["defaultMode"].as_u64().unwrap() as u32;
-        }
-    }
+    let volumes = daemonset["spec"]["template"]["spec"]["volumes"].as_array().unwrap();
+    let token_volume = volumes.iter().find(|volume| volume["name"] == "aws-token").unwrap();
+    let projected_mode = token_volume["projected"]["defaultMode"].as_u64().unwrap() as u32;
     let token = project_token(&scratch.path("token"), projected_mode);
     let volume = LuksImage::new("aws-deploy", OLD_PASSPHRASE, 1000);
     let entry = store.join(&volume.id);
@@ -147,7 +145,6 @@ fn the_patched_container_rotates_a_volume_as_the_role_the_shipped_policy_makes()
             .output()
             .unwrap()
     };
-    assert_eq!(store_in_pod, "/var/lib/cryptadm/volume-keys", "the key store moved: map it here too");
 
     let denied_role =
         aws.oracle(&["role", "cryptadm-volume-no-decrypt", trust.to_str().unwrap(), without_decrypt.to_str().unwrap()]);

@@ -1,6 +1,5 @@
 //! Small LUKS2 volumes for the volume tests: a file image made by `cryptsetup luksFormat` (PBKDF2 with few
 //! iterations, so a rotation takes milliseconds), checked by cryptsetup, not by cryptadm.
-#![allow(dead_code)]
 
 use crate::support::{Scratch, require_tool};
 use std::path::PathBuf;
