@@ -154,6 +154,7 @@ replay_tests!(
     bootstrap_template,
     clevis_jwe,
     jwe_unwrap,
+    key_manager_blob,
     key_parse,
     keyprovider_config,
     kmip_ttlv,

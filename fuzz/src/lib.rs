@@ -8,6 +8,7 @@ pub mod bootstrap_document;
 pub mod bootstrap_template;
 pub mod clevis_jwe;
 pub mod jwe_unwrap;
+pub mod key_manager_blob;
 pub mod key_parse;
 pub mod keyprovider_config;
 pub mod kmip_ttlv;
@@ -31,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("bootstrap_template", bootstrap_template::run),
     ("clevis_jwe", clevis_jwe::run),
     ("jwe_unwrap", jwe_unwrap::run),
+    ("key_manager_blob", key_manager_blob::run),
     ("key_parse", key_parse::run),
     ("kmip_ttlv", kmip_ttlv::run),
     ("keyprovider_config", keyprovider_config::run),
