@@ -461,6 +461,19 @@ pub fn answer(request: ProviderRequest, opener: &Opener) -> Result<SecretBytes, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The seeds of fuzz target `key_manager_blob` are what they say (so the fuzzer starts from the accepted forms
+    /// and its round-trip assertion runs): three blobs and both request kinds, all accepted.
+    #[test]
+    fn the_fuzz_seeds_are_accepted_blobs_and_requests() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/key_manager_blob");
+        let seed = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        for (name, keys) in [("transit.json", 1), ("aws-kms.json", 1), ("mixed.json", 2)] {
+            assert_eq!(recipients(&seed(name)).unwrap().len(), keys, "{name}");
+        }
+        assert!(matches!(parse_request(&seed("unwrap-request.json")).unwrap(), ProviderRequest::Unwrap { .. }));
+        assert!(matches!(parse_request(&seed("wrap-request.json")).unwrap(), ProviderRequest::Wrap { .. }));
+    }
     use std::sync::Mutex;
 
     /// Stands in for Transit in unit tests of the blob format only (the CLI tests use a real OpenBao): "wraps"
