@@ -20,6 +20,8 @@ pub enum ExitStatus {
     Usage = 2,
     /// Invalid argument or input: malformed YAML or header, unsupported algorithm, bad key spec.
     InvalidInput = 3,
+    /// The command's overall deadline (`--timeout`, `CRYPTADM_TIMEOUT`) passed before its network work was done.
+    DeadlineExceeded = 4,
     /// Something named does not exist: an input file, a key file, a plugin.
     NotFound = 5,
     /// Another operation holds the lock.
@@ -54,6 +56,11 @@ pub const TABLE: &[(ExitStatus, &str, &str)] = &[
         ExitStatus::InvalidInput,
         "invalid argument or input",
         "malformed YAML, unknown kind or apiVersion, unsupported algorithm",
+    ),
+    (
+        ExitStatus::DeadlineExceeded,
+        "deadline exceeded: --timeout (CRYPTADM_TIMEOUT) passed",
+        "a key manager, Tang server or registry that does not answer, or answers too slowly",
     ),
     (ExitStatus::NotFound, "not found", "input file, passphrase file or provider plugin missing"),
     (ExitStatus::Aborted, "aborted: another operation holds the lock", "concurrent operations on the same target"),
@@ -111,7 +118,7 @@ mod tests {
     #[test]
     fn table_codes_are_unique_and_match_design() {
         let codes: Vec<u8> = TABLE.iter().map(|(s, _, _)| s.code()).collect();
-        assert_eq!(codes, vec![0, 1, 2, 3, 5, 10, 15, 16]);
+        assert_eq!(codes, vec![0, 1, 2, 3, 4, 5, 10, 15, 16]);
     }
 
     #[test]

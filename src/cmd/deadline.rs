@@ -6,7 +6,6 @@ use super::env_vars::{self as env, var_os};
 use super::error::Failure;
 use crate::deadline::Deadline;
 use crate::exit::ExitStatus;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 /// `bootstrap open`'s deadline when none is given: a first boot whose key manager drips must fail while an
@@ -14,8 +13,6 @@ use std::time::Duration;
 pub const OPEN_DEFAULT_SECONDS: u64 = 120;
 /// Longest deadline accepted (a day).
 pub const MAX_SECONDS: u64 = 86_400;
-
-static DEADLINE: OnceLock<Option<Deadline>> = OnceLock::new();
 
 /// How a command is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +37,10 @@ pub fn install(flag: Option<u64>, kind: Kind) -> anyhow::Result<()> {
         Kind::FirstBoot => Some(seconds.unwrap_or(OPEN_DEFAULT_SECONDS)),
         Kind::Command => seconds,
     };
-    let _ = DEADLINE.set(seconds.map(|s| Deadline::after(Duration::from_secs(s))));
+    // Installed in the core, where every network layer (HTTP, raw sockets, registries) takes it from.
+    if let Some(seconds) = seconds {
+        crate::deadline::set_command(Deadline::after(Duration::from_secs(seconds)));
+    }
     Ok(())
 }
 
@@ -60,5 +60,5 @@ fn from_env() -> anyhow::Result<Option<u64>> {
 
 /// The command's deadline, when it has one.
 pub fn current() -> Option<Deadline> {
-    DEADLINE.get().copied().flatten()
+    crate::deadline::command()
 }

@@ -334,7 +334,7 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (CRYPTADM_KMIP_PASSWORD, "The KMIP credential's password, when no file is given. Never passed to child processes."),
     (
         CRYPTADM_TIMEOUT,
-        "Overall deadline in seconds of a command's network work (key managers, registries, RemoteConfig fetches), as --timeout, which wins over it. `bootstrap open` defaults to 120; `volume serve` and `image keyprovider` ignore it.",
+        "Overall deadline in seconds of a command's network work (key managers, Tang servers, registries, RemoteConfig fetches), as --timeout, which wins over it; when it passes, the command ends with exit status 4. `bootstrap open` defaults to 120; `volume serve` and `image keyprovider` ignore it.",
     ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (

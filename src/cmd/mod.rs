@@ -58,7 +58,8 @@ pub struct GlobalArgs {
     /// When to colour messages
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
     pub color: ColorArg,
-    /// Overall deadline of the command's network work: key managers, registries, RemoteConfig fetches
+    /// Overall deadline of the command's network work (key managers, Tang servers, registries, RemoteConfig
+    /// fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4
     /// [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]
     #[arg(long, global = true, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: Option<u64>,
@@ -187,14 +188,18 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
     match run(cli.command, &printer) {
         Ok(status) => status,
         Err(err) => {
-            let (status, mut hint) = error::classify(&err);
+            let (mut status, mut hint) = error::classify(&err);
             let mut line = error::one_line(&err);
-            // A library's own timeout ("operation timed out") does not say that the deadline cut it.
-            if let Some(deadline) = deadline::current().filter(crate::deadline::Deadline::passed) {
+            // A library's own timeout ("operation timed out") does not say that the deadline cut it: a failure
+            // (not a refusal, a missing key, bad input) once the deadline passed is the deadline's, exit 4.
+            if let Some(deadline) = deadline::current().filter(crate::deadline::Deadline::passed)
+                && matches!(status, ExitStatus::Failure | ExitStatus::DeadlineExceeded)
+            {
                 if !line.contains("overall deadline") {
                     line = format!("{line} ({deadline} passed)");
                 }
                 hint = Some(crate::deadline::HINT.to_owned());
+                status = ExitStatus::DeadlineExceeded;
             }
             printer.error(&line, hint.as_deref());
             status

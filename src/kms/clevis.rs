@@ -101,6 +101,8 @@ pub enum Error {
         recovered: usize,
         /// Each failed pin and why.
         failures: Vec<String>,
+        /// Whether the overall deadline passed while pins were still being asked.
+        cut_by_deadline: bool,
     },
     /// The content does not authenticate with the recovered key: altered data or a wrong server answer.
     #[error("the clevis JWE does not decrypt: its data or the key server's answer was altered")]
@@ -121,6 +123,7 @@ impl Classify for Error {
             Self::BadSignature { .. } | Self::Integrity => ExitStatus::DataLoss,
             Self::ThumbprintMismatch { .. } | Self::Untrusted { .. } => ExitStatus::Unauthenticated,
             Self::UnknownKey { .. } => ExitStatus::NotFound,
+            Self::Threshold { cut_by_deadline: true, .. } => ExitStatus::DeadlineExceeded,
             Self::Threshold { .. } => ExitStatus::Failure,
         }
     }
@@ -128,7 +131,8 @@ impl Classify for Error {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
             Self::Tang { source, .. } => match source {
-                super::Error::Unavailable { .. } => {
+                // (One with a hint of its own is the deadline's.)
+                super::Error::Unavailable { hint: None, .. } => {
                     Some("check that the Tang server is up and reachable from here (its URL, a firewall)".into())
                 }
                 other => other.hint(),
@@ -149,6 +153,7 @@ impl Classify for Error {
             Self::UnknownKey { .. } => {
                 Some("the server's key was deleted: restore it (tangd keeps rotated keys as `.NAME.jwk`)".into())
             }
+            Self::Threshold { cut_by_deadline: true, .. } => Some(crate::deadline::HINT.into()),
             Self::Threshold { .. } => Some("bring enough of the named servers back, then retry".into()),
             _ => None,
         }

@@ -8,8 +8,11 @@
 //! [`Request::secret`]. The body of every answer that is not a success, every transport error and the text of
 //! [`Response::json`]'s errors are scrubbed of them before a backend sees them, so no backend can print one.
 //!
-//! **Deadline.** [`HttpSettings::deadline`], when set, bounds every request and every pause between attempts by
-//! what is left of it; an attempt it cuts ends in [`Error::Unavailable`] saying so.
+//! **Deadline.** The earlier of [`HttpSettings::deadline`] and the command's deadline
+//! ([`crate::deadline::effective`]: a backend that builds its settings from `Default` still obeys it) bounds
+//! every request whole (connect, TLS, headers and every byte of the body: a total, not an idle time), every
+//! retry and every pause between attempts; an attempt it cuts ends in [`Error::Unavailable`] saying "the overall
+//! deadline of N s passed" and naming the server, with [`crate::deadline::HINT`] (exit status 4).
 //!
 //! Backends are synchronous ([`Http::send`]); a current-thread tokio runtime lives inside, as in
 //! `machineadm/remote.rs`. Call it from a plain thread or `spawn_blocking`, never from an async task.
@@ -218,8 +221,9 @@ pub struct Http {
 
 impl Http {
     /// A client for `service` (a name for errors: "Vault", "Barbican").
-    pub fn new(service: &str, base: &str, settings: HttpSettings) -> Result<Self, Error> {
+    pub fn new(service: &str, base: &str, mut settings: HttpSettings) -> Result<Self, Error> {
         crate::oci::registry::tls::install_crypto_provider();
+        settings.deadline = crate::deadline::effective(settings.deadline);
         let service = format!("{service} at {}", redact::url(base));
         let client = match client(&settings, true) {
             // A machine without a CA bundle (a minimal or distroless root): the platform's verifier refuses to
@@ -248,7 +252,7 @@ impl Http {
                 return Err(self.past_deadline(request, &deadline, &last_problem));
             }
             let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
-            match runtime.block_on(self.once(request, &secrets)) {
+            match runtime.block_on(self.by_deadline(self.once(request, &secrets))) {
                 Ok(response)
                     if response.status.is_server_error()
                         || response.status == reqwest::StatusCode::TOO_MANY_REQUESTS =>
@@ -308,7 +312,7 @@ impl Http {
         let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
         let secrets = secrets_of(request);
         let timeout = crate::deadline::bound(self.settings.deadline.as_ref(), timeout);
-        let result = runtime.block_on(async {
+        let result = runtime.block_on(self.by_deadline(async {
             let mut builder =
                 self.client.request(request.method.clone(), request.url.clone()).timeout(timeout).body(stream);
             for (name, value) in &request.headers {
@@ -316,7 +320,7 @@ impl Http {
             }
             let response = builder.send().await.map_err(|e| self.failure(&e, &secrets))?;
             self.bounded(request, response, &secrets).await
-        });
+        }));
         // An answer that came before the body was all taken (Glance's 413 over its size cap, sent mid-body with
         // the connection left open) stands: the feeding thread may be blocked on a channel nothing drains any more,
         // so it is not waited for (it ends when the connection is dropped).
@@ -342,9 +346,22 @@ impl Http {
         }
     }
 
+    /// `attempt`, ended when the deadline passes first (whatever the client's own timeouts would let it do).
+    async fn by_deadline(
+        &self,
+        attempt: impl std::future::Future<Output = Result<Response, Attempt>>,
+    ) -> Result<Response, Attempt> {
+        match self.settings.deadline {
+            None => attempt.await,
+            Some(deadline) => tokio::time::timeout_at(deadline.at().into(), attempt)
+                .await
+                .unwrap_or_else(|_| Err(Attempt::Retryable(String::new()))),
+        }
+    }
+
     fn past_deadline(&self, request: &Request, deadline: &Deadline, last_problem: &str) -> Error {
         let problem = if last_problem.is_empty() {
-            format!("{deadline} passed")
+            format!("{deadline} passed while waiting for its answer")
         } else {
             format!("{deadline} passed (last: {last_problem})")
         };
@@ -740,9 +757,10 @@ mod tests {
         let took = started.elapsed();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         server.join().unwrap();
-        assert!(took < Duration::from_secs(4), "{took:?}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
         assert!(error.to_string().contains("the overall deadline of 2 s passed"), "{error}");
-        assert_eq!(error.status(), ExitStatus::Failure);
+        assert!(error.to_string().contains(&base), "names the server: {error}");
+        assert_eq!(error.status(), ExitStatus::DeadlineExceeded);
         assert!(error.hint().unwrap().contains("--timeout"), "{:?}", error.hint());
     }
 

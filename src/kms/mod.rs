@@ -268,6 +268,7 @@ impl Classify for Error {
             Self::File { .. } => ExitStatus::InvalidInput,
             Self::NotFound { .. } => ExitStatus::NotFound,
             Self::Conflict { .. } => ExitStatus::Aborted,
+            Self::Unavailable { hint: Some(hint), .. } if hint == crate::deadline::HINT => ExitStatus::DeadlineExceeded,
             Self::Unavailable { .. } | Self::Protocol { .. } => ExitStatus::Failure,
             Self::Input { source, .. } => crate::exit::io_status(source.kind()),
             Self::Refused(refusal) => refusal.status,

@@ -245,11 +245,17 @@ impl ProviderSettings {
     ) -> Result<SecretBytes, PluginFailure> {
         let attempts = self.retries.saturating_add(1);
         let mut backoff = self.first_backoff;
+        // Every run and every pause ends by the command's deadline.
+        let deadline = crate::deadline::command();
         for attempt in 1..=attempts {
+            if let Some(deadline) = deadline.filter(crate::deadline::Deadline::passed) {
+                return Err(PluginFailure::failed(format!("{deadline} passed before attempt {attempt} of {attempts}")));
+            }
+            let timeout = crate::deadline::bound(deadline.as_ref(), self.timeout);
             let shown: Vec<String> = args.iter().map(|arg| crate::redact::url(arg)).collect();
             ui.debug(&format!("running `{}` {} (attempt {attempt} of {attempts})", program.display(), shown.join(" ")));
             let _busy = ui.busy(&format!("waiting for {} `{provider}` ({})", run.family, args[0]));
-            let failure = match run_plugin(program, args, self.timeout, run) {
+            let failure = match run_plugin(program, args, timeout, run) {
                 Ok(output) => return Ok(output),
                 Err(RunError::Final(failure)) => failure,
                 Err(RunError::Retryable(problem)) if attempt < attempts => {
@@ -258,7 +264,7 @@ impl ProviderSettings {
                         run.family,
                         humanize(backoff)
                     ));
-                    std::thread::sleep(backoff);
+                    std::thread::sleep(crate::deadline::bound(deadline.as_ref(), backoff));
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                     continue;
                 }

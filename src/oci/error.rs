@@ -54,6 +54,7 @@ impl Classify for Error {
             Error::Malformed(_) => ExitStatus::InvalidInput,
             Error::Integrity(_) => ExitStatus::DataLoss,
             Error::NotFound(_) => ExitStatus::NotFound,
+            Error::Unreachable { hint, .. } if *hint == crate::deadline::HINT => ExitStatus::DeadlineExceeded,
             Error::Io(_) | Error::Unreachable { .. } => ExitStatus::Failure,
             Error::RegistryDenied(_) => ExitStatus::Unauthenticated,
         }

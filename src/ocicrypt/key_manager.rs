@@ -268,7 +268,7 @@ pub fn recipients(wrapped: &[u8]) -> Result<Vec<ManagedKey>, Error> {
 /// manager this run has no settings for (a node may hold credentials for one manager of a mixed blob only).
 fn weight(error: &kms::Error) -> u8 {
     match error.status() {
-        ExitStatus::Failure => 4,
+        ExitStatus::Failure | ExitStatus::DeadlineExceeded => 4,
         ExitStatus::Unauthenticated => 3,
         ExitStatus::NotFound => 2,
         _ if matches!(error, kms::Error::Config(_)) => 0,

@@ -62,6 +62,7 @@ fn status(error: &Error) -> Status {
         ExitStatus::Unauthenticated => Status::permission_denied(message),
         ExitStatus::InvalidInput | ExitStatus::Usage => Status::invalid_argument(message),
         ExitStatus::NotFound => Status::not_found(message),
+        ExitStatus::DeadlineExceeded => Status::deadline_exceeded(message),
         _ => Status::unavailable(message),
     }
 }

@@ -309,6 +309,7 @@ pub fn grpc_status(error: &Error) -> Status {
         ExitStatus::NotFound => Status::not_found(message),
         ExitStatus::Aborted => Status::aborted(message),
         ExitStatus::Unauthenticated => Status::unauthenticated(message),
+        ExitStatus::DeadlineExceeded => Status::deadline_exceeded(message),
         _ => Status::unknown(message),
     }
 }

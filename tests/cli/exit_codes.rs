@@ -69,6 +69,15 @@ fn produce(status: ExitStatus, scratch: &Scratch) -> (i32, String) {
         }
         // "an image layer truncated": cut the encrypted layer of a real image short
         ExitStatus::DataLoss => truncated_layer(scratch),
+        // "a … registry that does not answer": a server that accepts connections (the kernel's backlog) and never
+        // answers, with a deadline of 1 s.
+        ExitStatus::DeadlineExceeded => {
+            let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let image = format!("docker://{}/never/answers:v1", silent.local_addr().unwrap());
+            let mut inspect = Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+            inspect.args(["--timeout", "1", "image", "inspect", "--tls-verify=false", &image]);
+            code(&mut inspect)
+        }
         // "wrong passphrase"
         ExitStatus::Unauthenticated => {
             sealed(scratch);

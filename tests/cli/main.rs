@@ -11,6 +11,7 @@ mod support_guest;
 mod support_kmip;
 mod support_loop;
 mod support_luks;
+mod support_misbehaving;
 mod support_openbao;
 mod support_openstack;
 mod support_tang;
@@ -24,6 +25,7 @@ mod cloud_init;
 #[cfg(feature = "pgp")]
 mod containerd;
 mod crypto_oracles;
+mod deadline;
 mod disk;
 mod disk_guard;
 mod exit_codes;

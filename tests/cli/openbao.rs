@@ -560,7 +560,7 @@ fn secrets_a_server_echoes_are_redacted_from_every_message() {
 }
 
 /// A fake Vault dripping its answer a byte every half second: `bootstrap open` ends at the overall deadline
-/// (`--timeout`, or CRYPTADM_TIMEOUT) with exit 1 and says so, instead of retries × the per-request timeout.
+/// (`--timeout`, or CRYPTADM_TIMEOUT) with exit 4 (deadline exceeded) and says so, instead of retries × the per-request timeout.
 #[test]
 fn a_dripping_vault_is_cut_at_the_overall_deadline() {
     let scratch = Scratch::new();
@@ -584,8 +584,8 @@ fn a_dripping_vault_is_cut_at_the_overall_deadline() {
             .unwrap();
         let took = started.elapsed();
         let error = stderr(&opened);
-        assert_eq!(opened.status.code(), Some(1), "{error}");
-        assert!(took < std::time::Duration::from_secs(8), "took {took:?}: {error}");
+        assert_eq!(opened.status.code(), Some(4), "{error}");
+        assert!(took < std::time::Duration::from_secs(4), "took {took:?}: {error}");
         assert!(error.contains("the overall deadline of 3 s passed"), "{error}");
         assert!(error.contains("hint:") && error.contains("--timeout"), "{error}");
     }
@@ -605,8 +605,8 @@ fn a_dripping_vault_is_cut_at_the_overall_deadline() {
         .output()
         .unwrap();
     let error = stderr(&opened);
-    assert_eq!(opened.status.code(), Some(1), "{error}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(8), "took {:?}: {error}", started.elapsed());
+    assert_eq!(opened.status.code(), Some(4), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "took {:?}: {error}", started.elapsed());
     assert!(error.contains("the overall deadline of 3 s passed") && error.contains("--timeout"), "{error}");
     // A deadline that is not a number of seconds is a usage error.
     let output =

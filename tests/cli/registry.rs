@@ -64,33 +64,17 @@ impl Registry {
 
     /// Starts the registry (again) on its port and storage; returns when it accepts connections.
     fn spawn(&mut self, config: &Path) {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.path("access.log")).unwrap();
-        // The wrapper kills the registry when the test process is gone, or when it is told to stop.
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(
-                r#""$0" serve "$1" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$2" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#,
-            )
-            .arg(REGISTRY)
-            .arg(config)
-            .arg(std::process::id().to_string())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        // The shared watchdog kills the registry when the test process is gone, or when it is told to stop.
+        let config = config.display().to_string();
+        let child =
+            crate::support::spawn_watched(Path::new(REGISTRY), &["serve", &config], &self.dir.path("access.log"));
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&self.host).is_err() {
-            assert!(Instant::now() < deadline, "the registry did not start: {}", self.access_log());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::support::wait_for_port(&self.host, Duration::from_secs(20), "the registry", || self.access_log());
     }
 
     fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill").arg(child.id().to_string()).status();
-            let _ = child.wait();
+            crate::support::stop_watched(&mut child);
         }
         // Gone when its port refuses connections.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -880,4 +864,56 @@ fn a_download_cut_mid_blob_resumes_where_it_stopped() {
     let digest = layer_digests(&src)[0].clone();
     let blob = |dir: &Path| std::fs::read(dir.join("blobs/sha256").join(&digest[7..])).unwrap();
     assert!(blob(&copied) == blob(&src));
+}
+
+/// The overall deadline and the registry: a pull with `CRYPTADM_TIMEOUT` (or `--timeout`) works against a healthy
+/// registry (it used to panic: "there is no reactor running"), and a registry whose blob stalls after the manifest
+/// came (one byte every 2 s, tests/cli/support_misbehaving.rs in front of the real registry) or that never answers
+/// ends the pull at the deadline with exit status 4, naming the registry.
+#[test]
+fn registry_pulls_obey_the_deadline() {
+    use crate::support_misbehaving::{Misbehaving, Mode, timed};
+    let registry = shared();
+    let work = Scratch::new();
+    let src = work.path("src");
+    large_image(&src, 4 << 20);
+    run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image("deadline/app:v1")]));
+    let keys = Keys::new();
+    let (_, public) = keys.rsa("rsa", 2048);
+    let recipient = format!("jwe:{public}");
+    let encrypt = |from: &str, out: &str, timeout: (&str, &str)| {
+        let mut command = cryptadm();
+        if timeout.0 == "env" {
+            command.env("CRYPTADM_TIMEOUT", timeout.1);
+        } else {
+            command.args(["--timeout", timeout.1]);
+        }
+        command
+            .args(["image", "encrypt", "--recipient", &recipient, "--src-tls-verify=false", from])
+            .arg(oci(&work.path(out)));
+        timed(&mut command)
+    };
+    for (how, out) in [("env", "healthy-env"), ("flag", "healthy-flag")] {
+        let (output, _) = encrypt(&format!("docker://{}/deadline/app:v1", registry.host), out, (how, "120"));
+        assert!(output.status.success(), "{how}: {}", String::from_utf8_lossy(&output.stderr));
+        let inspected = cryptadm()
+            .env("CRYPTADM_TIMEOUT", "60")
+            .args(["image", "inspect", "--tls-verify=false", &registry.image("deadline/app:v1")])
+            .output()
+            .unwrap();
+        assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
+    }
+    let proxy = Misbehaving::start(Mode::Forward, Some(&registry.host));
+    proxy.drip_after(256 << 10);
+    let silent = Misbehaving::silent();
+    for (server, case) in [(&proxy, "a stalled blob"), (&silent, "a silent registry")] {
+        let (output, took) = encrypt(&format!("docker://{}/deadline/app:v1", server.host()), case, ("env", "5"));
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{case}: {error}");
+        assert!(took < Duration::from_secs(6), "{case}: took {took:?}: {error}");
+        assert!(
+            error.contains(&server.host()) && error.contains("the overall deadline of 5 s passed"),
+            "{case}: {error}"
+        );
+    }
 }

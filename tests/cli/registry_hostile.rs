@@ -365,8 +365,8 @@ fn registry_hostile_a_5xx_with_an_error_envelope_is_retried_and_says_its_status(
 fn registry_hostile_a_dripping_registry_is_cut_at_the_overall_deadline() {
     let (output, elapsed) = run(&["--timeout", "3", "image", "inspect", "--tls-verify=false", &image("drip")]);
     let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}: {err}");
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}: {err}");
     assert!(err.contains("the overall deadline of 3 s passed") && err.contains("--timeout"), "{err}");
 }
 

@@ -98,3 +98,56 @@ pub fn require_tool(program: &str, install: &str) {
         .unwrap_or(false);
     assert!(found, "`{program}` is not installed; install it with `{install}` (bash .ci/run does)");
 }
+
+/// A free TCP port on 127.0.0.1 (bound and let go: the server started next takes it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The watchdog every fixture server runs under: it starts `program args…` in a process group of its own
+/// (`setsid`), and kills that whole group (the program and every process it started: PyKMIP's workers outlive a
+/// SIGTERM to their parent, socat forks one child per connection) when it is sent SIGTERM, when the program ends,
+/// or when the test process (`$w`) is gone, a failed or killed test binary included.
+const WATCHDOG: &str = r#"p=$1; w=$2; shift 2; setsid "$p" "$@" & r=$!; trap 'kill -9 -$r 2>/dev/null; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 -$r 2>/dev/null"#;
+
+/// Starts `program args…` with `envs` under [`WATCHDOG`], its output appended to `log`. Stop it (children
+/// included) with [`stop_watched`].
+pub fn spawn_watched_env(program: &Path, args: &[&str], envs: &[(&str, &str)], log: &Path) -> std::process::Child {
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(WATCHDOG)
+        .arg("watchdog")
+        .arg(program)
+        .arg(std::process::id().to_string())
+        .args(args)
+        .envs(envs.iter().copied())
+        .env_remove("VAULT_TOKEN")
+        .env_remove("BAO_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+/// [`spawn_watched_env`] without extra environment.
+pub fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> std::process::Child {
+    spawn_watched_env(program, args, &[], log)
+}
+
+/// Stops what [`spawn_watched`] started: SIGTERM to the watchdog, which kills the server's process group.
+pub fn stop_watched(child: &mut std::process::Child) {
+    let _ = std::process::Command::new("kill").arg(child.id().to_string()).status();
+    let _ = child.wait();
+}
+
+/// Waits until something accepts connections on `host` (`HOST:PORT`); after `within`, panics saying `what` and
+/// what `log` returns (the server's log).
+pub fn wait_for_port(host: &str, within: std::time::Duration, what: &str, log: impl Fn() -> String) {
+    let deadline = std::time::Instant::now() + within;
+    while std::net::TcpStream::connect(host).is_err() {
+        assert!(std::time::Instant::now() < deadline, "{what} did not listen on {host}: {}", log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

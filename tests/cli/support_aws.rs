@@ -13,7 +13,7 @@ use crate::support::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{LazyLock, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The region of the tests.
 pub const REGION: &str = "eu-west-1";
@@ -57,33 +57,18 @@ pub fn moto() -> &'static Moto {
 impl Moto {
     fn start() -> Self {
         let dir = Scratch::new();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let log = std::fs::File::create(dir.path("moto.log")).unwrap();
-        // A watchdog shell kills the server when this test process is gone.
-        let script = r#"p=$1; w=$2; shift 2; "$p" "$@" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#;
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .arg("watchdog")
-            .arg(moto_binary())
-            .arg(std::process::id().to_string())
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .env("INITIAL_NO_AUTH_ACTION_COUNT", "6")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        let port = crate::support::free_port();
+        // The shared watchdog kills the server (and its children) when this test process is gone.
+        let child = crate::support::spawn_watched_env(
+            &moto_binary(),
+            &["-H", "127.0.0.1", "-p", &port.to_string()],
+            &[("INITIAL_NO_AUTH_ACTION_COUNT", "6")],
+            &dir.path("moto.log"),
+        );
         let endpoint = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "moto_server did not start: {}",
-                std::fs::read_to_string(dir.path("moto.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        crate::support::wait_for_port(&format!("127.0.0.1:{port}"), Duration::from_secs(60), "moto_server", || {
+            std::fs::read_to_string(dir.path("moto.log")).unwrap_or_default()
+        });
         let output = Command::new("python3")
             .arg(oracle_script())
             .arg("setup")

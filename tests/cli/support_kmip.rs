@@ -16,7 +16,7 @@ pub use crate::support_openbao::spawn_watched;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// PyKMIP's virtual environment.
 pub fn venv() -> PathBuf {
@@ -167,15 +167,9 @@ fn start() -> Kmip {
     let log = dir.path("server.log");
     let child =
         spawn_watched(&venv.join("bin/pykmip-server"), &["-f", &s(&config), "-l", &s(&dir.path("pykmip.log"))], &log);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "pykmip-server did not listen on {port}: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::support::wait_for_port(&format!("127.0.0.1:{port}"), Duration::from_secs(60), "pykmip-server", || {
+        std::fs::read_to_string(&log).unwrap_or_default()
+    });
     Kmip { server: format!("127.0.0.1:{port}"), port, ca: ca.0, client, other, rogue, server_identity, dir, child }
 }
 

@@ -81,30 +81,9 @@ pub fn bao_binary() -> PathBuf {
     path
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Starts `program args…` under a watchdog that kills it when this test process ends (also the KMIP servers'
-/// of support_kmip.rs).
-pub fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> Child {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-    let script = r#"p=$1; w=$2; shift 2; "$p" "$@" & r=$!; trap 'kill -9 $r; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 $r"#;
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg("watchdog")
-        .arg(program)
-        .arg(std::process::id().to_string())
-        .args(args)
-        .env_remove("VAULT_TOKEN")
-        .env_remove("BAO_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap()
-}
+use crate::support::free_port;
+/// Starts `program args…` under the shared watchdog (also the KMIP servers' of support_kmip.rs).
+pub use crate::support::spawn_watched;
 
 impl OpenBao {
     /// Runs `bao ARGS` against this server as root; panics on failure; returns stdout.
@@ -205,11 +184,7 @@ impl OpenBao {
 
     fn wait_up(&self) {
         let host = self.addr.split("://").nth(1).unwrap().to_owned();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(&host).is_err() {
-            assert!(Instant::now() < deadline, "OpenBao did not start: {}", self.log());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::support::wait_for_port(&host, Duration::from_secs(30), "OpenBao", || self.log());
     }
 
     /// The common configuration of both servers: Transit keys, KV v2, policies, AppRole, JWT (+ `kubernetes/`).

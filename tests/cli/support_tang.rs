@@ -126,19 +126,17 @@ impl Tang {
         let socat = which("socat");
         let child = crate::support_openbao::spawn_watched(&socat, &[&listen, &exec], &self.log);
         *self.child.lock().unwrap() = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "tang on port {} did not start", self.port);
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let host = format!("127.0.0.1:{}", self.port);
+        crate::support::wait_for_port(&host, Duration::from_secs(20), "tang", || {
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        });
     }
 
     /// Stops the server (its port then refuses connections).
     pub fn stop(&self) {
         if let Some(mut child) = self.child.lock().unwrap().take() {
-            // SIGTERM to the watchdog, which kills socat.
-            let _ = Command::new("kill").arg(child.id().to_string()).status();
-            let _ = child.wait();
+            // SIGTERM to the watchdog, which kills socat and its children.
+            crate::support::stop_watched(&mut child);
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {

@@ -51,10 +51,12 @@ pub fn run(namespace: BootstrapNamespace, printer: &Printer) -> anyhow::Result<E
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Provider plugins")]
 pub struct PluginArgs {
-    /// Seconds one run of a provider plugin may take before it is killed
+    /// Seconds one run of a provider plugin may take before it is killed, and one request to a built-in key
+    /// manager (Vault/OpenBao, AWS KMS, KMIP, a Tang server); each also ends by --timeout
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub plugin_timeout: u64,
-    /// How many times a failing provider plugin is run again (backoff 1 s, doubling, at most 30 s)
+    /// How many times a failing provider plugin run, or a key-manager request that failed for a transient reason,
+    /// is tried again (backoff doubling, at most 30 s); every retry and pause also ends by --timeout
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub retries: u32,
     #[allow(missing_docs)]

@@ -123,7 +123,10 @@ pub(super) fn header_parts(header: &Value) -> Result<(usize, Vec<&str>), Error> 
     Ok((threshold as usize, children))
 }
 
-/// `clevis decrypt` of an sss JWE's key: every child asked at once, the first `t` shares interpolated.
+/// `clevis decrypt` of an sss JWE's key: every child asked at once, each on a thread of its own, and the first
+/// `t` shares that arrive interpolated. The others are abandoned, not waited for (their threads end with their
+/// own request's bound, or with the process): one slow server of three must not hold a 2-of-3 first boot. When
+/// the overall deadline passes first, the pins still asked are named as cut by it.
 pub(super) fn recover_key(header: &Value, settings: &Settings, depth: usize) -> Result<SecretBytes, Error> {
     let (threshold, children) = header_parts(header)?;
     let p = header
@@ -134,32 +137,64 @@ pub(super) fn recover_key(header: &Value, settings: &Settings, depth: usize) -> 
         .ok_or_else(|| Error::Malformed("sss pin: `p` is not base64url of a prime".into()))?;
     let width = p.len();
     let p = BigUint::from_bytes_be(&p);
-    let results: Vec<Result<SecretBytes, Error>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = children
-            .iter()
-            .map(|child| {
-                scope.spawn(move || {
-                    let jwe = Jwe::parse(child)?;
-                    super::decrypt_at(&jwe, settings, depth + 1)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Err(Error::Malformed("a pin's decryption panicked".into()))))
-            .collect()
-    });
-    let mut points = Vec::new();
+    let deadline = crate::deadline::effective(settings.http.deadline);
+    let (sender, answers) = std::sync::mpsc::channel::<(usize, Result<SecretBytes, Error>)>();
+    let mut pending: Vec<bool> = vec![true; children.len()];
     let mut failures = Vec::new();
-    for (child, result) in children.iter().zip(results) {
-        match result {
-            Ok(point) if point.len() == 2 * width => points.push(point),
-            Ok(_) => failures.push(format!("{}: its share is not a point", describe_child(child))),
-            Err(error) => failures.push(format!("{}: {error}", describe_child(child))),
+    for (index, child) in children.iter().enumerate() {
+        let (sender, child, settings) = (sender.clone(), (*child).to_owned(), settings.clone());
+        let asked = std::thread::Builder::new().name("cryptadm-sss-pin".into()).spawn(move || {
+            let result = Jwe::parse(&child).and_then(|jwe| super::decrypt_at(&jwe, &settings, depth + 1));
+            let _ = sender.send((index, result));
+        });
+        if let Err(e) = asked {
+            pending[index] = false;
+            failures.push(format!("{}: cannot start a thread to ask it: {e}", describe_child(children[index])));
+        }
+    }
+    drop(sender);
+    let mut points = Vec::new();
+    let mut cut_by_deadline = false;
+    // Stop as soon as `t` shares are in. When too few are left to make `t`, the others are still waited for
+    // (within the deadline), so that the error names every pin that failed and none that works.
+    while points.len() < threshold && pending.contains(&true) {
+        let answer = match deadline {
+            Some(deadline) => answers.recv_timeout(deadline.remaining()),
+            None => answers.recv().map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+        };
+        match answer {
+            Ok((index, result)) => {
+                pending[index] = false;
+                match result {
+                    Ok(point) if point.len() == 2 * width => points.push(point),
+                    Ok(_) => failures.push(format!("{}: its share is not a point", describe_child(children[index]))),
+                    Err(error) => {
+                        use crate::exit::Classify as _;
+                        cut_by_deadline |= error.status() == crate::exit::ExitStatus::DeadlineExceeded;
+                        failures.push(format!("{}: {error}", describe_child(children[index])));
+                    }
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let passed = crate::deadline::Passed(deadline.expect("only a deadline times out"));
+                for (index, _) in pending.iter().enumerate().filter(|(_, p)| **p) {
+                    failures.push(format!("{}: {passed} while waiting for it", describe_child(children[index])));
+                }
+                cut_by_deadline = true;
+                break;
+            }
+            // Every thread ended while some were still pending: one that panicked sent nothing.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                for (index, _) in pending.iter().enumerate().filter(|(_, p)| **p) {
+                    failures
+                        .push(format!("{}: its decryption ended without an answer", describe_child(children[index])));
+                }
+                break;
+            }
         }
     }
     if points.len() < threshold {
-        return Err(Error::Threshold { threshold, recovered: points.len(), failures });
+        return Err(Error::Threshold { threshold, recovered: points.len(), failures, cut_by_deadline });
     }
     let points: Vec<(BigUint, BigUint)> = points
         .iter()

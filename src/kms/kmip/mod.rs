@@ -24,7 +24,7 @@ use super::{Error, Refusal};
 use crate::crypto::SecretBytes;
 use crate::exit::ExitStatus;
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -233,7 +233,8 @@ impl Sealed {
     }
 }
 
-type Stream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+/// A TLS connection on a socket bounded by the command's deadline (every read and write, the handshake too).
+type Stream = rustls::StreamOwned<rustls::ClientConnection, crate::deadline::BoundedTcp>;
 
 /// A client of one KMIP server, holding one TLS connection at a time. Safe to share between threads (requests
 /// are serialized on the connection).
@@ -395,12 +396,11 @@ impl Kmip {
             .map_err(|e| self.unavailable(what, format!("resolving `{}`: {e}", self.settings.server)))?;
         let mut last = None;
         for address in addresses {
-            match TcpStream::connect_timeout(&address, self.settings.timeout) {
+            // The command's deadline bounds the connect, the handshake and every read and write.
+            match crate::deadline::BoundedTcp::connect(&address, self.settings.timeout, None) {
                 Ok(tcp) => {
                     let io = |e: std::io::Error| self.unavailable(what, e.to_string());
-                    tcp.set_read_timeout(Some(self.settings.timeout)).map_err(io)?;
-                    tcp.set_write_timeout(Some(self.settings.timeout)).map_err(io)?;
-                    tcp.set_nodelay(true).map_err(io)?;
+                    tcp.socket().set_nodelay(true).map_err(io)?;
                     let connection = rustls::ClientConnection::new(self.tls.clone(), self.host.clone())
                         .map_err(|e| Error::Config(format!("TLS: {e}")))?;
                     let mut stream = rustls::StreamOwned::new(connection, tcp);
@@ -409,6 +409,7 @@ impl Kmip {
                     }
                     return Ok(stream);
                 }
+                Err(e) if crate::deadline::Passed::in_io(&e).is_some() => return Err(self.io_error(what, &e)),
                 Err(e) => last = Some(e),
             }
         }
@@ -448,7 +449,18 @@ impl Kmip {
                 }
             }
             Some(other) => self.unavailable(what, format!("TLS: {other}")),
-            None => self.unavailable(what, error.to_string()),
+            None => match crate::deadline::Passed::in_io(error) {
+                Some(passed) => Error::Unavailable {
+                    what: what.to_owned(),
+                    service: self.service.clone(),
+                    problem: format!("{passed} while waiting for its answer"),
+                    hint: Some(crate::deadline::HINT.into()),
+                },
+                None if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    self.unavailable(what, "the server closed the connection before its answer was complete".into())
+                }
+                None => self.unavailable(what, error.to_string()),
+            },
         }
     }
 

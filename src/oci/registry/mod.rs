@@ -106,13 +106,32 @@ impl Connection {
             // it. The answer's body is never read.
             let http = http_client(location, options, &roots, Some(PROBE_TIMEOUT))?;
             let ping = format!("https://{}/v2/", registry_host(&location.registry));
-            let https_works = runtime.block_on(async { http.get(ping).timeout(PROBE_TIMEOUT).send().await.is_ok() });
+            let deadline = crate::deadline::effective(options.deadline);
+            let probe = crate::deadline::bound(deadline.as_ref(), PROBE_TIMEOUT);
+            let https_works = runtime.block_on(async { http.get(ping).timeout(probe).send().await.is_ok() });
+            if let Some(deadline) = deadline.filter(crate::deadline::Deadline::passed) {
+                return Err(Error::Unreachable {
+                    message: format!(
+                        "{}: no answer to the first request: {}",
+                        location.registry,
+                        deadline_passed(&deadline)
+                    ),
+                    hint: crate::deadline::HINT,
+                });
+            }
             if !https_works {
                 scheme = "http";
             }
         }
         let reader = Arc::new(registry_reader(location, options, &roots, scheme)?);
-        Ok(Self { runtime, location: location.clone(), scheme, roots, reader, deadline: options.deadline })
+        Ok(Self {
+            runtime,
+            location: location.clone(),
+            scheme,
+            roots,
+            reader,
+            deadline: crate::deadline::effective(options.deadline),
+        })
     }
 
     /// An uploader for this repository, on an HTTP client with the same TLS settings as the reader's.
@@ -203,7 +222,7 @@ fn http_client(
     if let Some(timeout) = read_timeout {
         builder = builder.read_timeout(timeout);
     }
-    if let Some(deadline) = &options.deadline {
+    if let Some(deadline) = &crate::deadline::effective(options.deadline) {
         // Every request, whole (headers and body: a registry that drips either), ends by the deadline.
         builder = builder.timeout(deadline.remaining()).connect_timeout(deadline.bound(CONNECT_TIMEOUT));
     }
@@ -414,8 +433,9 @@ impl Read for ChannelReader {
         while self.current.is_empty() {
             let next = match &self.deadline {
                 None => self.receiver.blocking_recv(),
+                // The timer is made inside the runtime: made outside, it panics ("there is no reactor running").
                 Some((deadline, runtime)) => runtime
-                    .block_on(tokio::time::timeout_at(deadline.at().into(), self.receiver.recv()))
+                    .block_on(async { tokio::time::timeout_at(deadline.at().into(), self.receiver.recv()).await })
                     .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, deadline_passed(deadline)))?,
             };
             match next {
