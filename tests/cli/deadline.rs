@@ -211,49 +211,55 @@ fn http_key_managers_silent_or_dripping_end_at_the_deadline() {
     let scratch = Scratch::new();
     let input = scratch.write("config.yaml", CONFIG);
     let (silent, dripping) = (Misbehaving::silent(), Misbehaving::dripping());
+    // Each backend against each server, all at once (each case takes the deadline).
+    let mut cases: Vec<(String, String, assert_cmd::Command)> = Vec::new();
     for (server, case) in [(&silent, "silent"), (&dripping, "dripping")] {
-        let vault = timed(
-            cryptadm()
-                .env("VAULT_ADDR", server.url())
-                .env("VAULT_TOKEN", "hvs.deadline-test")
-                .args(["--timeout", TIMEOUT, "bootstrap", "seal", "--provider", "vault-transit"])
-                .args(["--passphrase-uri", "vault-transit://transit/capi", "--in"])
-                .arg(&input),
-        );
-        let aws = timed(
-            cryptadm()
-                .env("AWS_ENDPOINT_URL", server.url())
-                .env("AWS_REGION", "us-east-1")
-                .env("AWS_ACCESS_KEY_ID", "AKIADEADLINETEST0000")
-                .env("AWS_SECRET_ACCESS_KEY", "deadline-test-secret")
-                .env("AWS_EC2_METADATA_DISABLED", "true")
-                .env("HOME", scratch.path(""))
-                .args(["--timeout", TIMEOUT, "bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri"])
-                .arg("arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab")
-                .arg("--in")
-                .arg(&input),
-        );
-        let keystone = timed(
-            cryptadm()
-                .env_remove("OS_CLOUD")
-                .env_remove("OS_CLIENT_CONFIG_FILE")
-                .env("HOME", scratch.path(""))
-                .env("OS_AUTH_URL", format!("{}/v3", server.url()))
-                .env("OS_USERNAME", "admin")
-                .env("OS_PASSWORD", "deadline-test")
-                .env("OS_PROJECT_NAME", "admin")
-                .env("OS_USER_DOMAIN_NAME", "Default")
-                .env("OS_PROJECT_DOMAIN_NAME", "Default")
-                .args(["--timeout", TIMEOUT, "disk", "luks-format", "--format", "qcow2", "--size", "1M"])
-                .args(["--key-manager", "barbican", "--pbkdf-force-iterations", "1000"])
-                .arg(scratch.path("x.qcow2")),
-        );
-        for ((output, took), backend) in [(vault, "Vault"), (aws, "AWS KMS"), (keystone, "Keystone")] {
-            assert_cut(&output, took, &server.host(), &format!("{backend}, {case}"));
-            assert!(output.stdout.is_empty());
+        let mut vault = cryptadm();
+        vault
+            .env("VAULT_ADDR", server.url())
+            .env("VAULT_TOKEN", "hvs.deadline-test")
+            .args(["--timeout", TIMEOUT, "bootstrap", "seal", "--provider", "vault-transit"])
+            .args(["--passphrase-uri", "vault-transit://transit/capi", "--in"])
+            .arg(&input);
+        let mut aws = cryptadm();
+        aws.env("AWS_ENDPOINT_URL", server.url())
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "AKIADEADLINETEST0000")
+            .env("AWS_SECRET_ACCESS_KEY", "deadline-test-secret")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("HOME", scratch.path(""))
+            .args(["--timeout", TIMEOUT, "bootstrap", "seal", "--provider", "aws-kms", "--passphrase-uri"])
+            .arg("arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+            .arg("--in")
+            .arg(&input);
+        let mut keystone = cryptadm();
+        keystone
+            .env_remove("OS_CLOUD")
+            .env_remove("OS_CLIENT_CONFIG_FILE")
+            .env("HOME", scratch.path(""))
+            .env("OS_AUTH_URL", format!("{}/v3", server.url()))
+            .env("OS_USERNAME", "admin")
+            .env("OS_PASSWORD", "deadline-test")
+            .env("OS_PROJECT_NAME", "admin")
+            .env("OS_USER_DOMAIN_NAME", "Default")
+            .env("OS_PROJECT_DOMAIN_NAME", "Default")
+            .args(["--timeout", TIMEOUT, "disk", "luks-format", "--format", "qcow2", "--size", "1M"])
+            .args(["--key-manager", "barbican", "--pbkdf-force-iterations", "1000"])
+            .arg(scratch.path(&format!("{case}.qcow2")));
+        for (backend, command) in [("Vault", vault), ("AWS KMS", aws), ("Keystone", keystone)] {
+            cases.push((format!("{backend}, {case}"), server.host(), command));
         }
-        assert!(!scratch.path("x.qcow2").exists(), "nothing is written");
     }
+    std::thread::scope(|scope| {
+        for (case, host, mut command) in cases {
+            scope.spawn(move || {
+                let (output, took) = timed(&mut command);
+                assert_cut(&output, took, &host, &case);
+                assert!(output.stdout.is_empty(), "{case}");
+            });
+        }
+    });
+    assert!(!scratch.path("silent.qcow2").exists() && !scratch.path("dripping.qcow2").exists(), "nothing is written");
     let (output, took) = timed(
         cryptadm()
             .env("VAULT_ADDR", silent.url())
