@@ -998,3 +998,30 @@ fn convert_new_reads_the_source_passphrase_from_barbican() {
     let pass = work.write("pass", passphrase);
     assert_eq!(qemu_read_qcow2(&out, &pass, &work.path("guest")), pattern(1 << 20));
 }
+
+/// The overall deadline with a real Keystone and a Barbican that never answers, or drips its answer a byte every
+/// 2 s (tests/cli/support_misbehaving.rs, through `OS_KEY_MANAGER_ENDPOINT_OVERRIDE`): `luks-format` stops within a
+/// second of `--timeout` with exit 4, naming Barbican's address, and writes nothing. (Keystone itself silent or
+/// dripping: tests/cli/deadline.rs.) The deadline is 15 s here: the real Keystone's login comes first.
+#[test]
+fn barbican_silent_or_dripping_ends_at_the_deadline() {
+    use crate::support_misbehaving::{Misbehaving, timed};
+    let os = openstack();
+    let work = Scratch::new();
+    for (server, case) in [(Misbehaving::silent(), "silent"), (Misbehaving::dripping(), "dripping")] {
+        let image = work.path(&format!("{case}.qcow2"));
+        let (output, took) = timed(
+            os.cryptadm()
+                .env("OS_KEY_MANAGER_ENDPOINT_OVERRIDE", server.url())
+                .args(["--timeout", "15"])
+                .args(SMALL_QCOW2)
+                .args(CHEAP)
+                .arg(&image),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{case}: {stderr}");
+        assert!(took < std::time::Duration::from_secs(16), "{case}: took {took:?}: {stderr}");
+        assert!(stderr.contains(&server.host()) && stderr.contains("the overall deadline of 15 s passed"), "{stderr}");
+        assert!(!image.exists(), "{case}: nothing is written");
+    }
+}
