@@ -706,6 +706,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
             [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -718,7 +719,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -766,7 +767,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--volume-path-template', '--volume-path-template', [CompletionResultType]::ParameterName, 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs')
             [CompletionResult]::new('--sysfs-root', '--sysfs-root', [CompletionResultType]::ParameterName, 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)')
             [CompletionResult]::new('--dev-root', '--dev-root', [CompletionResultType]::ParameterName, 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -806,7 +807,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         }
         'cryptadm;volume;rewrap' {
             [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -845,10 +846,55 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;volume;import' {
+            [CompletionResult]::new('--volume-id', '--volume-id', [CompletionResultType]::ParameterName, 'The volume''s id: its entry in the key store')
+            [CompletionResult]::new('--volume-path', '--volume-path', [CompletionResultType]::ParameterName, 'The LUKS1 or LUKS2 volume the passphrase opens: an image file or a block device')
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'The passphrase that opens the volume now, byte for byte (`-`: standard input)')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'Where to store it: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2) or kmip://PREFIX')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store')
+            [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
+            [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
+            [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
+            [CompletionResult]::new('--vault-capath', '--vault-capath', [CompletionResultType]::ParameterName, 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]')
+            [CompletionResult]::new('--vault-client-cert', '--vault-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]')
+            [CompletionResult]::new('--vault-client-key', '--vault-client-key', [CompletionResultType]::ParameterName, 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]')
+            [CompletionResult]::new('--vault-auth', '--vault-auth', [CompletionResultType]::ParameterName, 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]')
+            [CompletionResult]::new('--vault-auth-mount', '--vault-auth-mount', [CompletionResultType]::ParameterName, 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]')
+            [CompletionResult]::new('--vault-role', '--vault-role', [CompletionResultType]::ParameterName, 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]')
+            [CompletionResult]::new('--vault-role-id', '--vault-role-id', [CompletionResultType]::ParameterName, 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]')
+            [CompletionResult]::new('--vault-secret-id-file', '--vault-secret-id-file', [CompletionResultType]::ParameterName, 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]')
+            [CompletionResult]::new('--vault-jwt-file', '--vault-jwt-file', [CompletionResultType]::ParameterName, 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]')
+            [CompletionResult]::new('--vault-token-file', '--vault-token-file', [CompletionResultType]::ParameterName, 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token')
+            [CompletionResult]::new('--kmip-server', '--kmip-server', [CompletionResultType]::ParameterName, 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]')
+            [CompletionResult]::new('--kmip-cacert', '--kmip-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]')
+            [CompletionResult]::new('--kmip-client-cert', '--kmip-client-cert', [CompletionResultType]::ParameterName, 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]')
+            [CompletionResult]::new('--kmip-client-key', '--kmip-client-key', [CompletionResultType]::ParameterName, 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]')
+            [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
+            [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
+            [CompletionResult]::new('--aws-region', '--aws-region', [CompletionResultType]::ParameterName, 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]')
+            [CompletionResult]::new('--aws-endpoint-url', '--aws-endpoint-url', [CompletionResultType]::ParameterName, 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]')
+            [CompletionResult]::new('--aws-profile', '--aws-profile', [CompletionResultType]::ParameterName, 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]')
+            [CompletionResult]::new('--aws-ca-bundle', '--aws-ca-bundle', [CompletionResultType]::ParameterName, 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the key the store holds for the volume (the new one must open the volume)')
+            [CompletionResult]::new('--vault-skip-verify', '--vault-skip-verify', [CompletionResultType]::ParameterName, 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;volume;help' {
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
             [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -859,6 +905,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;volume;help;rewrap' {
+            break
+        }
+        'cryptadm;volume;help;import' {
             break
         }
         'cryptadm;volume;help;help' {
@@ -949,6 +998,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('rotate', 'rotate', [CompletionResultType]::ParameterValue, 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket')
             [CompletionResult]::new('rewrap', 'rewrap', [CompletionResultType]::ParameterValue, 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over')
             break
         }
         'cryptadm;help;volume;rotate' {
@@ -958,6 +1008,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;volume;rewrap' {
+            break
+        }
+        'cryptadm;help;volume;import' {
             break
         }
         'cryptadm;help;help' {

@@ -660,6 +660,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
             cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
+            cand import 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;volume;rotate'= {
@@ -671,7 +672,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
-            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -718,7 +719,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --volume-path-template 'Find a volume without a path here: an absolute path with {volume_id}, which is replaced by the volume id with bytes outside [A-Za-z0-9._-] (and a leading .) written as %XX. Used when that path exists; otherwise the volume''s dm-crypt mapping is looked up in sysfs'
             cand --sysfs-root 'Where sysfs is mounted, for finding a volume''s active dm-crypt mapping (a LUKS1/LUKS2 mapping named <volume id> or *-<volume id>, e.g. ceph-csi''s luks-rbd-<volume id>; its one backing device holds the header)'
             cand --dev-root 'Where the backing devices of dm-crypt mappings are (<dev-root>/<kernel name>)'
-            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -757,7 +758,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         }
         &'cryptadm;volume;rewrap'= {
             cand --key-store 'The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)'
-            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv:// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -795,10 +796,54 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;volume;import'= {
+            cand --volume-id 'The volume''s id: its entry in the key store'
+            cand --volume-path 'The LUKS1 or LUKS2 volume the passphrase opens: an image file or a block device'
+            cand --passphrase-file 'The passphrase that opens the volume now, byte for byte (`-`: standard input)'
+            cand --key-store 'Where to store it: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2) or kmip://PREFIX'
+            cand --key-wrap 'Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://, vault-kv:// or kmip:// store'
+            cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
+            cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
+            cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
+            cand --vault-capath 'Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]'
+            cand --vault-client-cert 'PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]'
+            cand --vault-client-key 'PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]'
+            cand --vault-auth 'How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]'
+            cand --vault-auth-mount 'Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]'
+            cand --vault-role 'Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]'
+            cand --vault-role-id 'AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]'
+            cand --vault-secret-id-file 'File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]'
+            cand --vault-jwt-file 'File holding the JWT (0600; kubernetes default: the pod''s service-account token) [env: CRYPTADM_VAULT_JWT_FILE]'
+            cand --vault-token-file 'File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token'
+            cand --kmip-server 'KMIP server, HOST:PORT (5696 is KMIP''s port) [env: CRYPTADM_KMIP_SERVER]'
+            cand --kmip-cacert 'PEM file of the CA that signed the KMIP server''s certificate [env: CRYPTADM_KMIP_CACERT]'
+            cand --kmip-client-cert 'PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]'
+            cand --kmip-client-key 'PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]'
+            cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
+            cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
+            cand --aws-region 'Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]'
+            cand --aws-endpoint-url 'Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3) [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]'
+            cand --aws-profile 'Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]'
+            cand --aws-ca-bundle 'PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]'
+            cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
+            cand --force 'Replace the key the store holds for the volume (the new one must open the volume)'
+            cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;volume;help'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
             cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
+            cand import 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;volume;help;rotate'= {
@@ -806,6 +851,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;volume;help;serve'= {
         }
         &'cryptadm;volume;help;rewrap'= {
+        }
+        &'cryptadm;volume;help;import'= {
         }
         &'cryptadm;volume;help;help'= {
         }
@@ -874,12 +921,15 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'
             cand serve 'Serve CSI-Addons EncryptionKeyRotation over gRPC on a unix socket'
             cand rewrap 'Rotate the Transit key of a vault-kv:// key store and rewrap every stored passphrase'
+            cand import 'Store an existing volume''s passphrase in a key store, so that `volume rotate` takes the volume over'
         }
         &'cryptadm;help;volume;rotate'= {
         }
         &'cryptadm;help;volume;serve'= {
         }
         &'cryptadm;help;volume;rewrap'= {
+        }
+        &'cryptadm;help;volume;import'= {
         }
         &'cryptadm;help;help'= {
         }

@@ -136,6 +136,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
         "cryptadm volume serve" => Some(volume::serve::EXAMPLES),
         "cryptadm volume rewrap" => Some(volume::rewrap::EXAMPLES),
+        "cryptadm volume import" => Some(volume::import::EXAMPLES),
         _ => None,
     }
 }

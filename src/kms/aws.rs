@@ -361,13 +361,15 @@ impl Aws {
         })
     }
 
-    /// S3 GetObject of `key` in `bucket`, at most [`super::http::MAX_BODY`] bytes.
-    pub fn s3_object(&self, bucket: &str, key: &str) -> Result<Vec<u8>, Error> {
+    /// S3 GetObject of `key` in `bucket`, at most `limit` bytes (a larger object is [`Error::TooLarge`]).
+    pub fn s3_object(&self, bucket: &str, key: &str, limit: usize) -> Result<Vec<u8>, Error> {
         let region = self.region_for(None)?;
         let what = format!("reading s3://{bucket}/{key}");
         let url = self.s3_url(bucket, key, &region)?;
         let base = format!("{}://{}", url.scheme(), url.authority());
-        let response = self.signed(S3, &region, Request::new(Method::GET, url, &what), SigningStyle::S3)?;
+        let mut request = Request::new(Method::GET, url, &what);
+        request.max_body = limit;
+        let response = self.signed(S3, &region, request, SigningStyle::S3)?;
         if response.status.is_success() {
             return Ok(response.body);
         }

@@ -83,6 +83,9 @@ pub struct Request {
     /// idempotent (creating a secret or an image, rotating a key, a check-and-set write), where the first try may
     /// have taken effect although its answer was lost.
     pub retry: bool,
+    /// The largest successful answer accepted ([`MAX_BODY`] unless raised for a request whose answer is content,
+    /// such as an S3 object read as a RemoteConfig); a larger one is [`super::Error::TooLarge`].
+    pub max_body: usize,
     /// What the request carries that no answer may show (see the module documentation).
     secrets: redact::Secrets,
 }
@@ -122,7 +125,16 @@ impl Request {
     pub fn new(method: reqwest::Method, url: reqwest::Url, what: impl Into<String>) -> Self {
         let mut secrets = redact::Secrets::new();
         secrets.add_url(url.as_str());
-        Self { method, url, headers: Vec::new(), body: None, what: what.into(), retry: true, secrets }
+        Self {
+            method,
+            url,
+            headers: Vec::new(),
+            body: None,
+            what: what.into(),
+            retry: true,
+            max_body: MAX_BODY,
+            secrets,
+        }
     }
 
     /// Registers a secret the request carries in a form the client cannot see (a passphrase inside a body built
@@ -407,14 +419,15 @@ impl Http {
         // An answer that is not a success is classed by its status whatever its length: its body is only ever
         // quoted, so one over the bound is cut, not refused (a 403 with a huge error page is still a refusal).
         let cut = !status.is_success();
-        if !cut && response.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+        let limit = if cut { MAX_BODY } else { request.max_body };
+        if !cut && response.content_length().is_some_and(|n| n > limit as u64) {
             return Err(Attempt::Final(self.too_large(request)));
         }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| self.failure(&e, secrets))? {
-            if body.len() + chunk.len() > MAX_BODY {
+            if body.len() + chunk.len() > limit {
                 if cut {
-                    body.extend_from_slice(&chunk[..MAX_BODY - body.len()]);
+                    body.extend_from_slice(&chunk[..limit - body.len()]);
                     break;
                 }
                 return Err(Attempt::Final(self.too_large(request)));
@@ -428,11 +441,7 @@ impl Http {
     }
 
     fn too_large(&self, request: &Request) -> Error {
-        Error::Protocol {
-            what: request.what.clone(),
-            service: self.service.clone(),
-            problem: format!("the answer is over {MAX_BODY} bytes"),
-        }
+        Error::TooLarge { what: request.what.clone(), service: self.service.clone(), limit: request.max_body }
     }
 
     fn failure(&self, error: &reqwest::Error, secrets: &redact::Secrets) -> Attempt {
@@ -643,9 +652,10 @@ mod tests {
         for answer in [announced, unannounced] {
             let (base, server) = answer_once(answer);
             let error = upload(&base, Box::new(std::io::Cursor::new(vec![1u8; 1000]))).unwrap_err();
-            assert!(matches!(error, Error::Protocol { .. }), "{error:?}");
-            assert!(error.to_string().contains(&format!("the answer is over {MAX_BODY} bytes")), "{error}");
-            assert_eq!(error.status(), ExitStatus::Failure);
+            assert!(matches!(error, Error::TooLarge { .. }), "{error:?}");
+            assert!(error.to_string().contains(&format!("over the {MAX_BODY}-byte limit")), "{error}");
+            // Over-size is bad input, as the exit table classes it (it was 1, "unexpected answer").
+            assert_eq!(error.status(), ExitStatus::InvalidInput);
             server.join().unwrap();
         }
         let fits = vec![b'y'; MAX_BODY];

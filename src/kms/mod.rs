@@ -244,6 +244,17 @@ pub enum Error {
         /// What came back (bounded and escaped).
         problem: String,
     },
+    /// An answer larger than the bound of what was asked (bad input, as every over-size input: a retry gets the
+    /// same).
+    #[error("{what}: the answer from {service} is over the {limit}-byte limit")]
+    TooLarge {
+        /// What was asked.
+        what: String,
+        /// The key manager.
+        service: String,
+        /// The bound, in bytes.
+        limit: usize,
+    },
     /// A local file the client needs (a CA certificate, a token, a JWT) cannot be read.
     #[error("{what} `{path}`: {source}")]
     File {
@@ -262,7 +273,7 @@ pub enum Error {
 impl Classify for Error {
     fn status(&self) -> ExitStatus {
         match self {
-            Self::BadReference { .. } | Self::Config(_) => ExitStatus::InvalidInput,
+            Self::BadReference { .. } | Self::Config(_) | Self::TooLarge { .. } => ExitStatus::InvalidInput,
             Self::Denied { .. } | Self::Tls { .. } => ExitStatus::Unauthenticated,
             Self::File { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ExitStatus::NotFound,
             Self::File { .. } => ExitStatus::InvalidInput,

@@ -21,12 +21,14 @@
 //!
 //! The chunks are read in order and joined, then, as the boothooks do, every chunk is deleted at once (a secret
 //! without the recovery window), then the userdata is gunzipped (at most [`super::MAX_REMOTE_BYTES`]): it does not
-//! outlive the first boot. When a chunk cannot be read, the boothooks delete too (Secrets Manager's the chunk that
-//! failed, Parameter Store's every chunk), so a failed boot leaves no half of the userdata behind either; so does
-//! cryptadm.
+//! outlive the first boot. When a chunk cannot be read, every chunk is deleted too, so a failed boot leaves no part
+//! of the userdata behind either. Joined chunks that are not gzip data (or, for Parameter Store, not base64) are bad
+//! input (exit 3), which no retry changes.
 //!
 //! What comes back is handled as what the `https` provider fetches (a machineadm stream, or plain configuration).
-//! Answers are bounded by the key-manager client ([`crate::kms::http::MAX_BODY`], 1 MiB). A RemoteConfig that was
+//! An S3 object, like every RemoteConfig source, is bounded by [`super::MAX_REMOTE_BYTES`] (what `bootstrap seal`
+//! can make fits); Secrets Manager and Parameter Store answers by the key-manager client's 1 MiB, above their own
+//! value limits (64 KiB, 8 KiB). Anything over its bound is exit 3. A RemoteConfig that was
 //! itself fetched may not use these sources: it is the fetched server's word, and these read with the machine's
 //! own credentials (the same rule as for `file`).
 
@@ -99,12 +101,11 @@ impl CapaLayout {
         }
     }
 
-    /// The chunks CAPA's boothook deletes when chunk `failed` cannot be read.
-    fn deleted_after_failure(self, failed: usize, chunks: usize) -> std::ops::Range<usize> {
-        match self {
-            Self::SecretsManager => failed..failed + 1,
-            Self::ParameterStore => 0..chunks,
-        }
+    /// The chunks deleted when a chunk cannot be read: every one, in both layouts, as CAPA's boothooks do
+    /// on failure, so that a failed boot leaves no part of the userdata behind.
+    fn deleted_after_failure(self, chunks: usize) -> std::ops::Range<usize> {
+        let _ = self;
+        0..chunks
     }
 
     /// The gzip data the joined chunks carry (Parameter Store's are base64 text; the boothook's `echo` adds a
@@ -207,13 +208,18 @@ pub(super) fn fetch(
     let aws = providers.aws.as_deref().ok_or(Error::NoAwsClient)?;
     let _busy = ui.busy(&format!("fetching {}", crate::redact::url(uri)));
     let result = match source {
-        Source::Object { bucket, key } => aws.s3_object(bucket, key).map(SecretBytes::new),
+        Source::Object { bucket, key } => {
+            let limit = usize::try_from(super::MAX_REMOTE_BYTES).unwrap_or(usize::MAX);
+            aws.s3_object(bucket, key, limit).map(SecretBytes::new)
+        }
         Source::Secret(id) => aws.secret_value(id).map(|value| SecretBytes::new(value.bytes().to_vec())),
         Source::Parameter(name) => aws.parameter(name),
         Source::CapaChunks { layout, prefix, chunks } => return capa_chunks(aws, layout, prefix, chunks, uri),
     };
     result.map_err(|source| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
+        // One bound for every RemoteConfig source, said the same way (exit 3).
+        crate::kms::Error::TooLarge { .. } => Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES },
         source => Error::AwsRemote { uri: uri.into(), source },
     })
 }
@@ -228,6 +234,7 @@ fn capa_chunks(
 ) -> Result<SecretBytes, Error> {
     let failed = |source: crate::kms::Error| match source {
         crate::kms::Error::NotFound { .. } => Error::RemoteNotFound { uri: uri.into(), problem: source.to_string() },
+        crate::kms::Error::TooLarge { .. } => Error::RemoteTooLarge { uri: uri.into(), limit: super::MAX_REMOTE_BYTES },
         source => Error::AwsRemote { uri: uri.into(), source },
     };
     let mut joined = SecretBytes::new(Vec::new());
@@ -236,7 +243,7 @@ fn capa_chunks(
             Ok(value) => joined.extend_from_slice(&value),
             Err(error) => {
                 // As the boothook: the read's error is the one reported, whatever the cleanup meets.
-                for gone in layout.deleted_after_failure(chunk, chunks) {
+                for gone in layout.deleted_after_failure(chunks) {
                     let _ = layout.delete(aws, &layout.chunk_name(prefix, gone));
                 }
                 return Err(failed(error));
@@ -246,7 +253,7 @@ fn capa_chunks(
     for chunk in 0..chunks {
         layout.delete(aws, &layout.chunk_name(prefix, chunk)).map_err(failed)?;
     }
-    let not_gzip = |problem: String| Error::RemoteFailed { uri: uri.into(), problem };
+    let not_gzip = |problem: String| Error::RemoteMalformed { uri: uri.into(), problem };
     let gzipped = layout.gzipped(joined).map_err(not_gzip)?;
     crate::bounded::read_at_most(flate2::read::GzDecoder::new(gzipped.as_slice()), super::MAX_REMOTE_BYTES)
         .map_err(|e| not_gzip(format!("the joined chunks are not gzip data ({e})")))?
@@ -290,7 +297,7 @@ mod tests {
             assert!(parse("capa-ssm-parameter-store", bad).is_err(), "{bad}");
         }
         assert_eq!(CapaLayout::ParameterStore.chunk_name(capa, 1), format!("{capa}/1"));
-        assert_eq!(CapaLayout::SecretsManager.deleted_after_failure(2, 4), 2..3);
-        assert_eq!(CapaLayout::ParameterStore.deleted_after_failure(2, 4), 0..4);
+        assert_eq!(CapaLayout::SecretsManager.deleted_after_failure(4), 0..4);
+        assert_eq!(CapaLayout::ParameterStore.deleted_after_failure(4), 0..4);
     }
 }

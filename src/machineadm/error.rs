@@ -103,6 +103,15 @@ pub enum Error {
         /// What happened.
         problem: String,
     },
+    /// What a source returned is not in the form its provider writes (CAPA's chunks that are not gzip data): bad
+    /// input, which no retry changes.
+    #[error("`{}` is not what its provider writes: {problem}", crate::redact::url(uri))]
+    RemoteMalformed {
+        /// The URI.
+        uri: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The HTTPS server's certificate did not verify against the trusted roots.
     #[error("fetching `{}`: the server's TLS certificate is not trusted: {problem}", crate::redact::url(uri))]
     RemoteUntrusted {
@@ -374,6 +383,7 @@ impl Classify for Error {
             | Error::RemoteTooDeep { .. }
             | Error::TooManyFetches { .. }
             | Error::BadRemoteContent(_)
+            | Error::RemoteMalformed { .. }
             | Error::BadCryptadmPath { .. }
             | Error::CertDir { .. } => ExitStatus::InvalidInput,
         }
@@ -415,6 +425,10 @@ impl Classify for Error {
                 "this cryptadm reads machineadm.cluster.x-k8s.io/v1alpha1 EncryptedConfig and RemoteConfig documents"
             }
             Error::RemoteRefused { .. } => "open it without strict mode to fetch the RemoteConfig",
+            Error::RemoteMalformed { .. } => {
+                "the source holds something else than its provider's layout (CAPA's gzip'd userdata chunks): write \
+                 it again; retrying reads the same"
+            }
             Error::NothingToOpen => "seal a configuration with `cryptadm bootstrap seal` first",
             Error::Template(_) => "templates may use `machine_config` and the filters `base64` and `gzipBase64`",
             _ => return None,

@@ -11,6 +11,7 @@
 //! Like every core module this one never prints, prompts, exits or reads the environment.
 
 pub mod authority;
+pub mod import;
 pub mod keystore;
 pub mod lock;
 mod luks_slots;
@@ -68,6 +69,18 @@ pub enum Error {
     #[error("the key store has no key for volume `{volume_id}`")]
     NoStoredKey {
         /// The volume id asked for.
+        volume_id: String,
+    },
+    /// The passphrase `volume import` was given opens no keyslot of the volume.
+    #[error("the passphrase given opens no keyslot of `{}`; nothing was written", path.display())]
+    WrongPassphrase {
+        /// The volume.
+        path: PathBuf,
+    },
+    /// `volume import` found a key stored for the volume already.
+    #[error("the key store holds a key for volume `{volume_id}` already; nothing was written")]
+    AlreadyStored {
+        /// The volume id.
         volume_id: String,
     },
     /// Another operation holds the volume's lock.
@@ -134,9 +147,9 @@ impl Classify for Error {
         match self {
             Error::MissingField { .. } | Error::BadRequest(_) => ExitStatus::InvalidInput,
             Error::VolumeNotFound { .. } | Error::NoStoredKey { .. } | Error::NoDevice { .. } => ExitStatus::NotFound,
-            Error::AmbiguousDevice { .. } => ExitStatus::InvalidInput,
+            Error::AmbiguousDevice { .. } | Error::AlreadyStored { .. } => ExitStatus::InvalidInput,
             Error::Busy { .. } | Error::Claimed { .. } => ExitStatus::Aborted,
-            Error::NoKeyslotOpens => ExitStatus::Unauthenticated,
+            Error::NoKeyslotOpens | Error::WrongPassphrase { .. } => ExitStatus::Unauthenticated,
             Error::Header { status, .. } | Error::Store { status, .. } => *status,
             Error::KeyManager(error) => error.status(),
             Error::Interrupted(_) => ExitStatus::Failure,
@@ -158,6 +171,10 @@ impl Classify for Error {
             Error::VolumeNotFound { .. } => "check the volume path (an image file or a block device)",
             Error::NoStoredKey { .. } => {
                 "check the volume id and the key store; a file store's DIR/<volume-id>/current must hold the passphrase"
+            }
+            Error::WrongPassphrase { .. } => "give the passphrase that opens the volume now (it is checked first)",
+            Error::AlreadyStored { .. } => {
+                "to replace it with the given passphrase, give --force (the passphrase must open the volume)"
             }
             Error::Busy { .. } => "another rotation of this volume is running; retry when it has finished",
             Error::Claimed { .. } => {

@@ -57,9 +57,11 @@ pub fn rotate_volume(request: &RotateRequest, settings: &Settings, observe: Obse
     let result =
         rotate::rotate(&mut volume, store.as_ref(), request.new_key.as_ref(), &rotate::generate_passphrase, observe);
     // A stop by the observer stands for a crash: the claim stays, as a crash would leave it. A release that
-    // fails does not undo a rotation: the claim expires, and a rerun on this node takes it over at once.
+    // fails does not undo a rotation: the caller is told (the claim blocks other nodes until it expires), and the
+    // next run on this node replaces it at once (its process is gone, or it is this process's own).
+    let mut release_failed = None;
     if !matches!(result, Err(Error::Interrupted(_))) {
-        let _ = store.release(&claim);
+        release_failed = store.release(&claim).err().map(|e| e.to_string());
     }
-    result.map(|outcome| Outcome { took_over: replaced.map(|held| held.describe()), ..outcome })
+    result.map(|outcome| Outcome { took_over: replaced.map(|held| held.describe()), release_failed, ..outcome })
 }

@@ -119,6 +119,9 @@ pub struct Outcome {
     pub removed: Vec<u32>,
     /// The rotation claim of another run this one took over (expired, dead or forced), described.
     pub took_over: Option<String>,
+    /// Why the run's rotation claim could not be released (the rotation itself is done): the claim stays until
+    /// it expires, or until the next run on this node replaces it.
+    pub release_failed: Option<String>,
 }
 
 /// Called after each durable step; `Break` stops the rotation there (as a crash would).
@@ -147,7 +150,14 @@ pub fn rotate<V: Keyslots>(
     let current = if finished.is_some() { keys.pending_or_current() } else { keys.current };
     if requested.is_some_and(|r| same(r, &current)) {
         let (keyslot, _) = run.volume.unlock(current.expose())?.ok_or(Error::NoKeyslotOpens)?;
-        return Ok(Outcome { resumed: false, unchanged: true, keyslot, removed: Vec::new(), took_over: None });
+        return Ok(Outcome {
+            resumed: false,
+            unchanged: true,
+            keyslot,
+            removed: Vec::new(),
+            took_over: None,
+            release_failed: None,
+        });
     }
     let new = match requested {
         Some(key) => key.clone(),
@@ -183,7 +193,14 @@ impl<V: Keyslots> Run<'_, V> {
                 }
             };
             let removed = self.commit_and_retire(pending, &keys.current, keyslot)?;
-            return Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }));
+            return Ok(Some(Outcome {
+                resumed: true,
+                unchanged: false,
+                keyslot,
+                removed,
+                took_over: None,
+                release_failed: None,
+            }));
         }
         let Some(previous) = &keys.previous else { return Ok(None) };
         let (keyslot, _) = self.volume.unlock(keys.current.expose())?.ok_or(Error::NoKeyslotOpens)?;
@@ -191,7 +208,7 @@ impl<V: Keyslots> Run<'_, V> {
         let removed = self.retire(previous, &keys.current, keyslot)?;
         self.store.forget_previous()?;
         self.step(Step::PreviousForgotten)?;
-        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None }))
+        Ok(Some(Outcome { resumed: true, unchanged: false, keyslot, removed, took_over: None, release_failed: None }))
     }
 
     /// Steps 2–6 from a volume that only the current key opens.
@@ -201,7 +218,7 @@ impl<V: Keyslots> Run<'_, V> {
         self.step(Step::PendingStored)?;
         let keyslot = self.add_and_verify(old_slot, &volume_key, new)?;
         let removed = self.commit_and_retire(new, current, keyslot)?;
-        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed, took_over: None })
+        Ok(Outcome { resumed: false, unchanged: false, keyslot, removed, took_over: None, release_failed: None })
     }
 
     /// Step 4: the new key in a free keyslot with the old slot's KDF, then unlocked from disk.
@@ -354,7 +371,14 @@ pub(crate) mod tests {
         let outcome = run_all(&mut volume, &store, None);
         assert_eq!(
             outcome,
-            Outcome { resumed: false, unchanged: false, keyslot: 0, removed: vec![3], took_over: None }
+            Outcome {
+                resumed: false,
+                unchanged: false,
+                keyslot: 0,
+                removed: vec![3],
+                took_over: None,
+                release_failed: None
+            }
         );
         assert_eq!(volume, FakeVolume::with(&[(0, b"generated-1", "argon2id-4"), (5, b"recovery", "pbkdf2")]));
         assert_eq!(store.snapshot(), (Some(b"generated-1".to_vec()), None, None));
@@ -426,7 +450,17 @@ pub(crate) mod tests {
         let store = MemoryStore::with_current(b"cur");
         store.set_previous(b"old");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![3], took_over: None });
+        assert_eq!(
+            outcome,
+            Outcome {
+                resumed: true,
+                unchanged: false,
+                keyslot: 0,
+                removed: vec![3],
+                took_over: None,
+                release_failed: None
+            }
+        );
         assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p"), (5, b"clevis", "p")]));
         assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
     }
@@ -437,7 +471,17 @@ pub(crate) mod tests {
         let store = MemoryStore::with_current(b"cur");
         store.set_previous(b"long-gone");
         let outcome = run_all(&mut volume, &store, None);
-        assert_eq!(outcome, Outcome { resumed: true, unchanged: false, keyslot: 0, removed: vec![], took_over: None });
+        assert_eq!(
+            outcome,
+            Outcome {
+                resumed: true,
+                unchanged: false,
+                keyslot: 0,
+                removed: vec![],
+                took_over: None,
+                release_failed: None
+            }
+        );
         assert_eq!(volume, FakeVolume::with(&[(0, b"cur", "p")]));
         assert_eq!(store.snapshot(), (Some(b"cur".to_vec()), None, None));
         assert!(!run_all(&mut volume, &store, None).resumed, "the next run rotates");

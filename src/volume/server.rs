@@ -289,6 +289,12 @@ impl<L: Interaction + Send + Sync + 'static> EncryptionKeyRotationController for
                     outcome.keyslot,
                     if outcome.resumed { ", interrupted rotation finished" } else { "" }
                 ));
+                if let Some(why) = &outcome.release_failed {
+                    self.log.warn(&format!(
+                        "EncryptionKeyRotate `{volume_id}`: the rotation claim could not be released ({why}); it \
+                         blocks other nodes until it expires, and the next rotation of this volume here replaces it"
+                    ));
+                }
                 Ok(Response::new(EncryptionKeyRotateResponse {}))
             }
             Err(e) => {

@@ -494,7 +494,7 @@ fn remote_config_from_s3_secrets_manager_and_ssm_written_by_boto3() {
 
 /// Cluster API Provider AWS's `secureSecretsBackend: secrets-manager` layout, as boto3 writes it (the gzip'd
 /// userdata split over `PREFIX-0`, `PREFIX-1`, … as SecretBinary): read, joined, gunzipped, and the chunks deleted
-/// as CAPA's boothook deletes them; after a chunk that cannot be read, only that one, as the boothook.
+/// as CAPA's boothook deletes them; after a chunk that cannot be read, every chunk.
 #[test]
 fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     use std::io::Write as _;
@@ -527,7 +527,7 @@ fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     assert!(!gone.status.success());
     let again = open(with_keys(aws, &aws.admin), &scratch, &sealed.stdout);
     assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
-    // Chunk 1 missing: exit 5; CAPA's Secrets Manager boothook deletes only the chunk that failed, so chunk 0 stays.
+    // Chunk 1 missing: exit 5, and chunk 0 is deleted too (every chunk goes on failure, as docs/aws.md says).
     let broken = format!("{prefix}-broken");
     aws.oracle(&["put-secret", &format!("{broken}-0"), scratch.path("chunk-0").to_str().unwrap(), "binary"]);
     let sealed = with_keys(aws, &aws.admin)
@@ -541,7 +541,7 @@ fn capas_chunked_secrets_manager_userdata_is_read_and_deleted() {
     assert_eq!(failed.status.code(), Some(5), "{}", stderr(&failed));
     assert!(stderr(&failed).contains(&format!("{broken}-1")), "{}", stderr(&failed));
     let kept = aws.oracle_command(&["secret-exists", &format!("{broken}-0")]).output().unwrap();
-    assert!(kept.status.success(), "chunk 0 was deleted after chunk 1 failed");
+    assert!(!kept.status.success(), "chunk 0 was left behind after chunk 1 failed");
 }
 
 /// Cluster API Provider AWS's `secureSecretsBackend: ssm-parameter-store` layout, as boto3 writes it the way CAPA's

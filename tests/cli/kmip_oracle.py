@@ -3,7 +3,7 @@
     kmip_oracle.py HOST PORT CERT KEY CA OPERATION ARGS...
 
 Operations: get UID (hex of the value), register-password NAME HEX (uid), register-aes NAME HEX (uid),
-create-aes NAME (uid, activated), locate NAME (uids, one per line), destroy UID, versions (the protocol versions
+create-aes NAME (uid, activated), locate NAME (uids, one per line), destroy UID, activate UID, versions (the protocol versions
 Discover Versions answers), revoke UID (Cessation of Operation; the key stays, deactivated),
 decrypt-gcm UID IV TAG CIPHERTEXT AAD (all hex; AES-GCM Decrypt on the server in KMIP 1.4, whose Authenticated
 Encryption fields PyKMIP's high-level client does not expose; prints the plaintext's hex), encrypt-gcm UID
@@ -85,6 +85,8 @@ def main():
                 print(uid)
         elif operation == "destroy":
             client.destroy(args[0])
+        elif operation == "activate":
+            client.activate(args[0])
         elif operation == "revoke":
             client.revoke(enums.RevocationReasonCode.CESSATION_OF_OPERATION, args[0])
         elif operation == "decrypt-gcm":

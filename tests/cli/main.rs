@@ -81,6 +81,7 @@ mod registry_token;
 mod remote_config;
 mod sandbox;
 mod secret;
+mod stores;
 mod stream_decrypt;
 mod tang;
 mod terminal;

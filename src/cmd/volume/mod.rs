@@ -1,5 +1,6 @@
 //! `cryptadm volume`: CSI-Addons EncryptionKeyRotation on LUKS volumes.
 
+pub mod import;
 pub mod rewrap;
 pub mod rotate;
 pub mod serve;
@@ -50,6 +51,8 @@ pub enum VolumeCommand {
     Serve(serve::ServeArgs),
     #[allow(missing_docs)]
     Rewrap(rewrap::RewrapArgs),
+    #[allow(missing_docs)]
+    Import(import::ImportArgs),
 }
 
 /// Runs a volume verb.
@@ -58,6 +61,7 @@ pub fn run(namespace: VolumeNamespace, printer: &Printer) -> anyhow::Result<Exit
         VolumeCommand::Rotate(args) => rotate::run(args, printer),
         VolumeCommand::Serve(args) => serve::run(args, printer),
         VolumeCommand::Rewrap(args) => rewrap::run(args, printer),
+        VolumeCommand::Import(args) => import::run(args, printer),
     }
 }
 
@@ -97,9 +101,9 @@ impl ResolveArgs {
 /// The OpenBao/Vault settings of `vault-kv://` key stores.
 #[derive(Args, Debug, Clone)]
 pub struct VaultStoreArgs {
-    /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv://
-    /// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key
-    /// (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)
+    /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key
+    /// (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://,
+    /// vault-kv:// or kmip:// store
     #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
@@ -163,11 +167,6 @@ impl VaultStoreArgs {
             _ => Ok(None),
         }
     }
-
-    /// The AWS client, when `--key-wrap` is an AWS KMS key.
-    fn aws_client(&self) -> anyhow::Result<Option<std::sync::Arc<crate::kms::aws::Aws>>> {
-        Ok(self.aws_key_wrap()?.map(|_| self.aws.client(std::time::Duration::from_secs(30), 3)))
-    }
 }
 
 /// `vault-transit://MOUNT/KEY` (without a wrapped key); a usage error otherwise.
@@ -183,30 +182,66 @@ pub(crate) fn parse_transit(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
     }
 }
 
-/// The KMIP client and `--key-wrap kmip://UID` of a `kmip://` key store (a usage error without a server).
-fn kmip_store(
-    key_store: &str,
-    args: &VaultStoreArgs,
-) -> anyhow::Result<(Option<std::sync::Arc<crate::kms::kmip::Kmip>>, Option<crate::kms::KeyRef>)> {
-    if !key_store.starts_with("kmip:") {
-        return Ok((None, None));
+/// `--key-wrap`, parsed: a Transit key, an AWS KMS key or a KMIP key (`kmip://UID`); a usage error otherwise.
+fn parse_key_wrap(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
+    if text.starts_with("aws-kms:") {
+        return Ok(crate::kms::KeyRef::parse(text).map_err(|e| {
+            crate::cmd::error::Failure::new(ExitStatus::Usage, e.to_string())
+                .with_hint("give aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID (or aws-kms://alias/NAME)")
+        })?);
     }
-    let client = args.kmip.require(std::time::Duration::from_secs(30), &format!("key store `{key_store}`"))?;
-    let wrap = match args.key_wrap.as_deref() {
-        None => None,
-        Some(uri) if uri.starts_with("kmip://") => {
-            Some(crate::kms::KeyRef::Plugin { name: "kmip".into(), uri: uri.into() })
-        }
-        Some(other) => {
-            return Err(crate::cmd::error::Failure::new(
-                ExitStatus::Usage,
-                format!("--key-wrap `{}` cannot wrap a kmip:// key store", crate::redact::url(other)),
-            )
-            .with_hint("give --key-wrap kmip://UID, the unique identifier of a KMIP AES key")
-            .into());
-        }
-    };
-    Ok((Some(client), wrap))
+    if text.starts_with("kmip://") {
+        return Ok(crate::kms::KeyRef::Plugin { name: "kmip".into(), uri: text.into() });
+    }
+    match crate::kms::KeyRef::parse(text) {
+        Ok(reference @ crate::kms::KeyRef::VaultTransit { wrapped: None, .. }) => Ok(reference),
+        _ => Err(crate::cmd::error::Failure::new(
+            ExitStatus::Usage,
+            format!("`{}` is not a key that can wrap stored passphrases", crate::redact::url(text)),
+        )
+        .with_hint("give --key-wrap vault-transit://MOUNT/KEY, aws-kms://ARN or kmip://UID")
+        .into()),
+    }
+}
+
+/// The clients a key store and its `--key-wrap` key need: OpenBao/Vault for `vault-kv://` stores and Transit
+/// wraps, KMIP for `kmip://` stores and KMIP wraps, AWS for KMS wraps. Any wrap goes with any built-in store
+/// (`file://`, `vault-kv://`, `kmip://`); a plugin store keeps its own values, so `--key-wrap` is refused there.
+fn backends(key_store: &str, args: &VaultStoreArgs) -> anyhow::Result<crate::volume::keystore::Backends> {
+    use crate::kms::KeyRef;
+    let key_wrap = args.key_wrap.as_deref().map(parse_key_wrap).transpose()?;
+    let built_in = ["file://", "vault-kv:", "kmip:"].iter().any(|scheme| key_store.starts_with(scheme));
+    if key_wrap.is_some() && !built_in {
+        return Err(crate::cmd::error::Failure::new(
+            ExitStatus::Usage,
+            "--key-wrap applies to the built-in key stores: file://DIR, vault-kv://MOUNT/PREFIX and kmip://PREFIX",
+        )
+        .with_hint("a key-store plugin keeps its own values: drop --key-wrap, or use a built-in store")
+        .into());
+    }
+    let what = format!("key store `{}`", crate::redact::url(key_store));
+    let needs_vault = key_store.starts_with("vault-kv:") || matches!(key_wrap, Some(KeyRef::VaultTransit { .. }));
+    let needs_kmip =
+        key_store.starts_with("kmip:") || matches!(&key_wrap, Some(KeyRef::Plugin { name, .. }) if name == "kmip");
+    let vault =
+        if needs_vault { Some(args.vault.require(std::time::Duration::from_secs(30), 3, &what)?) } else { None };
+    let kmip = if needs_kmip { Some(args.kmip.require(std::time::Duration::from_secs(30), &what)?) } else { None };
+    let aws =
+        matches!(key_wrap, Some(KeyRef::AwsKms { .. })).then(|| args.aws.client(std::time::Duration::from_secs(30), 3));
+    Ok(crate::volume::keystore::Backends {
+        plugins: crate::volume::keystore::PluginSettings { search_dirs: crate::cmd::env_vars::path_dirs() },
+        key_wrap,
+        vault,
+        kmip,
+        aws,
+    })
+}
+
+/// The directory of the per-volume-id locks.
+fn lock_dir() -> PathBuf {
+    crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
+        .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from)
+        .join("volume-locks")
 }
 
 /// Resolves where the key store, the locks and the plugins are.
@@ -215,24 +250,10 @@ fn settings(
     resolver: crate::volume::resolve::Resolver,
     vault: &VaultStoreArgs,
 ) -> anyhow::Result<Settings> {
-    let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
-        .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
-    let search_dirs = crate::cmd::env_vars::path_dirs();
-    let (kmip, kmip_wrap) = kmip_store(key_store, vault)?;
-    let aws = vault.aws_client()?;
-    let file_key_wrap = if key_store.starts_with("file://") { vault.aws_key_wrap()? } else { None };
-    let vault = vault.resolve(key_store)?;
-    let backends = crate::volume::keystore::Backends {
-        plugins: crate::volume::keystore::PluginSettings { search_dirs },
-        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()).or(file_key_wrap).or(kmip_wrap),
-        vault: vault.map(|v| v.client),
-        kmip,
-        aws,
-    };
     Ok(Settings {
         key_store: key_store.to_owned(),
-        lock_dir: run_dir.join("volume-locks"),
-        backends,
+        lock_dir: lock_dir(),
+        backends: backends(key_store, vault)?,
         resolver,
         take_over_claim: false,
     })

@@ -144,6 +144,13 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         printer.info(&format!("took over the rotation claim of {held}"));
     }
     printer.info(&describe(&request.volume_id, &outcome));
+    if let Some(why) = &outcome.release_failed {
+        printer.warn(&format!(
+            "the rotation claim of volume `{}` could not be released ({why}); it blocks other nodes until it \
+             expires (10 minutes), and the next run on this node replaces it",
+            request.volume_id
+        ));
+    }
     if let Some(path) = &request.volume_path {
         report_clevis_bindings(path, printer);
     }

@@ -12,12 +12,18 @@ use crate::volume::Error;
 use base64::Engine as _;
 use std::sync::Arc;
 
-/// Whether a stored value is standard base64 (surrounding white space, such as the CLI's newline, ignored) of
-/// something.
+/// Fewest bytes a CiphertextBlob decodes to. Besides the ciphertext a blob carries the key's identity, the IV
+/// and the tag: AWS's own blobs are well over 150 bytes; moto's are the key id (36), the IV (12), the ciphertext and
+/// the tag (16), at least 65. A passphrase made as the README says (`head -c 32 /dev/urandom | base64`) decodes to
+/// 32, so it is told from a blob before it is ever sent to KMS.
+pub const MIN_BLOB_BYTES: usize = 65;
+
+/// Whether a stored value has the shape of a KMS CiphertextBlob: standard base64 (surrounding white space, such as
+/// the CLI's newline, ignored) of at least [`MIN_BLOB_BYTES`] bytes.
 pub fn is_kms_blob(stored: &[u8]) -> bool {
     std::str::from_utf8(stored).is_ok_and(|text| {
         let text = text.trim();
-        !text.is_empty() && base64::engine::general_purpose::STANDARD.decode(text).is_ok()
+        base64::engine::general_purpose::STANDARD.decode(text).is_ok_and(|bytes| bytes.len() >= MIN_BLOB_BYTES)
     })
 }
 
@@ -62,10 +68,17 @@ pub struct Rewrapped {
     pub volumes: usize,
 }
 
+/// Most values a refusal names one by one.
+const NAMED_VALUES: usize = 10;
+
 /// `volume rewrap` of a `file://DIR` store wrapped by KMS key `key`: every stored value (`current`, `pending`,
-/// `previous` of every entry) re-encrypted with ReEncrypt, the plaintext never leaving KMS, each entry under its
-/// volume's lock (`lock_dir`) so no rotation runs meanwhile, each file replaced atomically. Every value is checked
-/// to be a KMS blob before anything is written: a store holding any other value is refused whole.
+/// `previous` of every entry) re-encrypted with ReEncrypt, the plaintext never leaving KMS.
+///
+/// All or nothing: first every value is re-encrypted in memory (each one's shape checked first, so a plain value
+/// is never sent to KMS), and a store holding any value that is not a KMS blob, or that KMS refuses, is refused
+/// whole, naming each such value, with nothing written. Then each entry, under its volume's lock (`lock_dir`) so
+/// no rotation runs meanwhile, is read again and its files replaced atomically (a value a rotation changed in
+/// between is re-encrypted anew).
 pub fn rewrap_file_store(
     client: &Aws,
     key: &str,
@@ -93,27 +106,62 @@ pub fn rewrap_file_store(
     let values = |entry: &std::path::Path| -> Vec<std::path::PathBuf> {
         ["current", "pending", "previous"].iter().map(|n| entry.join(n)).filter(|p| p.is_file()).collect()
     };
+    // (path, value read, value re-encrypted), for every value, before anything is written.
+    let mut planned: Vec<(std::path::PathBuf, Vec<u8>, String)> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
+    let mut status = crate::exit::ExitStatus::InvalidInput;
     for entry in &entries {
         for path in values(entry) {
-            if !is_kms_blob(&std::fs::read(&path).map_err(io(&path))?) {
-                return Err(Error::Store {
-                    status: crate::exit::ExitStatus::InvalidInput,
-                    message: format!(
-                        "`{}` is not a KMS CiphertextBlob in standard base64: nothing rewrapped",
-                        path.display()
-                    ),
-                });
+            let stored = std::fs::read(&path).map_err(io(&path))?;
+            if !is_kms_blob(&stored) {
+                refused.push(format!("`{}` (not a KMS CiphertextBlob in standard base64)", path.display()));
+                continue;
+            }
+            let text = String::from_utf8_lossy(&stored).trim().to_owned();
+            match client.rewrap(key, &text) {
+                Ok(rewrapped) => planned.push((path, stored, rewrapped)),
+                Err(e) => {
+                    status = crate::exit::Classify::status(&e);
+                    refused.push(format!("`{}` ({e})", path.display()));
+                }
             }
         }
+    }
+    if !refused.is_empty() {
+        if refused.len() > 1 {
+            status = crate::exit::ExitStatus::InvalidInput;
+        }
+        let more = refused.len().saturating_sub(NAMED_VALUES);
+        let mut listed = refused.iter().take(NAMED_VALUES).cloned().collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            listed.push_str(&format!(" and {more} more"));
+        }
+        return Err(Error::Store {
+            status,
+            message: format!(
+                "{} stored value(s) cannot be rewrapped with `aws-kms://{key}`: {listed}; nothing was rewritten \
+                 (hint: store those volumes' passphrases wrapped, e.g. with `cryptadm volume import --force`)",
+                refused.len()
+            ),
+        });
     }
     let mut done = Rewrapped::default();
     for entry in &entries {
         let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let _lock = crate::volume::lock::IdLock::acquire_name(lock_dir, &name)?;
-        for path in values(entry) {
-            let stored = std::fs::read_to_string(&path).map_err(io(&path))?;
-            let rewrapped = client.rewrap(key, stored.trim()).map_err(store_error)?;
-            crate::atomic::write(&path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(&path))?;
+        for (path, read, rewrapped) in planned.iter().filter(|(path, ..)| path.parent() == Some(entry.as_path())) {
+            let now = match std::fs::read(path) {
+                Ok(now) => now,
+                // A rotation finished meanwhile and dropped it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(path)(e)),
+            };
+            let rewrapped = if now == *read {
+                rewrapped.clone()
+            } else {
+                client.rewrap(key, String::from_utf8_lossy(&now).trim()).map_err(store_error)?
+            };
+            crate::atomic::write(path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(path))?;
             done.values += 1;
         }
         done.volumes += 1;
@@ -125,7 +173,14 @@ pub fn rewrap_file_store(
 mod tests {
     #[test]
     fn blobs_are_standard_base64_with_the_clis_newline() {
-        assert!(super::is_kms_blob(b"AQIDBA==\n"));
+        use base64::Engine as _;
+        let blob = base64::engine::general_purpose::STANDARD.encode([7u8; super::MIN_BLOB_BYTES]);
+        assert!(super::is_kms_blob(format!("{blob}\n").as_bytes()));
+        // The README's recipe for a passphrase: base64 of 32 random bytes (and of 48) is a plain value.
+        for plain in [[9u8; 32].as_slice(), &[9u8; 48]] {
+            let plain = base64::engine::general_purpose::STANDARD.encode(plain);
+            assert!(!super::is_kms_blob(plain.as_bytes()), "{plain}");
+        }
         assert!(!super::is_kms_blob(b"my passphrase"));
         assert!(!super::is_kms_blob(b"AQ-_"));
         assert!(!super::is_kms_blob(b"  \n"));

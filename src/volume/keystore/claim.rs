@@ -69,12 +69,16 @@ impl Claim {
         )
     }
 
-    /// Whether this process may replace `held`: it is this run's own, it has expired, its process is gone (same
-    /// boot and pid namespace, no such pid), or `force`.
+    /// Whether this process may replace `held`: it is this run's own or an earlier run's of this same process
+    /// (the caller holds the volume's lock), it has expired, its process is gone (same boot and pid namespace, no
+    /// such pid), or `force`.
     pub fn may_replace(&self, held: &Claim, force: bool) -> bool {
         let same_pid_space = !held.boot.is_empty() && held.boot == self.boot && held.pidns == self.pidns;
         let holder_gone = same_pid_space && !std::path::Path::new(&format!("/proc/{}", held.pid)).exists();
-        force || held.run == self.run || held.expires <= now() || holder_gone
+        // This very process (a `volume serve` whose earlier release was cut): its caller holds the volume's lock,
+        // so that run is over.
+        let this_process = same_pid_space && held.pid == self.pid;
+        force || held.run == self.run || held.expires <= now() || holder_gone || this_process
     }
 }
 
@@ -91,8 +95,10 @@ mod tests {
         assert!(mine.may_replace(&mine, false));
         assert!(mine.may_replace(&Claim { expires: now() - 1, ..live_elsewhere.clone() }, false));
         // This boot and pid namespace: a live pid (ours) stands, a pid that does not exist falls.
-        let here = Claim { run: "other".into(), ..mine.clone() };
+        // pid 1 lives in every pid namespace.
+        let here = Claim { run: "other".into(), pid: 1, ..mine.clone() };
         assert!(!mine.may_replace(&here, false));
+        assert!(mine.may_replace(&Claim { run: "earlier".into(), ..mine.clone() }, false), "this process's own");
         assert!(mine.may_replace(&Claim { pid: u32::MAX - 1, ..here }, false));
         assert_eq!(Claim::parse(mine.to_json().as_bytes()), Some(mine));
         assert_eq!(Claim::parse(b"junk"), None);

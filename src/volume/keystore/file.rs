@@ -188,6 +188,29 @@ impl KeyStore for FileStore {
         }
     }
 
+    /// One atomic write of `current` (after the round trip of a wrapped value is checked); an entry's other
+    /// files are never touched: an entry with a rotation under way is refused.
+    fn import(&self, key: &Passphrase, replace: bool) -> Result<(), Error> {
+        if self.path("current").exists() {
+            if !replace {
+                return Err(Error::AlreadyStored { volume_id: self.volume_id.clone() });
+            }
+            let names = ["pending", "previous"];
+            let under_way = names.iter().any(|name| self.path(name).exists());
+            let claim = self.read_claim()?.as_deref().and_then(Claim::parse);
+            super::store::import_blocked(&self.volume_id, under_way, claim.as_ref())?;
+        }
+        let sealed = super::store::seal_checked(self.wrap.as_deref(), key)?;
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| store_io(&self.dir, "creating", e))?;
+        let path = self.path("current");
+        atomic::write(&path, &sealed, atomic::MODE_PRIVATE).map_err(|e| store_io(&path, "writing", e))
+    }
+
     fn forget_previous(&self) -> Result<(), Error> {
         let path = self.path("previous");
         match std::fs::remove_file(&path) {

@@ -24,10 +24,18 @@
 //! run had not seen also aborts it.
 //!
 //! **The rotation claim** ([`KeyStore::claim`]) is a Secret Data object named `PREFIX/ID/claim` holding the claim's
-//! JSON. Without check-and-set, a run registers its claim and then looks again: a claim it had not seen (another run
-//! claiming at the same moment) makes it destroy its own and back off, as for `pending`; a live claim still there
-//! after the back-off fails the run with ABORTED before the header is touched. Claims this run may replace (expired,
-//! of a dead process, or forced) are destroyed only once its own is registered.
+//! JSON. A live claim another run recorded fails the run with ABORTED (exit 10) before anything is written.
+//! Without check-and-set, runs claiming at the same moment agree on one winner: each registers its claim and
+//! Locates again; a run that sees a claim with a lower run id that it had not seen withdraws (destroys its own) and
+//! exits 10; the lowest waits until the higher ones are withdrawn, and one that stays longer than a few of its
+//! round trips was there first (it won): the waiting run withdraws. So exactly one of the racing runs wins, and no
+//! loser leaves its claim behind. Claims this run may replace (expired, of a dead process on this node, of this
+//! process, or forced) are destroyed once it has won. An object named `PREFIX/ID/claim` that is not a claim
+//! cryptadm wrote is refused by its unique id, never destroyed.
+//!
+//! **Destroying Active objects.** KMIP servers refuse to destroy an Active object; an operator may activate the
+//! `current` object (and some servers create objects Active). A refused Destroy is followed by Revoke (reason:
+//! Superseded) and Destroy again.
 //!
 //! **Wrapped values** (`--key-wrap`): every object holds the wrap's text form instead of the passphrase; a commit
 //! copies the stored (wrapped) bytes, never unwrapping them.
@@ -158,7 +166,18 @@ impl KmipStore {
         self.client.register_password(&self.name(slot), bytes).map_err(store_error)
     }
 
+    /// Destroys `uid` (gone already is success). KMIP servers refuse to destroy an Active object (KMIP 1.x
+    /// §3.22, and PyKMIP: "Object is active and cannot be destroyed"); an operator may have activated `current`,
+    /// and some servers create objects Active. A refused Destroy is followed by Revoke (reason: Superseded) and a
+    /// second Destroy; when the Revoke is refused too, the Destroy's refusal is what is reported.
     fn destroy(&self, uid: &str) -> Result<(), Error> {
+        let refused = match self.client.destroy(uid) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if self.client.revoke(uid, crate::kms::kmip::RevocationReason::Superseded).is_err() {
+            return Err(store_error(refused));
+        }
         self.client.destroy(uid).map_err(store_error)
     }
 
@@ -240,12 +259,18 @@ impl KmipStore {
 }
 
 impl KmipStore {
-    /// The claim objects: unique id and the claim each holds (`None`: not a claim, replaceable by anyone).
-    fn claims(&self) -> Result<Vec<(String, Option<Claim>)>, Error> {
+    /// The claim objects: unique id and the claim each holds. An object named `PREFIX/ID/claim` that is not a
+    /// claim cryptadm wrote (not Secret Data, or not a claim's JSON) is refused with its name and unique id: it is
+    /// someone else's, and cryptadm never destroys what it did not write.
+    fn claims(&self) -> Result<Vec<(String, Claim)>, Error> {
         let mut claims = Vec::new();
         for uid in self.client.locate(&self.name("claim")).map_err(store_error)? {
             match self.client.get(&uid) {
-                Ok(object) => claims.push((uid, Claim::parse(&object.material))),
+                Ok(object) => {
+                    let parsed = object.is_secret_data().then(|| Claim::parse(&object.material)).flatten();
+                    let claim = parsed.ok_or_else(|| self.foreign_claim(&uid))?;
+                    claims.push((uid, claim));
+                }
                 Err(e) if crate::exit::Classify::status(&e) == ExitStatus::NotFound => {}
                 Err(e) => return Err(store_error(e)),
             }
@@ -253,8 +278,73 @@ impl KmipStore {
         Ok(claims)
     }
 
+    fn foreign_claim(&self, uid: &str) -> Error {
+        Error::Store {
+            status: ExitStatus::InvalidInput,
+            message: format!(
+                "KMIP object `{}` named `{}` is not a rotation claim cryptadm wrote; it was left as it is and \
+                 nothing was rotated (hint: the name is cryptadm's: rename or destroy that object with the key \
+                 manager's tools if it is not needed)",
+                crate::redact::server_message(uid.as_bytes()),
+                self.name("claim")
+            ),
+        }
+    }
+
     fn claimed_by(&self, holder: String) -> Error {
         Error::Claimed { volume_id: self.volume_id.clone(), holder }
+    }
+
+    /// After registering `mine` (unique id `mine_uid`), decides the race without check-and-set: this run wins
+    /// when a Locate shows no claim but its own (and those it saw before registering, which it may replace). A
+    /// claim with a lower run id that this run had not seen makes it lose at once (that run wins, or loses to an
+    /// even lower one). Claims with higher run ids withdraw as soon as they see this one, so this run waits for
+    /// them to go; one still there after `patience` was there first and won: this run loses. Exactly one of the
+    /// runs racing wins, and every loser has destroyed its claim before it returns.
+    fn decide(&self, mine: &Claim, mine_uid: &str, before: &[String], patience: Duration) -> Result<(), Error> {
+        let started = std::time::Instant::now();
+        let mut runs: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+        loop {
+            let others: Vec<String> = self
+                .client
+                .locate(&self.name("claim"))
+                .map_err(store_error)?
+                .into_iter()
+                .filter(|uid| uid != mine_uid && !before.contains(uid))
+                .collect();
+            if others.is_empty() {
+                return Ok(());
+            }
+            let mut lower = None;
+            for uid in &others {
+                if !runs.contains_key(uid) {
+                    let run = match self.client.get(uid) {
+                        Ok(object) if object.is_secret_data() => match Claim::parse(&object.material) {
+                            Some(claim) => Some(claim.run),
+                            None => return self.withdraw(mine_uid, self.foreign_claim(uid)),
+                        },
+                        Ok(_) => return self.withdraw(mine_uid, self.foreign_claim(uid)),
+                        Err(e) if crate::exit::Classify::status(&e) == ExitStatus::NotFound => None,
+                        Err(e) => return self.withdraw(mine_uid, store_error(e)),
+                    };
+                    runs.insert(uid.clone(), run);
+                }
+                if runs[uid].as_deref().is_some_and(|run| run < mine.run.as_str()) {
+                    lower = Some(uid.clone());
+                }
+            }
+            if lower.is_some() || started.elapsed() > patience {
+                let held = format!("a run that claimed `{}` at the same time", self.name("claim"));
+                return self.withdraw(mine_uid, self.claimed_by(held));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Destroys this run's claim `mine_uid` and fails with `error`.
+    fn withdraw(&self, mine_uid: &str, error: Error) -> Result<(), Error> {
+        self.destroy(mine_uid)?;
+        Err(error)
     }
 }
 
@@ -328,42 +418,76 @@ impl KeyStore for KmipStore {
         if self.client.locate(&self.name("current")).map_err(store_error)?.is_empty() {
             return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
         }
-        for attempt in 0..3 {
-            let held = self.claims()?;
-            if let Some(other) =
-                held.iter().filter_map(|(_, c)| c.as_ref()).find(|other| !claim.may_replace(other, force))
-            {
-                return Err(self.claimed_by(other.describe()));
-            }
-            let mine = self.register("claim", claim.to_json().as_bytes())?;
-            let raced = self
-                .client
-                .locate(&self.name("claim"))
-                .map_err(store_error)?
-                .into_iter()
-                .any(|uid| uid != mine && !held.iter().any(|(seen, _)| *seen == uid));
-            if !raced {
-                let mut replaced = None;
-                for (uid, held_claim) in held {
-                    self.destroy(&uid)?;
-                    if replaced.is_none() {
-                        replaced = held_claim.filter(|c| c.run != claim.run);
-                    }
-                }
-                return Ok(replaced);
-            }
-            // Another run claimed at the same moment: step back, and let the first to retry win.
-            self.destroy(&mine)?;
-            if attempt < 2 {
-                std::thread::sleep(backoff());
+        let held = self.claims()?;
+        if let Some((_, other)) = held.iter().find(|(_, other)| !claim.may_replace(other, force)) {
+            return Err(self.claimed_by(other.describe()));
+        }
+        let started = std::time::Instant::now();
+        let mine = self.register("claim", claim.to_json().as_bytes())?;
+        // How long the others may take to see this claim and withdraw theirs: a few of this run's own round
+        // trips (a Register and a Locate, measured), at least two seconds.
+        let patience = Duration::from_secs(2).max(started.elapsed() * 10);
+        let before: Vec<String> = held.iter().map(|(uid, _)| uid.clone()).collect();
+        self.decide(claim, &mine, &before, patience)?;
+        let mut replaced = None;
+        for (uid, held_claim) in held {
+            self.destroy(&uid)?;
+            if replaced.is_none() && held_claim.run != claim.run {
+                replaced = Some(held_claim);
             }
         }
-        Err(self.claimed_by(format!("a run that claimed `{}` at the same time", self.name("claim"))))
+        Ok(replaced)
+    }
+
+    /// Registers `current` (Secret Data, Password) when none is named so; with `replace`, registers the new one
+    /// first and then destroys the others (revoked first when Active): a crash in between leaves two `current`
+    /// objects, which a rerun of the import resolves the same way. Objects named `current` that are not Secret
+    /// Data are refused, never destroyed.
+    fn import(&self, key: &Passphrase, replace: bool) -> Result<(), Error> {
+        let existing = self.client.locate(&self.name("current")).map_err(store_error)?;
+        if !existing.is_empty() {
+            if !replace {
+                return Err(Error::AlreadyStored { volume_id: self.volume_id.clone() });
+            }
+            for uid in &existing {
+                match self.client.get(uid) {
+                    Ok(object) if object.is_secret_data() => {}
+                    Ok(_) => {
+                        return Err(Error::Store {
+                            status: ExitStatus::InvalidInput,
+                            message: format!(
+                                "KMIP object `{}` named `{}` is not Secret Data; nothing was imported",
+                                crate::redact::server_message(uid.as_bytes()),
+                                self.name("current")
+                            ),
+                        });
+                    }
+                    Err(e) if crate::exit::Classify::status(&e) == ExitStatus::NotFound => {}
+                    Err(e) => return Err(store_error(e)),
+                }
+            }
+            let under_way = [self.name("pending"), self.name("previous")]
+                .iter()
+                .map(|name| self.client.locate(name).map(|uids| !uids.is_empty()))
+                .collect::<Result<Vec<bool>, _>>()
+                .map_err(store_error)?
+                .contains(&true);
+            let claims = self.claims()?;
+            let probe = Claim::new(Duration::ZERO);
+            let live = claims.iter().map(|(_, c)| c).find(|held| !probe.may_replace(held, false));
+            super::store::import_blocked(&self.volume_id, under_way, live)?;
+        }
+        let sealed = super::store::seal_checked(self.wrap.as_deref(), key)?;
+        let mine = self.register("current", &sealed)?;
+        for uid in existing.iter().filter(|uid| **uid != mine) {
+            self.destroy(uid)?;
+        }
+        Ok(())
     }
 
     fn release(&self, claim: &Claim) -> Result<(), Error> {
         for (uid, held) in self.claims()? {
-            if held.as_ref() == Some(claim) {
+            if held == *claim {
                 self.destroy(&uid)?;
             }
         }

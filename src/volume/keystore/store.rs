@@ -2,6 +2,7 @@
 //! file and nothing else of the key-store module; the chooser (`keystore::open`) imports the stores.
 
 pub use super::claim::Claim;
+use super::wrap::KeyWrap;
 use crate::crypto::Passphrase;
 use crate::volume::Error;
 
@@ -44,6 +45,50 @@ pub trait KeyStore {
     fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error>;
     /// Removes `claim` if it is still the recorded one.
     fn release(&self, claim: &Claim) -> Result<(), Error>;
+    /// `volume import`: records `key` as the volume's only key (`current`), all or nothing, after checking that a
+    /// wrapped value unwraps to `key` again. An entry that already holds a current key fails with
+    /// [`Error::AlreadyStored`] unless `replace`; one with a rotation under way (pending or previous key, or a
+    /// live claim) is refused even then, with nothing written. Stores that cannot import refuse with exit 3.
+    fn import(&self, key: &Passphrase, replace: bool) -> Result<(), Error> {
+        let _ = (key, replace);
+        Err(Error::Store {
+            status: crate::exit::ExitStatus::InvalidInput,
+            message: "this key store cannot import a volume (volume import takes file://, vault-kv:// and kmip:// \
+                      stores)"
+                .into(),
+        })
+    }
+}
+
+/// Wraps `key` with `wrap` (when given) as the bytes to store, and checks the round trip: the stored value must
+/// unwrap to `key` again before a store writes it.
+pub(crate) fn seal_checked(wrap: Option<&dyn KeyWrap>, key: &Passphrase) -> Result<crate::crypto::SecretBytes, Error> {
+    let Some(wrap) = wrap else { return Ok(crate::crypto::SecretBytes::new(key.expose().to_vec())) };
+    let sealed = wrap.wrap(key)?;
+    if !wrap.is_wrapped(sealed.as_bytes()) || !same(&wrap.unwrap(&sealed)?, key) {
+        return Err(Error::Store {
+            status: crate::exit::ExitStatus::Failure,
+            message: format!("the {} made for the key does not unwrap to it again; nothing was written", wrap.form()),
+        });
+    }
+    Ok(crate::crypto::SecretBytes::new(sealed.into_bytes()))
+}
+
+/// Why an import must not replace an entry: a rotation under way (`pending`, `previous`, or a claim that stands).
+pub(crate) fn import_blocked(volume_id: &str, under_way: bool, claim: Option<&Claim>) -> Result<(), Error> {
+    let probe = Claim::new(std::time::Duration::ZERO);
+    let claimed = claim.filter(|held| !probe.may_replace(held, false));
+    if under_way || claimed.is_some() {
+        return Err(Error::Store {
+            status: crate::exit::ExitStatus::Aborted,
+            message: format!(
+                "volume `{volume_id}` has a rotation under way in the key store{}; nothing was imported (hint: let \
+                 `volume rotate` finish it first)",
+                claimed.map(|c| format!(" ({})", c.describe())).unwrap_or_default()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Whether two keys are equal, in constant time.

@@ -233,6 +233,31 @@ impl KeyStore for VaultKvStore {
         }
     }
 
+    /// One check-and-set write of the secret: created (check-and-set 0), or, with `replace`, its `current`
+    /// replaced in the version read.
+    fn import(&self, key: &Passphrase, replace: bool) -> Result<(), Error> {
+        let (mut fields, version) = self.read()?;
+        if fields.get("current").is_some_and(|v| !v.is_empty()) {
+            if !replace {
+                return Err(Error::AlreadyStored { volume_id: self.volume_id.clone() });
+            }
+            let filled = |field: &str| fields.get(field).is_some_and(|v| !v.is_empty());
+            let under_way = filled("pending") || filled("previous");
+            let claim = fields.get(CLAIM_FIELD).and_then(|held| Claim::parse(held));
+            super::store::import_blocked(&self.volume_id, under_way, claim.as_ref())?;
+        }
+        let sealed = super::store::seal_checked(self.wrap.as_deref(), key)?;
+        if self.wrap.is_none() && std::str::from_utf8(&sealed).is_err() {
+            return Err(Error::Store {
+                status: ExitStatus::InvalidInput,
+                message: "a vault-kv:// store keeps passphrases as text: this one is not UTF-8 (use --key-wrap)".into(),
+            });
+        }
+        fields.remove(CLAIM_FIELD);
+        fields.insert("current".into(), sealed);
+        self.write(&fields, version)
+    }
+
     fn release(&self, claim: &Claim) -> Result<(), Error> {
         let (mut fields, version) = self.read()?;
         if fields.get(CLAIM_FIELD).and_then(|held| Claim::parse(held)).as_ref() != Some(claim) {
