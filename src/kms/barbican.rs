@@ -126,6 +126,9 @@ impl Barbican {
 }
 
 /// A secret for messages: its UUID (an href's host is not needed to say which).
+/// Most characters of a secret type the server names that are kept (Barbican's longest is `certificate`).
+pub const SECRET_TYPE_MAX: usize = 64;
+
 fn shown(id: &str) -> String {
     match KeyRef::parse_secret(id) {
         Ok(KeyRef::Barbican { uuid, .. }) => format!("`{uuid}`"),
@@ -183,9 +186,13 @@ impl SecretStore for Barbican {
         Ok(SecretBytes::from(response.body))
     }
 
+    /// The secret's type as the server names it, as [`crate::redact::server_text`] shows it (at most
+    /// [`SECRET_TYPE_MAX`] characters, on one line).
     fn secret_type(&self, id: &str) -> Result<String, Error> {
         let metadata = self.metadata(id)?;
-        Ok(metadata["secret_type"].as_str().unwrap_or("opaque").to_owned())
+        // The server's word, shown in messages ("which passphrase rule applied"): one escaped line, bounded.
+        let secret_type = metadata["secret_type"].as_str().unwrap_or("opaque");
+        Ok(crate::redact::server_text(secret_type.trim().as_bytes(), SECRET_TYPE_MAX))
     }
 
     fn delete(&self, id: &str) -> Result<(), Error> {
