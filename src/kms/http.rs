@@ -751,6 +751,55 @@ mod tests {
         }
     }
 
+    /// Headers a signer pushes onto a request after it is built (SigV4's `Authorization` and
+    /// `X-Amz-Security-Token`) and a form body (STS's `WebIdentityToken`) are secrets as much as the others: a
+    /// server quoting the request with JSON escapes (`\/`, `\uXXXX`) or percent-encoding shows none of them.
+    #[test]
+    fn headers_a_signer_adds_and_form_bodies_are_scrubbed_in_every_spelling() {
+        let session = "IQoJb3JpZ2luX2VjE/Session+Token=42";
+        let signature = "3f1c9e0b7a5d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f";
+        let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwb2QifQ.c2lnbmF0dXJl/+";
+        for spelling in ["slash", "unicode", "percent"] {
+            let (base, server) = serve_once(has_whole_body, move |seen| {
+                let text = String::from_utf8_lossy(&seen).into_owned();
+                let quoted = match spelling {
+                    "slash" => serde_json::Value::String(text).to_string().replace('/', "\\/"),
+                    "unicode" => {
+                        let units: String = text.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+                        format!("\"{units}\"")
+                    }
+                    _ => format!("\"{}\"", text.bytes().map(|b| format!("%{b:02X}")).collect::<String>()),
+                };
+                let body = format!("{{\"message\":{quoted}}}");
+                let head = format!("HTTP/1.1 400 Echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                [head.into_bytes(), body.into_bytes()].concat()
+            });
+            let http = Http::new("Test", &base, HttpSettings { retries: 0, ..HttpSettings::default() }).unwrap();
+            let mut request = Request::new(reqwest::Method::POST, format!("{base}/").parse().unwrap(), "x")
+                .header("Content-Type", "application/x-www-form-urlencoded");
+            let form = format!(
+                "Action=AssumeRoleWithWebIdentity&WebIdentityToken={}",
+                jwt.replace('/', "%2F").replace('+', "%2B")
+            );
+            request.body = Some(zeroize::Zeroizing::new(form.into_bytes()));
+            request.headers.push(("X-Amz-Security-Token".into(), session.into()));
+            request.headers.push((
+                "Authorization".into(),
+                format!("AWS4-HMAC-SHA256 Credential=AKIA/20261129/us-east-1/sts/aws4_request, SignedHeaders=host, Signature={signature}"),
+            ));
+            let response = http.send(&request).unwrap();
+            let shown = String::from_utf8_lossy(&response.body).into_owned();
+            assert!(shown.contains("REDACTED"), "{spelling}: {shown}");
+            for secret in [session, signature, jwt] {
+                let mut probe = crate::redact::Secrets::new();
+                probe.add(secret.as_bytes());
+                assert!(!probe.found_in(shown.as_bytes()), "{spelling}: {secret} in {shown}");
+            }
+            serde_json::from_slice::<serde_json::Value>(&response.body).expect("the scrubbed body is still JSON");
+            server.join().unwrap();
+        }
+    }
+
     /// A server dripping its answer is cut at the deadline, not after retries × the per-request timeout, and the
     /// error says the deadline passed.
     #[test]
