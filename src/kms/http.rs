@@ -473,7 +473,7 @@ fn header_secrets(name: &str, value: &str) -> redact::Secrets {
     if PUBLIC_HEADERS.iter().any(|public| name.eq_ignore_ascii_case(public)) {
         return credentials;
     }
-    // What is no secret by itself but is removed where quoted whole (the request's alone).
+    // What only this request carries: names removed where quoted whole, and its signature.
     let mut names = redact::Secrets::new();
     match value.split_once(' ') {
         // A signature's `Credential=…, SignedHeaders=…, Signature=…`: S3 and KMS quote each value on its own;
@@ -483,7 +483,9 @@ fn header_secrets(name: &str, value: &str) -> redact::Secrets {
             for part in parameters.split([',', ' ']) {
                 if let Some((name, value)) = part.split_once('=') {
                     match name {
-                        "Signature" => credentials.add(value.as_bytes()),
+                        // Not held beyond the request: each request has its own, and a long-running `volume
+                        // serve` would gather them for ever.
+                        "Signature" => names.add(value.as_bytes()),
                         _ => names.add_name(value.as_bytes()),
                     }
                 }
