@@ -109,8 +109,8 @@ fn looks_like_user_name(userinfo: &str) -> bool {
 /// Server-provided bytes as one line of text: invalid UTF-8 replaced, control characters (C0, DEL, C1, line and
 /// paragraph separators) and bidirectional overrides and isolates written as `\u{…}` escapes (`\n`, `\r`, `\t`
 /// as themselves), so that a server can neither break the one-line error contract nor forge an `error:` line or
-/// reorder what a terminal shows; at most `max` characters are kept, the rest counted. Every secret the command
-/// holds ([`hold`]) is removed first, in any spelling ([`Secrets::scrub`]).
+/// reorder what a terminal shows; at most `max` characters are shown (an escape counted as written), the rest
+/// counted. Every secret the command holds ([`hold`]) is removed first, in any spelling ([`Secrets::scrub`]).
 pub fn server_text(bytes: &[u8], max: usize) -> String {
     let scrubbed;
     let bytes = {
@@ -1045,6 +1045,26 @@ mod tests {
             assert_no_run(secret, &shown);
             assert!(shown.starts_with("{\"errors\":[\"denied: ") && shown.ends_with(" (sorry)\"]}"), "{shown}");
             assert!(shown.contains(REDACTED), "{spelling}: {shown}");
+        }
+    }
+
+    /// A new volume key in a KV v2 write (`{"data": {…}}`, a key of base64 that holds `/` and `+`), echoed by a
+    /// server that writes `/` as `\/` (PHP) or every character as `\uXXXX`: none of it is shown; the CAS option
+    /// and the field name, which are no secrets, stay.
+    #[test]
+    fn a_kv_write_echoed_with_escapes_shows_no_key() {
+        let key = "q8/Vx+3kP0/zA1b+C9d2E/f4G6h8J0k2L4m6N8p0Q2r=";
+        let mut secrets = Secrets::new();
+        secrets.add_json(&serde_json::json!({"options": {"cas": 3}, "data": {"passphrase": key}}));
+        let slashes = key.replace('/', "\\/");
+        let units: String = key.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+        for echoed in [slashes, units] {
+            let text = format!(
+                r#"{{"errors":["check-and-set mismatch: {{\"cas\":3,\"data\":{{\"passphrase\":\"{echoed}\"}}}}"]}}"#
+            );
+            let shown = secrets.quote(text.as_bytes());
+            assert_no_run(key, &shown);
+            assert!(shown.contains("check-and-set mismatch") && shown.contains("passphrase"), "{shown}");
         }
     }
 
