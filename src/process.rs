@@ -276,12 +276,13 @@ pub fn check_trusted(path: &std::path::Path) -> Result<(), Untrusted> {
     Ok(())
 }
 
-/// The last non-empty line of a program's stderr, trimmed and cut to 200 characters: enough to say why it
-/// failed without pasting a screenful into our own error message.
+/// The last non-empty line of a program's stderr (a plugin, a key provider: text from outside), trimmed, without
+/// any secret the command holds and escaped as [`crate::redact::server_text`] shows server text, at most 200
+/// characters: enough to say why it failed without pasting a screenful (or a forged line) into our own message.
 pub fn last_line(stderr: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(stderr);
     let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
-    Some(line.chars().take(200).collect())
+    Some(crate::redact::server_text(line.as_bytes(), 200))
 }
 
 /// "exited with status N" or "was killed by signal N".

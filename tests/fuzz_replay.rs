@@ -165,6 +165,7 @@ replay_tests!(
     ocicrypt_pgp,
     pkcs7_unwrap,
     qcow2_image,
+    redact_decoder,
     stream_payload,
     volume_request,
 );

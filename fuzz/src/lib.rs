@@ -19,6 +19,7 @@ pub mod oci_image;
 pub mod ocicrypt_pgp;
 pub mod pkcs7_unwrap;
 pub mod qcow2_image;
+pub mod redact_decoder;
 pub mod stream_payload;
 pub mod volume_request;
 
@@ -43,6 +44,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ocicrypt_pgp", ocicrypt_pgp::run),
     ("pkcs7_unwrap", pkcs7_unwrap::run),
     ("qcow2_image", qcow2_image::run),
+    ("redact_decoder", redact_decoder::run),
     ("stream_payload", stream_payload::run),
     ("volume_request", volume_request::run),
 ];

@@ -102,6 +102,7 @@ impl KmipArgs {
             },
         };
         let trimmed = password.strip_suffix(b"\n").unwrap_or(&password).to_vec();
+        crate::redact::hold(&trimmed);
         Ok(Some((username, SecretBytes::new(trimmed))))
     }
 

@@ -99,7 +99,10 @@ impl OpenStackArgs {
             domain_id: get("project_domain_id", env_vars::OS_PROJECT_DOMAIN_ID),
             domain_name: get("project_domain_name", env_vars::OS_PROJECT_DOMAIN_NAME),
         };
-        let secret = |key: &str, var: &str| get(key, var).map(|s| SecretBytes::from(s.into_bytes()));
+        // Held by the command: no server text it shows may quote one (Keystone echoing a login body).
+        let secret = |key: &str, var: &str| {
+            get(key, var).inspect(|s| crate::redact::hold(s.as_bytes())).map(|s| SecretBytes::from(s.into_bytes()))
+        };
         let auth_type = top("auth_type", env_vars::OS_AUTH_TYPE);
         let credential_id = get("application_credential_id", env_vars::OS_APPLICATION_CREDENTIAL_ID);
         let credential_name = get("application_credential_name", env_vars::OS_APPLICATION_CREDENTIAL_NAME);

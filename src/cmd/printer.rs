@@ -174,6 +174,7 @@ pub fn prompt_on_terminal(prompt: &str, confirm: bool) -> io::Result<Option<Pass
     for attempt in 1..=CONFIRM_ATTEMPTS {
         let first = read(prompt)?;
         if !confirm || passphrases_match(&first, &read("Confirm passphrase")?) {
+            crate::redact::hold(first.expose());
             return Ok(Some(first));
         }
         if attempt < CONFIRM_ATTEMPTS {

@@ -59,6 +59,8 @@ fn non_empty(passphrase: Passphrase, source: &str) -> anyhow::Result<Passphrase>
     if passphrase.is_empty() {
         return Err(Failure::new(ExitStatus::InvalidInput, format!("the passphrase from {source} is empty")).into());
     }
+    // The command holds it: no server or plugin text it shows may quote it, in any spelling.
+    crate::redact::hold(passphrase.expose());
     Ok(passphrase)
 }
 

@@ -126,6 +126,17 @@ impl Barbican {
 }
 
 /// A secret for messages: its UUID (an href's host is not needed to say which).
+/// Most characters of a secret type the server names that are kept (Barbican's longest is `certificate`).
+pub const SECRET_TYPE_MAX: usize = 64;
+
+/// The `secret_type` of a secret's metadata (`opaque` when there is none): the server's word, shown in messages
+/// ("which passphrase rule applied"), so one escaped line of at most [`SECRET_TYPE_MAX`] characters, without any
+/// secret the command holds.
+fn secret_type_of(metadata: &serde_json::Value) -> String {
+    let secret_type = metadata["secret_type"].as_str().unwrap_or("opaque");
+    crate::redact::server_text(secret_type.trim().as_bytes(), SECRET_TYPE_MAX)
+}
+
 fn shown(id: &str) -> String {
     match KeyRef::parse_secret(id) {
         Ok(KeyRef::Barbican { uuid, .. }) => format!("`{uuid}`"),
@@ -183,9 +194,10 @@ impl SecretStore for Barbican {
         Ok(SecretBytes::from(response.body))
     }
 
+    /// The secret's type as the server names it, as [`crate::redact::server_text`] shows it (at most
+    /// [`SECRET_TYPE_MAX`] characters, on one line).
     fn secret_type(&self, id: &str) -> Result<String, Error> {
-        let metadata = self.metadata(id)?;
-        Ok(metadata["secret_type"].as_str().unwrap_or("opaque").to_owned())
+        Ok(secret_type_of(&self.metadata(id)?))
     }
 
     fn delete(&self, id: &str) -> Result<(), Error> {
@@ -212,5 +224,24 @@ fn same_origin(a: &str, b: &str) -> bool {
     match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
         (Ok(a), Ok(b)) => a.origin() == b.origin(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A hostile `secret_type` (a forged second line, 5,138 characters) is one escaped line of at most
+    /// [`super::SECRET_TYPE_MAX`] characters and its count; Barbican's own types pass unchanged.
+    #[test]
+    fn a_secret_type_is_one_bounded_line() {
+        let forged = format!("passphrase\r\nerror: forged line \u{202e}{}", "x".repeat(5100));
+        let shown = super::secret_type_of(&serde_json::json!({ "secret_type": forged }));
+        assert!(!shown.contains(['\n', '\r', '\u{202e}']), "{shown}");
+        assert!(shown.starts_with("passphrase\\r\\nerror: forged line \\u{202e}x"), "{shown}");
+        assert!(shown.ends_with(" more bytes)") && shown.chars().count() <= super::SECRET_TYPE_MAX + 24, "{shown}");
+        assert_ne!(shown, "passphrase");
+        for plain in ["passphrase", "symmetric", "opaque", "certificate"] {
+            assert_eq!(super::secret_type_of(&serde_json::json!({ "secret_type": plain })), plain);
+        }
+        assert_eq!(super::secret_type_of(&serde_json::json!({})), "opaque");
     }
 }

@@ -105,6 +105,9 @@ const PUBLIC_HEADERS: &[&str] = &[
     "x-amz-date",
     "x-amz-content-sha256",
     "host",
+    "content-range",
+    "range",
+    "x-aws-ec2-metadata-token-ttl-seconds",
 ];
 
 impl std::fmt::Debug for Request {
@@ -158,19 +161,7 @@ impl Request {
     /// Adds a header.
     pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
         let value = value.into();
-        if !PUBLIC_HEADERS.iter().any(|public| name.eq_ignore_ascii_case(public)) {
-            self.secrets.add_text(&value);
-            if let Some((_, credential)) = value.split_once(' ') {
-                // `Bearer TOKEN`, `Basic BASE64`: the credential alone is what a server quotes; and each value of
-                // a signature's `Credential=…, SignedHeaders=…, Signature=…`, which S3 and KMS quote one by one.
-                self.secrets.add_text(credential);
-                for part in credential.split([',', ' ']) {
-                    if let Some((_, value)) = part.split_once('=') {
-                        self.secrets.add(value.as_bytes());
-                    }
-                }
-            }
-        }
+        self.secrets.extend(&header_secrets(name, &value));
         self.headers.push((name.to_owned(), value));
         self
     }
@@ -500,18 +491,75 @@ impl Drop for Http {
     }
 }
 
-/// The request's secrets, and the strings of its body when that is JSON set by hand rather than by
-/// [`Request::json`] (already registered then; registering twice changes nothing).
+/// The secrets a header carries: none for a [`PUBLIC_HEADERS`] one; for any other, its credential, which also
+/// stays a secret of the command beyond this request ([`redact::hold_all`]): no server text the command shows
+/// may quote it.
+fn header_secrets(name: &str, value: &str) -> redact::Secrets {
+    let mut credentials = redact::Secrets::new();
+    if PUBLIC_HEADERS.iter().any(|public| name.eq_ignore_ascii_case(public)) {
+        return credentials;
+    }
+    // What only this request carries: names removed where quoted whole, and its signature.
+    let mut names = redact::Secrets::new();
+    match value.split_once(' ') {
+        // A signature's `Credential=…, SignedHeaders=…, Signature=…`: S3 and KMS quote each value on its own;
+        // the signature is the secret, the rest names (an access key id, a date, header names).
+        Some((_, parameters)) if parameters.contains("Signature=") => {
+            names.add_name(value.as_bytes());
+            for part in parameters.split([',', ' ']) {
+                if let Some((name, value)) = part.split_once('=') {
+                    match name {
+                        // Not held beyond the request: each request has its own, and a long-running `volume
+                        // serve` would gather them for ever.
+                        "Signature" => names.add(value.as_bytes()),
+                        _ => names.add_name(value.as_bytes()),
+                    }
+                }
+            }
+        }
+        // `Bearer TOKEN`, `Basic BASE64(user:password)`: the credential alone is what a server quotes (and, for
+        // basic credentials, what the base64 decodes to).
+        Some((_, credential)) => {
+            credentials.add_text(credential);
+            names.add_name(value.as_bytes());
+        }
+        // `X-Vault-Token`, `X-Auth-Token`, `X-Amz-Security-Token`, IMDS's session token.
+        None => credentials.add_text(value),
+    }
+    redact::hold_all(&credentials);
+    credentials.extend(&names);
+    credentials
+}
+
+/// The request's secrets as it is sent: every header's ([`header_secrets`]), and its body's: the strings of a
+/// JSON body ([`redact::Secrets::add_json`]), the values of a form ([`redact::Secrets::add_form`]), any other
+/// body of at most [`MAX_RAW_SECRET_BODY`] bytes whole. Registering twice changes nothing.
 fn secrets_of(request: &Request) -> redact::Secrets {
     let mut secrets = request.secrets.clone();
-    if let Some(body) = &request.body
-        && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body)
-    {
+    // Headers pushed onto the request without [`Request::header`] (a signer's `Authorization` and
+    // `X-Amz-Security-Token`) are secrets as much as the others.
+    for (name, value) in &request.headers {
+        secrets.extend(&header_secrets(name, value));
+    }
+    let Some(body) = &request.body else { return secrets };
+    let form = request.headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("content-type") && value.starts_with("application/x-www-form-urlencoded")
+    });
+    if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body) {
         secrets.add_json(&value);
         wipe_strings(&mut value);
+    } else if form && let Ok(text) = std::str::from_utf8(body) {
+        // STS's `Action=AssumeRoleWithWebIdentity&…&WebIdentityToken=…`, which its errors quote.
+        secrets.add_form(text);
+    } else if body.len() <= MAX_RAW_SECRET_BODY {
+        // A body of its own kind (an object stored, a ciphertext): a server quoting it shows none of it.
+        secrets.add(body);
     }
     secrets
 }
+
+/// Longest body that is neither JSON nor a form registered as a secret whole (a stored object, a ciphertext).
+const MAX_RAW_SECRET_BODY: usize = 64 << 10;
 
 /// Overwrites the strings of a parsed copy of a body before it is dropped (best effort).
 fn wipe_strings(value: &mut serde_json::Value) {
@@ -728,6 +776,55 @@ mod tests {
             for secret in forbidden {
                 assert!(!shown.contains(secret), "{status}: {secret} in {shown}");
             }
+            server.join().unwrap();
+        }
+    }
+
+    /// Headers a signer pushes onto a request after it is built (SigV4's `Authorization` and
+    /// `X-Amz-Security-Token`) and a form body (STS's `WebIdentityToken`) are secrets as much as the others: a
+    /// server quoting the request with JSON escapes (`\/`, `\uXXXX`) or percent-encoding shows none of them.
+    #[test]
+    fn headers_a_signer_adds_and_form_bodies_are_scrubbed_in_every_spelling() {
+        let session = "IQoJb3JpZ2luX2VjE/Session+Token=42";
+        let signature = "3f1c9e0b7a5d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f";
+        let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwb2QifQ.c2lnbmF0dXJl/+";
+        for spelling in ["slash", "unicode", "percent"] {
+            let (base, server) = serve_once(has_whole_body, move |seen| {
+                let text = String::from_utf8_lossy(&seen).into_owned();
+                let quoted = match spelling {
+                    "slash" => serde_json::Value::String(text).to_string().replace('/', "\\/"),
+                    "unicode" => {
+                        let units: String = text.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+                        format!("\"{units}\"")
+                    }
+                    _ => format!("\"{}\"", text.bytes().map(|b| format!("%{b:02X}")).collect::<String>()),
+                };
+                let body = format!("{{\"message\":{quoted}}}");
+                let head = format!("HTTP/1.1 400 Echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                [head.into_bytes(), body.into_bytes()].concat()
+            });
+            let http = Http::new("Test", &base, HttpSettings { retries: 0, ..HttpSettings::default() }).unwrap();
+            let mut request = Request::new(reqwest::Method::POST, format!("{base}/").parse().unwrap(), "x")
+                .header("Content-Type", "application/x-www-form-urlencoded");
+            let form = format!(
+                "Action=AssumeRoleWithWebIdentity&WebIdentityToken={}",
+                jwt.replace('/', "%2F").replace('+', "%2B")
+            );
+            request.body = Some(zeroize::Zeroizing::new(form.into_bytes()));
+            request.headers.push(("X-Amz-Security-Token".into(), session.into()));
+            request.headers.push((
+                "Authorization".into(),
+                format!("AWS4-HMAC-SHA256 Credential=AKIA/20261129/us-east-1/sts/aws4_request, SignedHeaders=host, Signature={signature}"),
+            ));
+            let response = http.send(&request).unwrap();
+            let shown = String::from_utf8_lossy(&response.body).into_owned();
+            assert!(shown.contains("REDACTED"), "{spelling}: {shown}");
+            for secret in [session, signature, jwt] {
+                let mut probe = crate::redact::Secrets::new();
+                probe.add(secret.as_bytes());
+                assert!(!probe.found_in(shown.as_bytes()), "{spelling}: {secret} in {shown}");
+            }
+            serde_json::from_slice::<serde_json::Value>(&response.body).expect("the scrubbed body is still JSON");
             server.join().unwrap();
         }
     }

@@ -73,6 +73,7 @@ mod podman;
 mod properties;
 mod qcow2;
 mod readme;
+mod redaction;
 mod registry;
 mod registry_hostile;
 mod registry_parallel;

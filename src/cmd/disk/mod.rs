@@ -112,6 +112,7 @@ impl LuksPassphraseArgs {
                 )
                 .into());
             }
+            crate::redact::hold(&bytes);
             return Ok(Passphrase::new(bytes));
         }
         if let Some(passphrase) = self.passphrase.read(&mut stdin)? {

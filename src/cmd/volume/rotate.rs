@@ -197,6 +197,7 @@ fn read_new_key(path: &Path, stdin: &mut StdinClaim) -> anyhow::Result<crate::cr
             Failure::new(ExitStatus::InvalidInput, format!("the new key in `{}` is empty", path.display())).into()
         );
     }
+    crate::redact::hold(&bytes);
     Ok(crate::crypto::Passphrase::new(bytes))
 }
 

@@ -50,6 +50,11 @@ impl Credentials {
         session_token: Option<SecretBytes>,
         expires: Option<SystemTime>,
     ) -> Self {
+        // The command holds them: no server text it shows may quote them (the signer sends the token, never the key).
+        crate::redact::hold(&secret_access_key);
+        if let Some(token) = &session_token {
+            crate::redact::hold(token);
+        }
         Self { access_key_id, secret_access_key, session_token, expires }
     }
 

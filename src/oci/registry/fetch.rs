@@ -87,6 +87,7 @@ impl RegistryReader {
         repository: String,
         credentials: Option<(String, Zeroizing<String>)>,
     ) -> Self {
+        hold_credentials(credentials.as_ref());
         Self { http, origin, repository, credentials, authorization: tokio::sync::Mutex::new(None) }
     }
 
@@ -265,10 +266,23 @@ pub async fn answer_challenge(
     })?;
     let token = Zeroizing::new(parsed.token.or(parsed.access_token).unwrap_or_default());
     match Some(token).filter(|t| !t.is_empty()) {
-        Some(token) => Ok(Some(Zeroizing::new(format!("Bearer {}", token.as_str())))),
+        Some(token) => {
+            // A registry or a proxy that quotes the `Authorization` header in an error shows none of it.
+            redact::hold(token.as_bytes());
+            Ok(Some(Zeroizing::new(format!("Bearer {}", token.as_str()))))
+        }
         None => Err(OciDistributionError::AuthenticationFailure(format!(
             "the token service `{shown}` answered without a token"
         ))),
+    }
+}
+
+/// Registers the registry password with the command's secrets ([`redact::hold`]): an error envelope, a proxy
+/// page or a token service quoting the `Authorization` header (`Basic base64(user:password)`) shows none of it.
+pub fn hold_credentials(credentials: Option<&(String, Zeroizing<String>)>) {
+    if let Some((user, password)) = credentials {
+        redact::hold(password.as_bytes());
+        redact::hold(Zeroizing::new(format!("{user}:{}", password.as_str())).as_bytes());
     }
 }
 

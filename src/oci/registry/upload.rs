@@ -162,6 +162,7 @@ impl Uploader {
         repository: String,
         credentials: Option<(String, Zeroizing<String>)>,
     ) -> Self {
+        super::fetch::hold_credentials(credentials.as_ref());
         Self {
             http,
             credentials,
