@@ -25,7 +25,7 @@ use zeroize::Zeroizing;
 pub const CHUNK: usize = 256 << 10;
 /// Chunks in existence at most (inputs and outputs together): bounds memory at `POOL × CHUNK` (6 MiB) whatever
 /// the layer size, while letting the hashing threads run a few chunks apart.
-const POOL: usize = 12;
+const POOL: usize = 24;
 
 /// Which way the layer goes through the cipher, with which keys.
 #[derive(Clone, Copy, Debug)]

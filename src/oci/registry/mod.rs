@@ -44,8 +44,6 @@ const PIECE: usize = 1024 * 1024;
 const FIRST_PIECE: usize = 256 * 1024;
 /// Pieces in flight per blob, each way (an upload also keeps up to `upload::WINDOW` bytes it has sent).
 const IN_FLIGHT: usize = 4;
-/// Pieces of a blob waiting for its upload (which keeps up to `upload::WINDOW` bytes it has sent besides).
-const PIECES_IN_FLIGHT: usize = 2;
 /// Attempts for a request that failed transiently (connection reset, 5xx, 429).
 const ATTEMPTS: u32 = 4;
 /// The first pause between attempts; it doubles each time.
@@ -658,7 +656,7 @@ impl RegistryBlobWriter<'_> {
         let destination = self.destination;
         let opening = self.opening.take();
         let upload = self.upload.get_or_insert_with(|| {
-            let (sender, receiver) = mpsc::channel(PIECES_IN_FLIGHT);
+            let (sender, receiver) = mpsc::channel(IN_FLIGHT);
             let tracker = Tracker::default();
             let uploader = Arc::clone(&destination.uploader);
             let progress = Arc::clone(&tracker);
