@@ -11,11 +11,15 @@
 #      result, and the decrypted layer must carry the source layer's digest, or the script fails;
 #   2. times BENCH_RUNS runs of each tool, alternating, each into a repository of its own (every run uploads the
 #      whole layer: fresh keys give fresh ciphertext), with /usr/bin/time for wall time and peak RSS. Every timed
-#      run starts after a `sync`, so that none pays for the writeback of the run before it.
-#   3. measures the registry's own ingest time for the same bytes (issue 17): BENCH_FLOOR_RUNS streaming uploads
-#      of the layer by curl (POST, one PATCH whose chunked body is read from a pipe, PUT ?digest=).
-# It prints the best and mean wall time of each tool, the skopeo/cryptadm ratio, the medians against the ingest
-# floor (cryptadm/floor, goal <= 1.3), peak RSS (goal <= 64 MiB) and the load average.
+#      run starts after a `sync`, so that none pays for the writeback of the run before it;
+#   3. after each pair, the registry's own ingest time for the same bytes (issue 17): one streaming upload of the
+#      layer by curl (POST, one PATCH whose chunked body is read from a pipe, PUT ?digest=).
+# Each of BENCH_DELAYS (milliseconds) is timed in turn: 0 straight on loopback, N through a loopback proxy that holds
+# every forwarded read N ms (scripts/bench/latency_proxy.py: a registry far away; every connection then moves at
+# most about 64 KiB per N ms, curl's as the tools'). Runs alternate cryptadm, skopeo and the floor, so that load
+# weighs on them alike. It prints, per delay, the best and median wall time of each, skopeo/cryptadm and
+# cryptadm/floor side by side (goals: >= 1.5 through the proxy, <= 1.3), peak RSS (goal <= 64 MiB) and the load
+# average before and after.
 #
 # The registry itself runs on the same machine and takes its share of the CPU and disk: both tools pay that cost
 # alike. This is a benchmark, not a test: it fails only when something cannot run or an output is wrong.
@@ -25,9 +29,10 @@
 #
 # Environment:
 #   BENCH_LAYER_MIB=512   random bytes in the layer (the gzip blob is a few KiB larger)
-#   BENCH_RUNS=2          timed runs of each tool
+#   BENCH_RUNS=3          timed runs of each tool (and of the floor) per delay
 #   BENCH_BIN=PATH        benchmark this cryptadm binary instead of building the work tree
-#   BENCH_FLOOR_RUNS=3    curl uploads for the ingest floor (the median is reported)
+#   BENCH_DELAYS=0        delays to time, in ms, e.g. "0 10 50" (through the proxy a layer moves at about 6.4 MB/s at
+#                         10 ms and 1.3 MB/s at 50 ms: use a smaller BENCH_LAYER_MIB there, e.g. 32)
 #   BENCH_KEEP=1          keep the temporary directory (printed)
 #   TMPDIR                where the layout and the registry storage go: needs about (3 + 2 x RUNS) x LAYER_MIB
 
@@ -36,10 +41,10 @@ set -euo pipefail
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd)
 LAYER_MIB=${BENCH_LAYER_MIB:-512}
-RUNS=${BENCH_RUNS:-2}
+RUNS=${BENCH_RUNS:-3}
 FLOOR_GOAL=1.3        # cryptadm within 1.3x of the registry's own ingest time for the same bytes (issue 17)
 RSS_GOAL_MIB=64
-FLOOR_RUNS=${BENCH_FLOOR_RUNS:-3}
+DELAYS=${BENCH_DELAYS:-0}
 for n in "$LAYER_MIB" "$RUNS"; do
     [[ $n =~ ^[0-9]+$ ]] && ((n >= 1)) || { echo "bench: sizes and counts must be whole numbers >= 1, got '$n'" >&2; exit 2; }
 done
@@ -61,9 +66,9 @@ else
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cryptadm-registry-bench.XXXXXX")
-REGISTRY_PID=
+PIDS=()
 cleanup() {
-    if [[ -n $REGISTRY_PID ]]; then kill "$REGISTRY_PID" 2>/dev/null; wait "$REGISTRY_PID" 2>/dev/null || true; fi
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
     if [[ ${BENCH_KEEP:-0} == 1 ]]; then echo "bench: kept $WORK"; else rm -rf -- "$WORK"; fi
 }
 trap cleanup EXIT
@@ -91,7 +96,7 @@ http:
   addr: $HOST
 EOF
 /usr/bin/docker-registry serve registry.yml >registry.log 2>&1 &
-REGISTRY_PID=$!
+PIDS+=($!)
 for _ in $(seq 100); do
     python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
     sleep 0.1
@@ -107,7 +112,7 @@ CHECK_LAYER=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/index.
 rm -rf "$WORK/check"
 echo "ok: $SOURCE_LAYER"
 
-# timed NAME REPO COMMAND...: runs COMMAND under /usr/bin/time, appends "wall_s peak_kib" to NAME.times.
+# timed NAME COMMAND...: runs COMMAND under /usr/bin/time, appends "wall_s peak_kib" to NAME.times.
 timed() {
     local name=$1
     shift
@@ -115,67 +120,83 @@ timed() {
     /usr/bin/time -f '%e %M' -o "$WORK/time.out" "$@" >/dev/null 2>"$WORK/$name.err" \
         || { cat "$WORK/$name.err" >&2; die "$name failed"; }
     cat "$WORK/time.out" >>"$WORK/$name.times"
-    printf '  %-8s %6.2f s  %7d KiB peak RSS\n' "$name" $(cat "$WORK/time.out")
+    printf '  %-16s %6.2f s  %7d KiB peak RSS\n' "$name" $(cat "$WORK/time.out")
 }
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-say "timing $RUNS runs of each (registry → registry, ${LAYER_MIB} MiB layer)"
-for run in $(seq "$RUNS"); do
-    timed cryptadm "$BIN" -q image encrypt --recipient jwe:pub.pem --src-tls-verify=false --dest-tls-verify=false \
-        "docker://$HOST/src:v1" "docker://$HOST/cryptadm-$run:v1"
-    timed skopeo skopeo --insecure-policy copy -q --encryption-key jwe:pub.pem --src-tls-verify=false \
-        --dest-tls-verify=false "docker://$HOST/src:v1" "docker://$HOST/skopeo-$run:v1"
-done
-
-# The ingest floor (issue 17): what the registry itself needs to take the same number of bytes, one streaming
-# upload by curl (POST, one PATCH with a chunked body read from a pipe, PUT ?digest=), as a client that did no work
-# at all would send them. cryptadm also downloads the source and encrypts, but those overlap with the upload.
+# The ingest floor (issues 17 and 44): what the registry itself needs to take the same number of bytes, one
+# streaming upload by curl (POST, one PATCH with a chunked body read from a pipe, PUT ?digest=), as a client that
+# did no work at all would send them. cryptadm also downloads the source and encrypts, but those overlap with the
+# upload.
 BLOB="$WORK/src/blobs/sha256/${SOURCE_LAYER#sha256:}"
 cat "$BLOB" >/dev/null   # in the page cache, as cryptadm's source is in the registry's
 ingest() {
-    local repo=$1 location
-    location=$(curl -sS -f -X POST -D - -o /dev/null "http://$HOST/v2/$repo/blobs/uploads/" \
+    local host=$1 repo=$2 location
+    location=$(curl -sS -f -X POST -D - -o /dev/null "http://$host/v2/$repo/blobs/uploads/" \
         | awk 'tolower($1) == "location:" {print $2}' | tr -d '\r')
-    [[ $location == http* ]] || location="http://$HOST$location"
+    [[ $location == http* ]] || location="http://$host$location"
     location=$(curl -sS -f -X PATCH -H 'Content-Type: application/octet-stream' -T - -D - -o /dev/null "$location" \
         <"$BLOB" | awk 'tolower($1) == "location:" {print $2}' | tr -d '\r')
-    [[ $location == http* ]] || location="http://$HOST$location"
+    [[ $location == http* ]] || location="http://$host$location"
     [[ $location == *\?* ]] && location+="&" || location+="?"
     curl -sS -f -X PUT -o /dev/null "${location}digest=$SOURCE_LAYER"
 }
-say "ingest floor: $FLOOR_RUNS streaming uploads of the layer by curl"
-for run in $(seq "$FLOOR_RUNS"); do
-    sync
-    start=$EPOCHREALTIME
-    ingest "floor-$run" || die "curl could not upload the layer"
-    awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >>"$WORK/floor.times"
-    printf '  curl     %6.2f s\n' "$(tail -1 "$WORK/floor.times")"
+
+# One proxy per delay; each reads its stdin until the end: a fifo held open here keeps them alive.
+mkfifo proxy.in
+exec 3<>proxy.in
+declare -A HOSTS
+for delay in $DELAYS; do
+    [[ $delay =~ ^[0-9]+$ ]] || die "BENCH_DELAYS takes whole milliseconds, got '$delay'"
+    if ((delay == 0)); then HOSTS[$delay]=$HOST; continue; fi
+    python3 "$SCRIPT_DIR/latency_proxy.py" "$PORT" "$delay" <proxy.in >"proxy-$delay.port" &
+    PIDS+=($!)
+    for _ in $(seq 100); do [[ -s proxy-$delay.port ]] && break; sleep 0.1; done
+    [[ -s proxy-$delay.port ]] || die "the latency proxy did not start"
+    HOSTS[$delay]=127.0.0.1:$(head -1 "proxy-$delay.port")
+done
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+for delay in $DELAYS; do
+    host=${HOSTS[$delay]}
+    say "timing $RUNS runs of each at $delay ms (registry → registry, ${LAYER_MIB} MiB layer)"
+    for run in $(seq "$RUNS"); do
+        timed "cryptadm-$delay" "$BIN" -q image encrypt --recipient jwe:pub.pem --src-tls-verify=false \
+            --dest-tls-verify=false "docker://$host/src:v1" "docker://$host/cryptadm-$delay-$run:v1"
+        timed "skopeo-$delay" skopeo --insecure-policy copy -q --encryption-key jwe:pub.pem --src-tls-verify=false \
+            --dest-tls-verify=false "docker://$host/src:v1" "docker://$host/skopeo-$delay-$run:v1"
+        sync
+        start=$EPOCHREALTIME
+        ingest "$host" "floor-$delay-$run" || die "curl could not upload the layer"
+        awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >>"$WORK/floor-$delay.times"
+        printf '  %-16s %6.2f s\n' "floor-$delay" "$(tail -1 "$WORK/floor-$delay.times")"
+    done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$WORK" "$LAYER_MIB" "$(skopeo --version | awk '{print $3}')" "$FLOOR_GOAL" "$LOAD_BEFORE" \
-    "$LOAD_AFTER" "$RSS_GOAL_MIB" <<'EOF'
+    "$LOAD_AFTER" "$RSS_GOAL_MIB" "$DELAYS" <<'EOF'
 import statistics, sys
 work, mib, skopeo_version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 floor_goal, load_before, load_after, rss_goal = float(sys.argv[4]), sys.argv[5], sys.argv[6], float(sys.argv[7])
+delays = sys.argv[8].split()
 def load(name):
     rows = [line.split() for line in open(f"{work}/{name}.times")]
-    return [float(r[0]) for r in rows], [int(r[1]) for r in rows]
-ct, cr = load("cryptadm")
-st, sr = load("skopeo")
-best_c, best_s = min(ct), min(st)
-print(f"\n== registry → registry encrypt, {mib} MiB layer, skopeo {skopeo_version}")
-print(f"  {'tool':10} {'best s':>8} {'mean s':>8} {'MiB/s':>8} {'peak RSS MiB':>13}")
-for name, t, r in (("cryptadm", ct, cr), ("skopeo", st, sr)):
-    print(f"  {name:10} {min(t):8.2f} {sum(t)/len(t):8.2f} {mib/min(t):8.1f} {max(r)/1024:13.1f}")
-ratio = best_s / best_c
-print(f"  ratio skopeo/cryptadm (best wall time): {ratio:.2f}x")
-floor = statistics.median(float(line) for line in open(f"{work}/floor.times"))
-ours, theirs = statistics.median(ct), statistics.median(st)
-print(f"  ingest floor (curl, one streaming PATCH, median): {floor:.2f} s")
-print(f"  medians: cryptadm {ours:.2f} s, skopeo {theirs:.2f} s; cryptadm/floor {ours / floor:.2f}x (goal <= "
-      f"{floor_goal:g}x: {'met' if ours / floor <= floor_goal else 'NOT met'}), skopeo/cryptadm {theirs / ours:.2f}x")
-peak = max(cr) / 1024
+    return [float(r[0]) for r in rows], [int(r[1]) if len(r) > 1 else 0 for r in rows]
+print(f"\n== registry → registry encrypt, {mib} MiB layer, skopeo {skopeo_version}; N ms: every forwarded read held N ms")
+print(f"  {'delay':>6} {'cryptadm':>9} {'skopeo':>9} {'floor':>9}   (medians; bests)   {'skopeo/ours':>11} "
+      f"{'ours/floor':>10} {'RSS MiB':>8}")
+peak = 0
+for delay in delays:
+    ct, cr = load(f"cryptadm-{delay}")
+    st, _ = load(f"skopeo-{delay}")
+    ft, _ = load(f"floor-{delay}")
+    ours, theirs, floor = statistics.median(ct), statistics.median(st), statistics.median(ft)
+    peak = max(peak, max(cr) / 1024)
+    goals = [f"ours/floor <= {floor_goal:g}: {'met' if ours / floor <= floor_goal else 'NOT met'}"]
+    if delay != "0":
+        goals.insert(0, f"skopeo/ours >= 1.5: {'met' if theirs / ours >= 1.5 else 'NOT met'}")
+    print(f"  {delay + ' ms':>6} {ours:8.2f}s {theirs:8.2f}s {floor:8.2f}s   ({min(ct):.2f}; {min(st):.2f}; "
+          f"{min(ft):.2f})   {theirs / ours:10.2f}x {ours / floor:9.2f}x {max(cr) / 1024:8.1f}   {'; '.join(goals)}")
 print(f"  cryptadm peak RSS {peak:.1f} MiB (goal <= {rss_goal:g} MiB: {'met' if peak <= rss_goal else 'NOT met'})")
 print(f"  load average before timing {load_before}, after {load_after}; 2 CPUs shared with the registry")
 EOF

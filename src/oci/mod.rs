@@ -50,8 +50,9 @@ pub trait ImageSource: Sync {
     }
 }
 
-/// A blob being written to a destination; it becomes visible only when committed.
-pub trait BlobWriter: Write {
+/// A blob being written to a destination; it becomes visible only when committed. It may be finished on another
+/// thread than the one that wrote it.
+pub trait BlobWriter: Write + Send {
     /// Hands every written byte to the store and waits until it holds them all, without making the blob visible,
     /// so that a caller can still decide not to [`commit`](BlobWriter::commit) (another layer failed meanwhile).
     /// A store that writes locally has nothing to wait for; calling it again, or not at all, is fine.

@@ -525,12 +525,16 @@ enum Moved {
     Reencrypted { encrypted: super::layer::EncryptedLayer, plaintext_digest: String },
 }
 
-/// Moves every planned blob, up to `jobs` at once (each on a thread of its own, with its own bounded pipeline
-/// and upload: memory grows with `jobs`, not with layer sizes). The first failure stops the others: their reads
-/// fail, so their blobs are never committed and their uploads are cancelled, and it is the one reported.
-fn transfer_all(
+/// Moves every planned blob, up to `jobs` at once through the source and the cipher (each on a thread of its own,
+/// with its own bounded pipeline and upload: memory grows with `jobs`, not with layer sizes). A blob whose bytes
+/// have all been made is finished (its upload waited for and committed) on a finishing thread, up to `jobs` of
+/// them, while its worker takes the next layer: on a registry far away the upload of a layer takes longer than its
+/// download and cipher, and a worker waiting for it would hold back the layers after it. The first failure stops
+/// the others: their reads fail, so their blobs are never committed and their uploads are cancelled, and it is the
+/// one reported.
+fn transfer_all<'d>(
     source: &dyn ImageSource,
-    destination: &dyn ImageDestination,
+    destination: &'d dyn ImageDestination,
     planned: &[Planned],
     jobs: usize,
     ui: &dyn Interaction,
@@ -556,22 +560,44 @@ fn transfer_all(
         first_to_stop.get_or_init(|| std::thread::current().id());
         stopped.store(true, Ordering::Relaxed);
     };
-    let worker = || {
+    let stopping = Stopping { cancelled: &cancelled, stop: &stop, gate: &gate };
+    // A worker or finisher runs one transfer at a time, so its thread stands for the transfer that failed.
+    let fail = |error: Error| {
+        stop();
+        // The failure that stopped the others is reported, not theirs ("cancelled"), whichever returns first.
+        let stopped_the_others = first_to_stop.get() == Some(&std::thread::current().id());
+        let mut failure = failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stopped_the_others || failure.is_none() {
+            *failure = Some(error);
+        }
+    };
+    let finish = |i: usize, finishing: Finishing<'d>| {
+        let Finishing { writer, digest, moved: done } = finishing;
+        match commit_if_wanted(writer, &digest, &stopping) {
+            Ok(()) => moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done),
+            Err(error) => fail(error),
+        }
+    };
+    // `handoff`: where a blob whose bytes are all made is finished; none: on the worker's thread.
+    let worker = |handoff: Option<std::sync::mpsc::SyncSender<(usize, Finishing<'d>)>>| {
         while !cancelled() {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(plan) = planned.get(i) else { break };
-            match transfer(source, destination, plan, ui, &Stopping { cancelled: &cancelled, stop: &stop, gate: &gate })
-            {
-                Ok(done) => moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done),
-                Err(error) => {
-                    stop();
-                    // The failure that stopped the others is reported, not theirs ("cancelled"), whichever returns
-                    // first. A worker runs one transfer at a time, so its thread stands for this transfer.
-                    let stopped_the_others = first_to_stop.get() == Some(&std::thread::current().id());
-                    let mut failure = failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if stopped_the_others || failure.is_none() {
-                        *failure = Some(error);
+            match transfer(source, destination, plan, ui, &stopping) {
+                Ok(Transferred::Done(done)) => {
+                    moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done)
+                }
+                Ok(Transferred::Finishing(finishing)) => match &handoff {
+                    // Waits for a free finisher; the upload goes on meanwhile.
+                    Some(handoff) => {
+                        if let Err(std::sync::mpsc::SendError((i, finishing))) = handoff.send((i, finishing)) {
+                            finish(i, finishing);
+                        }
                     }
+                    None => finish(i, finishing),
+                },
+                Err(error) => {
+                    fail(error);
                     break;
                 }
             }
@@ -579,12 +605,29 @@ fn transfer_all(
     };
     let threads = jobs.clamp(1, planned.len().max(1));
     if threads == 1 {
-        worker();
+        worker(None);
     } else {
+        let (handoff, finishing) = std::sync::mpsc::sync_channel::<(usize, Finishing<'d>)>(0);
+        let finishing = Mutex::new(finishing);
+        let finisher = || {
+            loop {
+                // The lock is held only while waiting for the next blob, not while finishing it.
+                let received = finishing.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
+                let Ok((i, item)) = received else { break };
+                if cancelled() {
+                    continue; // dropped: its upload is cancelled
+                }
+                finish(i, item);
+            }
+        };
+        let worker = &worker;
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(worker);
+                scope.spawn(finisher);
+                let handoff = handoff.clone();
+                scope.spawn(move || worker(Some(handoff)));
             }
+            drop(handoff); // the finishers end once every worker has
         });
     }
     if let Some(error) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
@@ -596,6 +639,21 @@ fn transfer_all(
         .into_iter()
         .map(|m| m.expect("every blob moved"))
         .collect())
+}
+
+/// A blob whose bytes are all made, and what it will be once committed.
+struct Finishing<'d> {
+    writer: Box<dyn oci::BlobWriter + 'd>,
+    digest: String,
+    moved: Moved,
+}
+
+/// How far a transfer went on its worker.
+enum Transferred<'d> {
+    /// Moved and committed (or nothing to move).
+    Done(Moved),
+    /// Every byte made; the writer is still to be waited for and committed ([`commit_if_wanted`]).
+    Finishing(Finishing<'d>),
 }
 
 /// Commits `writer`'s blob unless another transfer failed: every byte is first handed to the store (a registry
@@ -626,14 +684,15 @@ struct Stopping<'a> {
     gate: &'a std::sync::RwLock<()>,
 }
 
-/// Moves one blob, on a transfer thread; `stop` is called the moment it fails, before its writer is dropped.
-fn transfer(
+/// Moves one blob, on a transfer thread, up to its last byte handed to the destination (the writer is left to
+/// [`commit_if_wanted`]); `stop` is called the moment it fails, before its writer is dropped.
+fn transfer<'d>(
     source: &dyn ImageSource,
-    destination: &dyn ImageDestination,
+    destination: &'d dyn ImageDestination,
     plan: &Planned,
     ui: &dyn Interaction,
     stopping: &Stopping<'_>,
-) -> Result<Moved, Error> {
+) -> Result<Transferred<'d>, Error> {
     let (cancelled, stop) = (stopping.cancelled, stopping.stop);
     let failing = |error: Error| {
         stop();
@@ -641,12 +700,12 @@ fn transfer(
     };
     let (layer, index) = (&plan.layer, plan.index);
     match &plan.work {
-        Work::Done => Ok(Moved::Copied),
+        Work::Done => Ok(Transferred::Done(Moved::Copied)),
         Work::Copy | Work::AddRecipients { .. } => {
             // The config is small: no progress bar for it, as before.
             let ui = if plan.report.is_some() { ui } else { &crate::interact::NonInteractive };
             oci::copy_layer_blob(source, destination, layer, ui, cancelled)?;
-            Ok(Moved::Copied)
+            Ok(Transferred::Done(Moved::Copied))
         }
         Work::Encrypt { key } => {
             let (writer, pass) = run_pipeline(source, destination, plan, Pipeline::Encrypt(key), ui, cancelled, stop)?;
@@ -655,16 +714,17 @@ fn transfer(
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            commit_if_wanted(writer, &encrypted.ciphertext_digest, stopping)?;
-            Ok(Moved::Encrypted(encrypted))
+            let digest = encrypted.ciphertext_digest.clone();
+            Ok(Transferred::Finishing(Finishing { writer, digest, moved: Moved::Encrypted(encrypted) }))
         }
         Work::Decrypt { private, public } => {
             let (writer, pass) =
                 run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled, stop)?;
             // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
             super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| failing(in_layer(e, index, layer)))?;
-            commit_if_wanted(writer, &pass.output_digest, stopping)?;
-            Ok(Moved::Decrypted { digest: pass.output_digest, size: pass.size })
+            let digest = pass.output_digest.clone();
+            let moved = Moved::Decrypted { digest: pass.output_digest, size: pass.size };
+            Ok(Transferred::Finishing(Finishing { writer, digest, moved }))
         }
         Work::Reencrypt { old, public, key } => {
             let (writer, pass) =
@@ -678,8 +738,9 @@ fn transfer(
                 ciphertext_digest: pass.output_digest,
                 size: pass.size,
             };
-            commit_if_wanted(writer, &encrypted.ciphertext_digest, stopping)?;
-            Ok(Moved::Reencrypted { encrypted, plaintext_digest: reencrypted.plaintext_digest })
+            let digest = encrypted.ciphertext_digest.clone();
+            let moved = Moved::Reencrypted { encrypted, plaintext_digest: reencrypted.plaintext_digest };
+            Ok(Transferred::Finishing(Finishing { writer, digest, moved }))
         }
     }
 }
@@ -1056,6 +1117,112 @@ mod no_pgp_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Layers from memory.
+    struct Layers(Vec<(Descriptor, Vec<u8>)>);
+
+    impl ImageSource for Layers {
+        fn root(&self) -> &Descriptor {
+            &self.0[0].0
+        }
+        fn open_blob(&self, descriptor: &Descriptor) -> Result<Box<dyn std::io::Read + '_>, oci::Error> {
+            let (_, bytes) = self.0.iter().find(|(d, _)| d == descriptor).expect("a layer of the image");
+            Ok(Box::new(bytes.as_slice()))
+        }
+    }
+
+    /// A destination whose uploads end only once `expected` blobs are being written at once, as a registry far
+    /// away takes longer for an upload than the source and the cipher take for the layer.
+    struct Slow {
+        expected: usize,
+        writers: std::sync::Mutex<usize>,
+        more: std::sync::Condvar,
+        committed: std::sync::Mutex<Vec<String>>,
+    }
+
+    struct SlowWriter<'a>(&'a Slow);
+
+    impl std::io::Write for SlowWriter<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl oci::BlobWriter for SlowWriter<'_> {
+        fn flush_data(&mut self, _digest: &str) -> Result<(), oci::Error> {
+            let writers = self.0.writers.lock().unwrap();
+            let wait = std::time::Duration::from_secs(20);
+            let (writers, _) = self.0.more.wait_timeout_while(writers, wait, |n| *n < self.0.expected).unwrap();
+            match *writers >= self.0.expected {
+                true => Ok(()),
+                false => Err(oci::Error::Io(format!("only {} of the blobs were being written at once", *writers))),
+            }
+        }
+        fn commit(self: Box<Self>, digest: &str) -> Result<(), oci::Error> {
+            self.0.committed.lock().unwrap().push(digest.to_owned());
+            Ok(())
+        }
+    }
+
+    impl ImageDestination for Slow {
+        fn has_blob(&self, _digest: &str) -> bool {
+            false
+        }
+        fn blob_writer(&self) -> Result<Box<dyn oci::BlobWriter + '_>, oci::Error> {
+            *self.writers.lock().unwrap() += 1;
+            self.more.notify_all();
+            Ok(Box::new(SlowWriter(self)))
+        }
+        fn commit(self: Box<Self>, _root: &Descriptor) -> Result<(), oci::Error> {
+            Ok(())
+        }
+    }
+
+    /// A layer whose bytes are all made no longer holds its worker while its upload ends: with 2 jobs, the 4
+    /// layers are written at once (the destination ends no upload before), and all are committed.
+    #[test]
+    fn a_layer_waiting_for_its_upload_does_not_hold_back_the_next() {
+        let layers: Vec<(Descriptor, Vec<u8>)> = (0..4u8)
+            .map(|i| {
+                let bytes = vec![i; 70_000];
+                let digest = oci::sha256_digest(&bytes);
+                (Descriptor::new("application/vnd.oci.image.layer.v1.tar+gzip", &digest, bytes.len() as u64), bytes)
+            })
+            .collect();
+        let planned: Vec<Planned> = layers
+            .iter()
+            .enumerate()
+            .map(|(index, (layer, _))| Planned {
+                layer: layer.clone(),
+                index,
+                work: Work::Encrypt { key: LayerKey::generate() },
+                report: None,
+            })
+            .collect();
+        let destination = Slow {
+            expected: 4,
+            writers: std::sync::Mutex::new(0),
+            more: std::sync::Condvar::new(),
+            committed: std::sync::Mutex::default(),
+        };
+        let source = Layers(layers);
+        let moved = transfer_all(&source, &destination, &planned, 2, &crate::interact::NonInteractive).unwrap();
+        assert_eq!(moved.len(), 4);
+        let mut committed = destination.committed.lock().unwrap().clone();
+        let mut made: Vec<String> = moved
+            .iter()
+            .map(|m| match m {
+                Moved::Encrypted(layer) => layer.ciphertext_digest.clone(),
+                _ => panic!("every layer is encrypted"),
+            })
+            .collect();
+        committed.sort();
+        made.sort();
+        assert_eq!(committed, made);
+    }
 
     #[test]
     fn encrypted_layers_lose_old_keys_and_the_plaintext_toc() {

@@ -170,3 +170,42 @@ fn jobs_1_and_jobs_8_write_the_same_image() {
     };
     assert_eq!(sizes(&encrypted[1]), sizes(&manifest(&src)), "the layers keep the source's order");
 }
+
+/// Registry → registry through a proxy that only watches: more layers than `--jobs` (a layer whose bytes are all
+/// made leaves its upload to end on its own, and its worker takes the next), the root manifest pushed once, under
+/// the tag, after every blob (not by digest first: a round trip less), and the result decrypts (skopeo) to the
+/// source's layers.
+#[test]
+fn registry_to_registry_pushes_the_root_once_under_the_tag_after_every_blob() {
+    let registry = registry();
+    let work = Scratch::new();
+    let keys = Keys::new();
+    let (private, public) = keys.rsa("rsa", 2048);
+    let src = work.path("src");
+    layers_image(&src, 5, 300 << 10);
+    run(&mut skopeo(&["--dest-tls-verify=false", &oci(&src), &registry.image("once-src/app:v1")]));
+    let mut proxy = FaultProxy::start(registry, &["pass"]);
+    cryptadm()
+        .args(["image", "encrypt", "--recipient", &format!("jwe:{public}"), "--jobs", "2"])
+        .args(["--src-tls-verify=false", "--dest-tls-verify=false"])
+        .arg(proxy.image("once-src/app:v1"))
+        .arg(proxy.image("once/app:v1"))
+        .assert()
+        .success();
+    proxy.stop();
+    let lines = proxy.lines();
+    let manifests: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("request PUT /v2/") && lines[i].contains("/manifests/"))
+        .collect();
+    assert_eq!(manifests.len(), 1, "{lines:?}");
+    assert!(lines[manifests[0]].starts_with("request PUT /v2/once/app/manifests/v1 "), "{lines:?}");
+    let blobs: Vec<usize> =
+        (0..lines.len()).filter(|&i| lines[i].starts_with("request PUT /v2/once/app/blobs/uploads/")).collect();
+    assert_eq!(blobs.len(), 5, "five encrypted layers uploaded (the config is mounted): {lines:?}");
+    assert!(blobs.iter().all(|&b| b < manifests[0]), "{lines:?}");
+
+    let back = work.path("back");
+    run(skopeo(&["--src-tls-verify=false", "--decryption-key", &private, &registry.image("once/app:v1")])
+        .arg(oci(&back)));
+    assert_eq!(crate::image::layer_digests(&back), crate::image::layer_digests(&src));
+}

@@ -8,7 +8,7 @@
 //! A blob written to a registry is streamed in one upload whose digest is given only at the end (POST, one
 //! streaming PATCH, PUT `?digest=`), which is what an encrypted layer needs; `upload` has the details and the
 //! fallback to chunks. Blobs smaller than the first piece (256 KiB) are sent whole, so they can be retried. Manifests are pushed by
-//! digest as they are written and the tag last, on commit.
+//! digest as they are written, and the root (written last) once, under the tag, on commit.
 
 pub mod credentials;
 mod fetch;
@@ -102,26 +102,26 @@ impl Connection {
         let roots = tls::ca_certificates(&options.cert_dirs)?;
         let mut scheme = "https";
         if !options.tls_verify {
-            // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not speak
-            // it. The answer's body is never read.
-            let http = http_client(location, options, &roots, Some(PROBE_TIMEOUT))?;
-            let ping = format!("https://{}/v2/", registry_host(&location.registry));
-            let deadline = crate::deadline::effective(options.deadline);
-            let probe = crate::deadline::bound(deadline.as_ref(), PROBE_TIMEOUT);
-            let https_works = runtime.block_on(async { http.get(ping).timeout(probe).send().await.is_ok() });
-            if let Some(deadline) = deadline.filter(crate::deadline::Deadline::passed) {
-                return Err(Error::Unreachable {
-                    message: format!(
-                        "{}: no answer to the first request: {}",
-                        location.registry,
-                        deadline_passed(&deadline)
-                    ),
-                    hint: crate::deadline::HINT,
-                });
-            }
-            if !https_works {
-                scheme = "http";
-            }
+            scheme = probed_scheme(&location.registry, || {
+                // As skopeo: try TLS (unverified) first, and fall back to plain HTTP when the registry does not
+                // speak it. The answer's body is never read.
+                let http = http_client(location, options, &roots, Some(PROBE_TIMEOUT))?;
+                let ping = format!("https://{}/v2/", registry_host(&location.registry));
+                let deadline = crate::deadline::effective(options.deadline);
+                let probe = crate::deadline::bound(deadline.as_ref(), PROBE_TIMEOUT);
+                let https_works = runtime.block_on(async { http.get(ping).timeout(probe).send().await.is_ok() });
+                if let Some(deadline) = deadline.filter(crate::deadline::Deadline::passed) {
+                    return Err(Error::Unreachable {
+                        message: format!(
+                            "{}: no answer to the first request: {}",
+                            location.registry,
+                            deadline_passed(&deadline)
+                        ),
+                        hint: crate::deadline::HINT,
+                    });
+                }
+                Ok(if https_works { "https" } else { "http" })
+            })?;
         }
         let reader = Arc::new(registry_reader(location, options, &roots, scheme)?);
         Ok(Self {
@@ -161,6 +161,22 @@ impl Connection {
 
 /// How long the probe for TLS may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The scheme `probe` finds for `registry`, asked once per registry and run: the source and the destination of a
+/// copy between repositories of one registry share the answer (a round trip or two each otherwise, before any
+/// byte moves).
+fn probed_scheme(registry: &str, probe: impl FnOnce() -> Result<&'static str, Error>) -> Result<&'static str, Error> {
+    static PROBED: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
+    let known = |probed: &Vec<(String, &'static str)>| {
+        probed.iter().find(|(name, _)| name == registry).map(|(_, scheme)| *scheme)
+    };
+    if let Some(scheme) = known(&PROBED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+        return Ok(scheme);
+    }
+    let scheme = probe()?;
+    PROBED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((registry.to_owned(), scheme));
+    Ok(scheme)
+}
 
 impl Connection {
     /// `work`, ended with [`deadline_passed`] when the deadline passes first.
@@ -246,6 +262,8 @@ fn registry_reader(
 pub struct RegistrySource {
     connection: Connection,
     root: Descriptor,
+    /// The root's bytes, fetched by tag when opened: reading the root again needs no request.
+    root_bytes: Vec<u8>,
     bounds: crate::oci::bounds::ManifestBounds,
     /// Ranges of one large blob fetched at once (1: every blob in one request).
     ranges: usize,
@@ -272,7 +290,7 @@ impl RegistrySource {
         if root.kind() == MediaKind::Index {
             bounds.index_read(&digest, &bytes);
         }
-        Ok(Self { connection, root, bounds, ranges: RANGES_PER_BLOB })
+        Ok(Self { connection, root, root_bytes: bytes, bounds, ranges: RANGES_PER_BLOB })
     }
 
     /// Fetches blobs of [`RANGED_MIN`] bytes or more as up to `ranges` HTTP ranges at once (1: one request).
@@ -343,7 +361,11 @@ impl ImageSource for RegistrySource {
             MediaKind::Manifest | MediaKind::Index => {
                 let digest = descriptor.digest()?;
                 self.bounds.admit(digest)?;
-                let bytes = self.connection.manifest(digest)?;
+                let bytes = if digest == self.root.digest()? {
+                    self.root_bytes.clone()
+                } else {
+                    self.connection.manifest(digest)?
+                };
                 if descriptor.kind() == MediaKind::Index {
                     self.bounds.index_read(digest, &bytes);
                 }
@@ -457,8 +479,11 @@ pub struct RegistryDestination {
     mount_from: Option<String>,
     /// Blobs known to exist at the destination.
     present: Mutex<HashSet<String>>,
-    /// Manifests pushed in this run (by digest): the root is pushed again under the tag on commit.
+    /// Manifests written in this run (by digest).
     manifests: HashMap<String, (Vec<u8>, String)>,
+    /// The manifest written last, not pushed yet: the root is the last, and is pushed once, under the tag, on
+    /// commit (a manifest written after it is pushed by digest first).
+    unpushed: Option<String>,
     uploader: Arc<Uploader>,
     log: Log,
 }
@@ -488,7 +513,15 @@ impl RegistryDestination {
         let mount_from = mount_from
             .filter(|source| source.registry == location.registry && source.repository != location.repository)
             .map(|source| source.repository.clone());
-        Ok(Self { connection, mount_from, present: Mutex::default(), manifests: HashMap::new(), uploader, log })
+        Ok(Self {
+            connection,
+            mount_from,
+            present: Mutex::default(),
+            manifests: HashMap::new(),
+            unpushed: None,
+            uploader,
+            log,
+        })
     }
 
     fn present(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
@@ -560,16 +593,17 @@ impl ImageDestination for RegistryDestination {
     fn put_manifest(&mut self, bytes: &[u8], media_type: &str) -> Result<String, Error> {
         let digest = sha256_digest(bytes);
         if !self.manifests.contains_key(&digest) {
-            self.push_manifest(&digest, bytes, media_type)?;
-            (self.log)(&format!("pushed manifest {digest}"));
+            // The one before is not the root: it goes now, by digest, before anything that names it.
+            self.push_unpushed()?;
             self.manifests.insert(digest.clone(), (bytes.to_vec(), media_type.to_owned()));
+            self.unpushed = Some(digest.clone());
         }
         Ok(digest)
     }
 
-    fn commit(self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
+    fn commit(mut self: Box<Self>, root: &Descriptor) -> Result<(), Error> {
         let digest = root.digest()?;
-        let location = &self.connection.location;
+        let location = self.connection.location.clone();
         if let Some(named) = &location.digest
             && named != digest
         {
@@ -577,18 +611,32 @@ impl ImageDestination for RegistryDestination {
                 "{location} names digest {named}, but the written image has digest {digest}"
             )));
         }
-        let Some(tag) = &location.tag else { return Ok(()) };
-        let (bytes, media_type) = self
-            .manifests
-            .get(digest)
-            .ok_or_else(|| Error::Malformed(format!("the root manifest {digest} was never written")))?;
+        let Some(tag) = &location.tag else { return self.push_unpushed() };
+        if !self.manifests.contains_key(digest) {
+            return Err(Error::Malformed(format!("the root manifest {digest} was never written")));
+        }
+        if self.unpushed.as_deref() != Some(digest) {
+            self.push_unpushed()?;
+        }
+        // Pushed under the tag, the root is stored under its digest too: one request for both.
+        let (bytes, media_type) = &self.manifests[digest];
         self.push_manifest(tag, bytes, media_type)?;
+        (self.log)(&format!("pushed manifest {digest}"));
         (self.log)(&format!("tagged {digest} as {location}"));
         Ok(())
     }
 }
 
 impl RegistryDestination {
+    /// Pushes the manifest written last, if it is not pushed yet, by digest.
+    fn push_unpushed(&mut self) -> Result<(), Error> {
+        let Some(digest) = self.unpushed.take() else { return Ok(()) };
+        let (bytes, media_type) = &self.manifests[&digest];
+        self.push_manifest(&digest, bytes, media_type)?;
+        (self.log)(&format!("pushed manifest {digest}"));
+        Ok(())
+    }
+
     /// Pushes a manifest under `name` (its digest, or the tag).
     fn push_manifest(&self, name: &str, bytes: &[u8], media_type: &str) -> Result<(), Error> {
         let content_type: reqwest::header::HeaderValue = media_type
