@@ -229,6 +229,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --jobs 'Move up to N layers at once (downloads, cipher and uploads of different layers overlap; memory grows with N, not with layer sizes); a layer of 4 MiB or more is downloaded as up to 4 ranges at once, so up to 4×N connections; 1 moves the layers one after the other, each over one connection'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
+            cand --accept-unidentified-loss 'With --remove-recipient: accept that JWE recipients without a key id lose access unless given with --recipient. Their wrapped keys name only an algorithm, so cryptadm cannot tell which of them a --remove-recipient is, nor whether it is one at all; without this flag such a loss is refused (exit 3)'
             cand --allow-plaintext 'Succeed even when no selected layer is encrypted (or, for encrypt, would be)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
