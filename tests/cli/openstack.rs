@@ -865,7 +865,9 @@ fn the_consumer_record_goes_with_the_image_cryptadm_deletes() {
     assert_eq!(os.images_named(&name), Vec::<Value>::new());
     assert_eq!(os.consumers(&shared), Vec::<Value>::new(), "the consumer record was left");
     assert_eq!(os.api("key-manager", "GET", &format!("/v1/secrets/{shared}"), None).0, 200, "the shared secret");
-    assert!(work.path("c.luks").exists(), "the image of a secret that still exists is kept");
+    // Issue 41: an image whose upload failed is never put in place (with --force the old file would stay).
+    assert!(!work.path("c.luks").exists(), "a failed upload put the image in place");
+    no_partials(&work);
 }
 
 /// Scripts: the new secret's id is on standard output without --upload, also under -q, and as JSON with
