@@ -261,8 +261,6 @@ impl KeyManagerArgs {
     }
 }
 
-use anyhow::Context as _;
-
 /// What `-v` says of the cloud: Keystone, the login method and scope, region and interface (no secret).
 fn describe_cloud(cloud: &Cloud) -> String {
     let method = match &cloud.method {
@@ -307,6 +305,73 @@ impl CloudRun {
         Ok(FetchedSecret { uuid, secret_type, barbican_type, payload })
     }
 
+    /// The Glance images that delete secret `uuid` with themselves (`os_encrypt_key_deletion_policy=True`, or
+    /// Cinder's `cinder_encryption_key_deletion_policy=on_image_deletion`): every image that names it
+    /// (`os_encrypt_key_id`, `cinder_encryption_key_id`) and every image Barbican lists as its consumer. Empty
+    /// when the cloud has no image service (then no image deletes anything).
+    pub fn images_deleting(&self, uuid: &str) -> anyhow::Result<Vec<String>> {
+        let glance = match crate::openstack::glance::Glance::new(self.session.clone()) {
+            Ok(glance) => glance,
+            Err(crate::kms::Error::Config(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut images = Vec::new();
+        for property in ["os_encrypt_key_id", "cinder_encryption_key_id"] {
+            images.extend(glance.images_with(property, uuid)?);
+        }
+        let listed: std::collections::BTreeSet<String> =
+            images.iter().filter_map(|i| i["id"].as_str().map(str::to_owned)).collect();
+        for consumer in self.barbican()?.consumers(uuid)? {
+            if consumer.service == "glance"
+                && consumer.resource_type == "image"
+                && !listed.contains(&consumer.resource_id)
+            {
+                match glance.show(&consumer.resource_id) {
+                    Ok(image) => images.push(image),
+                    Err(crate::kms::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        let deletes = |image: &Value| {
+            let text = |key: &str| image[key].as_str().map(str::to_ascii_lowercase);
+            text("os_encrypt_key_deletion_policy").as_deref() == Some("true")
+                || text("cinder_encryption_key_deletion_policy").as_deref() == Some("on_image_deletion")
+        };
+        let mut found: Vec<String> = images
+            .iter()
+            .filter(|image| deletes(image))
+            .map(|image| {
+                let id = image["id"].as_str().unwrap_or("?");
+                match image["name"].as_str() {
+                    Some(name) => format!("{id} (`{}`)", crate::redact::server_message(name.as_bytes())),
+                    None => id.to_owned(),
+                }
+            })
+            .collect();
+        found.sort();
+        found.dedup();
+        Ok(found)
+    }
+
+    /// Refuses to share secret `uuid` (`how`: what this run would do with it) when an image deletes it with
+    /// itself: deleting that image would leave this run's image without its key.
+    pub fn refuse_shared_if_deleted(&self, uuid: &str, how: &str, hint: &str) -> anyhow::Result<()> {
+        let images = self.images_deleting(uuid)?;
+        if images.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::new(
+            ExitStatus::InvalidInput,
+            format!(
+                "secret {uuid} is deleted with image {}: {how} would leave this image without its key when that                  image is deleted",
+                images.join(", ")
+            ),
+        )
+        .with_hint(hint.to_owned())
+        .into())
+    }
+
     /// Stores a new secret named `name` of `secret_type` (a symmetric one as an AES key of its length in XTS
     /// mode, as Cinder makes them); recorded in the ledger. Returns its UUID.
     pub fn store(
@@ -328,18 +393,17 @@ impl CloudRun {
         Ok(uuid)
     }
 
-    /// Creates image `name` with `properties`, streams the file at `path` into it and registers it as a consumer
-    /// of `secret`; everything is recorded in the ledger. Returns the image id.
+    /// Creates image `name` with `properties`, streams `file` (the complete image, from its start) into it and
+    /// registers it as a consumer of `secret`; everything is recorded in the ledger. Returns the image id.
     pub fn upload(
         &self,
         name: &str,
         disk_format: &str,
         properties: &BTreeMap<String, String>,
-        path: &std::path::Path,
+        file: std::fs::File,
         secret: Option<&str>,
         printer: &dyn crate::interact::Interaction,
     ) -> anyhow::Result<String> {
-        let file = std::fs::File::open(path).with_context(|| format!("reading `{}` to upload it", path.display()))?;
         let secret_is_ours = secret.is_some() && self.ledger.created().secret.as_deref() == secret;
         let publication = crate::openstack::publish::Publication {
             image: crate::openstack::glance::NewImage { name, disk_format, container_format: "bare", properties },
@@ -363,12 +427,6 @@ impl CloudRun {
     /// Records the local image the run is about to write under the secret it stores (see `output_written`).
     pub fn output_pending(&self, path: &std::path::Path) {
         self.ledger.output_pending(path);
-    }
-
-    /// Records the local image written under the run's secret: should the run then fail (or be stopped) and its
-    /// own secret be deleted, the image goes too (no file is left that no key opens).
-    pub fn output_written(&self, path: &std::path::Path) {
-        self.ledger.output_written(path);
     }
 
     /// Everything is in place: keep it.

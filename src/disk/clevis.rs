@@ -4,7 +4,8 @@
 //! open what [`bind`] writes, and [`recover_passphrase`] opens what `clevis luks bind` wrote.
 //!
 //! Binding is two steps so that nothing is written when a Tang server is unreachable: [`prepare`] (the network
-//! step: a passphrase and its JWE), then [`bind`] (local: the keyslot and the token in one header write).
+//! step: a passphrase and its JWE), then [`bind`] (local: the keyslot and the token in one header write), or, for
+//! a volume being formatted, [`Prepared::token_slot`] (the keyslot and token written with the new header).
 
 use super::Error;
 use crate::crypto::Passphrase;
@@ -30,12 +31,21 @@ pub fn prepare(pin: &Pin, settings: &Settings) -> Result<Prepared, Error> {
     Ok(Prepared { passphrase, jwe })
 }
 
+impl Prepared {
+    /// The binding as a keyslot and token a new volume is formatted with ([`crate::luks::format::TokenSlot`]): the
+    /// volume and its binding appear in one header write, never one without the other.
+    pub fn token_slot(&self) -> Result<crate::luks::format::TokenSlot<'_>, Error> {
+        let mut fields = Map::new();
+        fields.insert("jwe".into(), flattened(&self.jwe)?);
+        Ok(crate::luks::format::TokenSlot { passphrase: self.passphrase.expose(), kind: TOKEN_TYPE, fields })
+    }
+}
+
 /// The local step: a keyslot for the prepared passphrase (with `kdf`) and its `clevis` token, in one header
 /// write. Returns (keyslot id, token id).
 pub fn bind(volume: &mut Volume, key: &VolumeKey, kdf: &Kdf, prepared: &Prepared) -> Result<(u32, u32), Error> {
-    let mut fields = Map::new();
-    fields.insert("jwe".into(), flattened(&prepared.jwe)?);
-    Ok(volume.add_keyslot_with_token(key, prepared.passphrase.expose(), kdf, TOKEN_TYPE, fields)?)
+    let token = prepared.token_slot()?;
+    Ok(volume.add_keyslot_with_token(key, token.passphrase, kdf, token.kind, token.fields)?)
 }
 
 /// [`bind`] given one of the volume's passphrases: the new keyslot gets the key-derivation settings of the keyslot

@@ -106,6 +106,10 @@ pub enum Error {
     /// The volume has no clevis token (`disk decrypt --clevis`).
     #[error("`{0}` has no clevis binding (no LUKS2 token of type `clevis`)")]
     NoClevisBinding(String),
+    /// The caller's step before the output's rename (an upload) failed: the output was not put in place, and the
+    /// caller holds the error that says why.
+    #[error("the output was not put in place: the step before its rename failed")]
+    Withheld,
     /// Reading or writing failed.
     #[error("{context}: {source}")]
     Io {
@@ -142,6 +146,7 @@ impl Classify for Error {
             Error::Luks(inner) => inner.status(),
             Error::Clevis(inner) => inner.status(),
             Error::NoClevisBinding(_) => ExitStatus::NotFound,
+            Error::Withheld => ExitStatus::Failure,
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
@@ -165,7 +170,7 @@ impl Classify for Error {
             Error::NoClevisBinding(_) => Some(Cow::Borrowed(
                 "bind it with `cryptadm disk clevis-bind` (or `clevis luks bind`), or give a passphrase",
             )),
-            Error::Usage(_) | Error::Invalid(_) => None,
+            Error::Usage(_) | Error::Invalid(_) | Error::Withheld => None,
             Error::Io { source, context } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 context.starts_with("writing").then_some(Cow::Borrowed(
                     "check the owner and mode of the destination and of its directory, or run as a user that may \

@@ -296,13 +296,21 @@ impl qcow2::Source for Watched<'_> {
     }
 }
 
+/// A step of the caller's that must succeed before the output takes its place (an upload of the complete image):
+/// given what was written and the complete, flushed output (read it from a duplicate of the descriptor, from
+/// offset 0). Its failure leaves whatever was at the output's path as it was; the caller keeps its own error and
+/// returns [`Error::Withheld`].
+pub type BeforeRename<'a, T> = Box<dyn FnOnce(&T, &File) -> Result<(), Error> + 'a>;
+
 /// Streams `source` into `output` as `plan` says; a new secret, if any, goes through `secret` (staged first,
-/// committed once the image is complete, before it is renamed into place). The output must be an image file.
+/// committed once the image is complete, before it is renamed into place). `before_rename` runs once the image is
+/// complete, before the secret's commit and the rename. The output must be an image file.
 pub fn convert(
     source: Unlocked,
     plan: &Plan<'_>,
     output: &Output,
     secret: Option<(&mut dyn SecretSink, &[u8])>,
+    before_rename: Option<BeforeRename<'_, Converted>>,
     ui: &dyn Interaction,
 ) -> Result<Converted, Error> {
     let dst = output.require_file("qcow2 and converted images are files")?;
@@ -342,6 +350,10 @@ pub fn convert(
         let converted = qcow2::convert(&mut watched, file, &spec, cipher_threads(), progress.as_ref())
             .map_err(|e| if failed.load(Ordering::Relaxed) { reading(&path, e) } else { writing(dst, e) })
             .map_err(|e| blame_output(e, dst))?;
+        if let Some(step) = before_rename {
+            file.sync_all()?;
+            step(&converted, file)?;
+        }
         // The secret is final before the image takes its place: an image in place without its secret opens for
         // nobody (and with --force it replaced the one that did), a secret without its image costs nothing. The
         // image is flushed first, so the step a signal waits for (key commit to image rename) is short.
@@ -504,6 +516,8 @@ pub struct Formatted {
     pub payload_len: u64,
     /// Bytes encrypted from the source.
     pub written: u64,
+    /// The second keyslot and its token, when one was asked for: (keyslot id, token id).
+    pub bound: Option<(u32, u32)>,
 }
 
 /// A raw source for `disk luks-format --from`: a file or a block device, and its size.
@@ -570,25 +584,30 @@ pub fn payload_len(
 }
 
 /// `disk luks-format` into a raw LUKS volume: a new header for `options` and `passphrase`, and the payload
-/// encrypted from `from` (or left as it is). An image file is built beside itself and renamed; a device is
-/// written in place, payload first and header last.
+/// encrypted from `from` (or left as it is), and with `token` a second keyslot and its token (a clevis binding) in
+/// the same header write. An image file is built beside itself and renamed (`before_rename` runs just before); a
+/// device is written in place, payload first and header last: either way the volume never appears without its
+/// token.
+#[allow(clippy::too_many_arguments)] // each is a separate decision of the caller's
 pub fn format_luks(
     from: Option<RawSource>,
     options: &FormatOptions,
     passphrase: &[u8],
     payload_len: u64,
     output: &Output,
+    token: Option<&luks::format::TokenSlot<'_>>,
+    before_rename: Option<BeforeRename<'_, Formatted>>,
     ui: &dyn Interaction,
 ) -> Result<Formatted, Error> {
     let key = VolumeKey::generate(options.key_bytes);
     let progress = ui.transfer("encrypting", from.as_ref().map_or(0, |f| f.len));
     let mut from = from;
-    let written = output::write(output, |file, is_device| {
+    output::write(output, |file, is_device| {
         if !is_device {
             file.set_len(options.payload_offset() + payload_len).map_err(Error::io("sizing the image"))?;
         }
         let source = from.as_mut().map(|f| &mut f.file);
-        luks::format::format_with_payload(
+        let written = luks::format::format_with_payload(
             file,
             options,
             &key,
@@ -597,11 +616,17 @@ pub fn format_luks(
             payload_len,
             cipher_threads(),
             progress.as_ref(),
+            token,
         )
-        .map_err(Error::Luks)
+        .map_err(Error::Luks)?;
+        let formatted = Formatted { payload_len, written: written.0, bound: written.1 };
+        if let Some(step) = before_rename {
+            file.sync_all()?;
+            step(&formatted, file)?;
+        }
+        Ok(formatted)
     })
-    .map_err(|e| blame_output(e, output.path()))?;
-    Ok(Formatted { payload_len, written })
+    .map_err(|e| blame_output(e, output.path()))
 }
 
 fn reading(path: &Path, error: qcow2::Error) -> Error {

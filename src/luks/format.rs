@@ -103,16 +103,41 @@ pub fn random_uuid() -> String {
     format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }
 
+/// A second keyslot made with the first, and the LUKS2 token that names it (a clevis binding, or any other
+/// token a pin writes): written in the same header write as the volume itself, so the volume never exists
+/// without it, whatever stops the format.
+pub struct TokenSlot<'a> {
+    /// The keyslot's passphrase (it gets the first keyslot's key-derivation settings).
+    pub passphrase: &'a [u8],
+    /// The token's `type`.
+    pub kind: &'a str,
+    /// The token's other fields (besides `type` and `keyslots`).
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
 /// Writes a new header with one keyslot for `passphrase` onto `file`, which must be at least
 /// [`FormatOptions::payload_offset`] bytes long. Returns the keyslot id (0).
 pub fn write_header(file: &File, options: &FormatOptions, key: &VolumeKey, passphrase: &[u8]) -> Result<u32> {
+    write_header_with(file, options, key, passphrase, None).map(|(slot, _)| slot)
+}
+
+/// [`write_header`], and with `token` a second keyslot and its token in the same header write (LUKS2 only).
+/// Returns the first keyslot's id (0) and, with `token`, (keyslot id, token id) of the second.
+pub fn write_header_with(
+    file: &File,
+    options: &FormatOptions,
+    key: &VolumeKey,
+    passphrase: &[u8],
+    token: Option<&TokenSlot<'_>>,
+) -> Result<(u32, Option<(u32, u32)>)> {
     options.check()?;
     if key.len() != options.key_bytes {
         return Err(Error::InvalidParameter("the volume key length differs from the key size".into()));
     }
     match options.version {
-        Version::Luks2 => write_luks2(file, options, key, passphrase),
-        Version::Luks1 => write_luks1(file, options, key, passphrase),
+        Version::Luks2 => write_luks2(file, options, key, passphrase, token),
+        Version::Luks1 if token.is_some() => Err(Error::unsupported("tokens on a LUKS1 volume (LUKS1 has no tokens)")),
+        Version::Luks1 => write_luks1(file, options, key, passphrase).map(|slot| (slot, None)),
     }
 }
 
@@ -131,7 +156,13 @@ fn fill(file: &File, offset: u64, len: u64, random: bool) -> Result<()> {
     Ok(())
 }
 
-fn write_luks2(file: &File, o: &FormatOptions, key: &VolumeKey, passphrase: &[u8]) -> Result<u32> {
+fn write_luks2(
+    file: &File,
+    o: &FormatOptions,
+    key: &VolumeKey,
+    passphrase: &[u8],
+    token: Option<&TokenSlot<'_>>,
+) -> Result<(u32, Option<(u32, u32)>)> {
     let keyslots_start = 2 * LUKS2_HDR_SIZE;
     let keyslots_size = LUKS2_DATA_OFFSET - keyslots_start;
     fill(file, 0, keyslots_start, false)?;
@@ -184,8 +215,20 @@ fn write_luks2(file: &File, o: &FormatOptions, key: &VolumeKey, passphrase: &[u8
         meta,
     };
     let id = volume::add_luks2(file, &mut header, key, passphrase, &o.kdf)?;
+    let bound = match token {
+        Some(token) => {
+            let slot = volume::add_luks2(file, &mut header, key, token.passphrase, &o.kdf)?;
+            let token_id = 0;
+            header.meta.tokens.insert(
+                Id(token_id),
+                json::Token { kind: token.kind.into(), keyslots: vec![Id(slot)], extra: token.fields.clone() },
+            );
+            Some((slot, token_id))
+        }
+        None => None,
+    };
     header.write(file, true)?;
-    Ok(id)
+    Ok((id, bound))
 }
 
 fn write_luks1(file: &File, o: &FormatOptions, key: &VolumeKey, passphrase: &[u8]) -> Result<u32> {
@@ -300,7 +343,8 @@ fn physical_memory_kib() -> Option<u64> {
 /// Formats `file`: the payload first (encrypted from `source`, if any, with `threads` threads), then the header.
 /// Writing the header last means a failure part-way leaves no header that looks valid over a half-written
 /// payload. `payload_len` is the payload's size; the file must already be `payload_offset + payload_len` long.
-/// Returns the bytes encrypted from the source.
+/// With `token`, a second keyslot and its token go into the same header write. Returns the bytes encrypted from the
+/// source and, with `token`, its (keyslot id, token id).
 #[allow(clippy::too_many_arguments)] // each is a separate decision of the caller's; a struct would only rename them
 pub fn format_with_payload<R: std::io::Read + Send>(
     file: &File,
@@ -311,7 +355,8 @@ pub fn format_with_payload<R: std::io::Read + Send>(
     payload_len: u64,
     threads: usize,
     progress: &dyn crate::interact::Progress,
-) -> Result<u64> {
+    token: Option<&TokenSlot<'_>>,
+) -> Result<(u64, Option<(u32, u32)>)> {
     let mut written = 0;
     if let Some(source) = source {
         let info = super::PayloadInfo {
@@ -323,8 +368,8 @@ pub fn format_with_payload<R: std::io::Read + Send>(
         };
         written = super::payload::encrypt_into(source, file, &info, key, threads, progress)?;
     }
-    write_header(file, options, key, passphrase)?;
-    Ok(written)
+    let (_, bound) = write_header_with(file, options, key, passphrase, token)?;
+    Ok((written, bound))
 }
 
 /// Argon2 costs (time, memory KiB) that take about `iter_time_ms` with `parallel` lanes and at most
@@ -393,6 +438,47 @@ mod tests {
         assert!(is_uuid(&u), "{u}");
         assert_eq!(&u[14..15], "4");
         assert!(!is_uuid("not-a-uuid"));
+    }
+
+    /// A second keyslot and its token go into the one header write that makes the volume: both keyslots open,
+    /// the token names the second; LUKS1 (no tokens) is refused before anything is written.
+    #[test]
+    fn a_token_keyslot_is_written_with_the_new_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.img");
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let mut options = FormatOptions {
+            version: Version::Luks2,
+            cipher: "aes-xts-plain64".into(),
+            key_bytes: 64,
+            hash: Hash::Sha256,
+            kdf: Kdf::Pbkdf2 { hash: "sha256".into(), iterations: 1000 },
+            digest_iterations: 1000,
+            sector_size: 512,
+            label: String::new(),
+            uuid: random_uuid(),
+        };
+        file.set_len(options.payload_offset() + 4096).unwrap();
+        let key = VolumeKey::generate(64);
+        let mut fields = serde_json::Map::new();
+        fields.insert("jwe".into(), serde_json::json!({"ciphertext": "x"}));
+        let token = TokenSlot { passphrase: b"bound", kind: "clevis", fields };
+        let (first, bound) = write_header_with(&file, &options, &key, b"first", Some(&token)).unwrap();
+        assert_eq!((first, bound), (0, Some((1, 0))));
+        let volume = super::super::Volume::open(&path, false).unwrap();
+        assert_eq!(volume.unlock(b"first").unwrap().0, 0);
+        assert_eq!(volume.unlock(b"bound").unwrap().0, 1);
+        let tokens = volume.tokens();
+        assert_eq!(tokens.len(), 1);
+        assert_eq!((tokens[0].0, tokens[0].1.kind.as_str()), (0, "clevis"));
+        assert_eq!(tokens[0].1.keyslots, vec![Id(1)]);
+        assert_eq!(tokens[0].1.extra["jwe"]["ciphertext"], "x");
+        options.version = Version::Luks1;
+        let other = dir.path().join("v1.img");
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&other).unwrap();
+        file.set_len(options.payload_offset() + 4096).unwrap();
+        assert!(write_header_with(&file, &options, &key, b"first", Some(&token)).is_err());
+        assert!(std::fs::read(&other).unwrap().iter().all(|&b| b == 0), "nothing written");
     }
 
     #[test]

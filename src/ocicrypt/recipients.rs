@@ -618,6 +618,15 @@ pub struct Holder {
     pub name: String,
 }
 
+impl Holder {
+    /// Whether its wrapped keys say who it is. A JWE recipient without a `kid` (ocicrypt and skopeo write none)
+    /// is named only by its algorithm: cryptadm cannot tell it from another key of that algorithm, nor whether a
+    /// given public key is it.
+    pub fn identified(&self) -> bool {
+        !(self.scheme == "jwe" && self.name.ends_with(" (no key id)"))
+    }
+}
+
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.name.as_str() {

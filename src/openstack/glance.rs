@@ -134,6 +134,20 @@ impl Glance {
         expect_status(&what, &self.http.service, &response, &[204, 200, 201])
     }
 
+    /// The images this user sees whose property `property` is `value` (Glance filters on any image property;
+    /// at most 1000, Glance's default page limit cap).
+    pub fn images_with(&self, property: &str, value: &str) -> Result<Vec<serde_json::Value>, Error> {
+        let mut url = self.url("images")?;
+        url.query_pairs_mut().append_pair(property, value).append_pair("limit", "1000");
+        let what = format!("listing the images whose {property} is {value}");
+        let response = self.session.send(&self.http, &|token| {
+            Request::new(reqwest::Method::GET, url.clone(), &what).header("X-Auth-Token", token)
+        })?;
+        expect_status(&what, &self.http.service, &response, &[200])?;
+        let json = response.json(&what, &self.http.service)?;
+        Ok(json["images"].as_array().cloned().unwrap_or_default())
+    }
+
     /// The image's record; [`Error::NotFound`] when it does not exist.
     pub fn show(&self, id: &str) -> Result<serde_json::Value, Error> {
         let url = self.image_url(id, "")?;

@@ -67,8 +67,15 @@ pub struct ImageDocument {
     /// The key manager secret to create first (encrypted images only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<SecretStore>,
-    /// The upload command.
-    pub command: String,
+    /// The upload command (none once the image is uploaded: running it would make a second image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The Glance image this run uploaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    /// The key manager secret of the image this run uploaded (its os_encrypt_key_id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_id: Option<String>,
 }
 
 /// The encryption part of an image.
@@ -120,7 +127,16 @@ pub fn image_document(
         command.push_str(&format!(" --property {}", shell_quote(&format!("{key}={value}"))));
     }
     command.push_str(&format!(" --file {} {}", shell_quote(&file_text), shell_quote(&name)));
-    ImageDocument { file: file_text, disk_format, container_format: "bare", properties, secret, command }
+    ImageDocument {
+        file: file_text,
+        disk_format,
+        container_format: "bare",
+        properties,
+        secret,
+        command: Some(command),
+        image_id: None,
+        secret_id: None,
+    }
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
@@ -154,10 +170,11 @@ mod tests {
         );
         assert_eq!(doc.properties["os_encrypt_format"], "LUKSv1");
         assert_eq!(doc.properties["cinder_encryption_key_deletion_policy"], "on_image_deletion");
-        assert!(doc.command.starts_with("openstack image create --disk-format raw --container-format bare"));
-        assert!(doc.command.ends_with("--file a.qcow2 a"), "{}", doc.command);
-        let quoted = image_document(Path::new("out/my disk.img"), "raw", 512, None);
-        assert!(quoted.command.ends_with("--file 'out/my disk.img' 'my disk'"), "{}", quoted.command);
+        let command = doc.command.unwrap();
+        assert!(command.starts_with("openstack image create --disk-format raw --container-format bare"));
+        assert!(command.ends_with("--file a.qcow2 a"), "{command}");
+        let quoted = image_document(Path::new("out/my disk.img"), "raw", 512, None).command.unwrap();
+        assert!(quoted.ends_with("--file 'out/my disk.img' 'my disk'"), "{quoted}");
         let plain = image_document(Path::new("a.raw"), "raw", 512, None);
         assert!(plain.properties.is_empty() && plain.secret.is_none());
     }

@@ -782,15 +782,19 @@ fn removed_recipients_can_no_longer_decrypt() {
         &src,
         &all,
     );
-    let remove = |removals: &[String], to: &Path| {
+    let remove_with = |removals: &[String], to: &Path, accept: bool| {
         let mut cmd = cryptadm();
         cmd.args(["image", "encrypt"]);
         for removal in removals {
             cmd.args(["--remove-recipient", removal]);
         }
+        if accept {
+            cmd.arg("--accept-unidentified-loss");
+        }
         cmd.args(["--recipient", &format!("jwe:{alice_pub}"), "--key", &alice]).arg(oci(&all)).arg(oci(to));
         cmd
     };
+    let remove = |removals: &[String], to: &Path| remove_with(removals, to, true);
     // Issue 36: removing someone who is not a recipient (a typo, the wrong certificate) used to succeed and drop
     // everyone not in --recipient. Refused, naming the spec, and nothing is written.
     let typo = work.path("typo");
@@ -803,8 +807,18 @@ fn removed_recipients_can_no_longer_decrypt() {
     // One real and one wrong removal: still refused as a whole.
     remove(&[format!("jwe:{bob_pub}"), format!("pkcs7:{dave_crt}")], &typo).assert().code(3);
     assert!(!typo.exists(), "nothing written");
-    // Bob (JWE, no key id: named by his algorithm) and Carol (PKCS#7: issuer and serial) removed; the output says so.
+    // Bob (JWE, no key id: named by his algorithm) and Carol (PKCS#7: issuer and serial) removed. Issue 41: Bob's
+    // wrapped key names no one, so cryptadm cannot know the --remove-recipient is Bob; without
+    // --accept-unidentified-loss that loss is refused, and nothing is written.
     let alice_only = work.path("alice-only");
+    remove_with(&[format!("jwe:{bob_pub}"), format!("pkcs7:{carol_crt}")], &alice_only, false)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("takes access from jwe ECDH-ES+A256KW (no key id)"))
+        .stderr(predicate::str::contains("hint: give every recipient who keeps access with --recipient"))
+        .stderr(predicate::str::contains("--accept-unidentified-loss"));
+    assert!(!alice_only.exists(), "nothing written");
+    // Accepted: the output says who loses access.
     remove(&[format!("jwe:{bob_pub}"), format!("pkcs7:{carol_crt}")], &alice_only)
         .assert()
         .success()
@@ -853,6 +867,54 @@ fn removed_recipients_can_no_longer_decrypt() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("needs --key"));
+}
+
+/// Issue 41: on an image for Alice and Bob (two RSA keys, no key id, as skopeo writes them), `--remove-recipient`
+/// of a key that never was a recipient, keeping Alice, exited 0 and Bob silently lost access ("loses access: jwe
+/// RSA-OAEP (no key id)"). Refused now, naming how to proceed; given every recipient to keep and the flag, Bob
+/// keeps access.
+#[test]
+fn removing_an_unidentifiable_recipient_is_refused_unless_accepted() {
+    let keys = Keys::new();
+    let work = Scratch::new();
+    let src = work.path("src");
+    fixture(&src, TWO_LAYERS);
+    let (alice, alice_pub) = keys.rsa("alice", 2048);
+    let (bob, bob_pub) = keys.rsa("bob", 2048);
+    let (_, stranger_pub) = keys.rsa("stranger", 2048);
+    let both = work.path("both");
+    skopeo_copy(
+        &["--encryption-key", &format!("jwe:{alice_pub}"), "--encryption-key", &format!("jwe:{bob_pub}")],
+        &src,
+        &both,
+    );
+    let encrypt = |keep: &[&str], accept: bool, to: &Path| {
+        let mut cmd = cryptadm();
+        cmd.args(["image", "encrypt", "--remove-recipient", &format!("jwe:{stranger_pub}")]);
+        for key in keep {
+            cmd.args(["--recipient", &format!("jwe:{key}")]);
+        }
+        if accept {
+            cmd.arg("--accept-unidentified-loss");
+        }
+        cmd.args(["--key", &alice]).arg(oci(&both)).arg(oci(to));
+        cmd
+    };
+    let out = work.path("out");
+    encrypt(&[&alice_pub], false, &out)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("takes access from jwe RSA-OAEP (no key id)"))
+        .stderr(predicate::str::contains("JWE recipients carry no key id"))
+        .stderr(predicate::str::contains("--accept-unidentified-loss"));
+    assert!(!out.exists(), "nothing written");
+    // Every recipient to keep given, and the loss accepted: Bob (given) still decrypts, with skopeo as the oracle.
+    encrypt(&[&alice_pub, &bob_pub], true, &out).assert().success();
+    for (who, key) in [("alice", &alice), ("bob", &bob)] {
+        let dec = work.path(&format!("dec-{who}"));
+        skopeo_copy(&["--decryption-key", key], &out, &dec);
+        assert_eq!(layer_digests(&dec), layer_digests(&src), "{who} decrypts");
+    }
 }
 
 #[test]

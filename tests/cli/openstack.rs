@@ -399,7 +399,7 @@ fn barbican_failing_after_the_secret_undoes_image_and_secret() {
     assert_eq!(os.images_named(&name).len(), 1);
 }
 
-/// Glance refusing the data (413): no image and no secret left, exit 1 with Glance's words.
+/// Glance refusing the data (413): no image and no secret left, no local image, exit 1 with Glance's words.
 #[test]
 fn glance_refusing_the_upload_undoes_image_and_secret() {
     let os = openstack();
@@ -410,8 +410,9 @@ fn glance_refusing_the_upload_undoes_image_and_secret() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("uploading") && stderr.contains("413"), "{stderr}");
     nothing_left(os, &name);
-    assert!(!work.path(&format!("{name}.qcow2")).exists(), "the image whose secret was deleted: {stderr}");
-    assert!(stderr.contains("removed `"), "{stderr}");
+    // Issue 41: the image is renamed into place only after its upload, so a refused upload never puts it there.
+    assert!(!work.path(&format!("{name}.qcow2")).exists(), "the image whose upload was refused: {stderr}");
+    no_partials(&work);
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
@@ -778,8 +779,8 @@ fn glance_over_its_size_cap_is_refused_within_seconds() {
 }
 
 /// Glance dying during the upload (its proxy killed): the image record cannot be deleted, so its secret is not
-/// deleted either (the image still names it) and the local image is kept with it; the run says so and names the
-/// commands, which clean up.
+/// deleted either (the image still names it); the local image, whose upload failed, is never put in place; the
+/// run says so and names the commands, which clean up.
 #[test]
 fn glance_dying_mid_upload_keeps_the_secret_while_the_image_exists() {
     let os = openstack();
@@ -808,7 +809,9 @@ fn glance_dying_mid_upload_keeps_the_secret_while_the_image_exists() {
     let secrets = os.secrets_named(&format!("{name}-key"));
     assert_eq!(secrets.len(), 1, "its secret is kept while the image names it: {stderr}");
     assert!(stderr.contains("kept: image"), "{stderr}");
-    assert!(work.path("img.qcow2").exists(), "the local image is kept with its secret");
+    // Issue 41: the local image takes its place only after a complete upload; a failed one never puts it there.
+    assert!(!work.path("img.qcow2").exists(), "a failed upload put the image in place");
+    no_partials(&work);
     for line in stderr.lines().filter_map(|l| l.split("could not clean up: ").nth(1)) {
         let command = line.split("  (").next().unwrap();
         let words: Vec<&str> = command.split_whitespace().collect();
@@ -862,7 +865,9 @@ fn the_consumer_record_goes_with_the_image_cryptadm_deletes() {
     assert_eq!(os.images_named(&name), Vec::<Value>::new());
     assert_eq!(os.consumers(&shared), Vec::<Value>::new(), "the consumer record was left");
     assert_eq!(os.api("key-manager", "GET", &format!("/v1/secrets/{shared}"), None).0, 200, "the shared secret");
-    assert!(work.path("c.luks").exists(), "the image of a secret that still exists is kept");
+    // Issue 41: an image whose upload failed is never put in place (with --force the old file would stay).
+    assert!(!work.path("c.luks").exists(), "a failed upload put the image in place");
+    no_partials(&work);
 }
 
 /// Scripts: the new secret's id is on standard output without --upload, also under -q, and as JSON with
@@ -1024,4 +1029,279 @@ fn barbican_silent_or_dripping_ends_at_the_deadline() {
         assert!(stderr.contains(&server.host()) && stderr.contains("the overall deadline of 15 s passed"), "{stderr}");
         assert!(!image.exists(), "{case}: nothing is written");
     }
+}
+
+/// No `.cryptadm-partial` file is left in `work`.
+fn no_partials(work: &Scratch) {
+    let partials: Vec<String> = work.entries().into_iter().filter(|e| e.ends_with(".cryptadm-partial")).collect();
+    assert!(partials.is_empty(), "{partials:?}");
+}
+
+/// Issue 41: with Glance's 413 (over `image_size_cap`), `luks-format … --force keep1.img` exited 1 and
+/// `keep1.img` was gone ("removed keep1.img: the secret this run stored for it was deleted"); `convert --force`
+/// too. The image is now uploaded from its partial file and renamed into place only after the upload: a refused
+/// upload leaves the old file byte for byte, and nothing in the cloud. A successful --force run replaces it.
+#[test]
+fn a_refused_upload_with_force_leaves_the_old_file() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let over = format!("{}M", (os.glance_size_cap() >> 20) + 8);
+    let old = b"the image that was here before\n".repeat(4096);
+    let keep1 = work.write("keep1.img", &old);
+    let name = unique("keep1");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--size", &over, "--key-manager", "barbican", "--upload", &name, "--force"])
+        .args(CHEAP)
+        .arg(&keep1)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("413"), "{stderr}");
+    assert!(!stderr.contains("removed `"), "{stderr}");
+    assert_eq!(std::fs::read(&keep1).unwrap(), old, "keep1.img is as it was");
+    nothing_left(os, &name);
+    no_partials(&work);
+
+    // convert --force: a raw LUKS1 source over the cap, re-keyed into keep2.img under a new Barbican secret.
+    let pass = work.write("pass", "the source's passphrase");
+    let src = work.path("src.luks");
+    os.cryptadm()
+        .args(["disk", "luks-format", "--type", "luks1", "--size", &over, "--key-file"])
+        .arg(&pass)
+        .args(CHEAP)
+        .arg(&src)
+        .assert()
+        .success();
+    let keep2 = work.write("keep2.img", &old);
+    let name = unique("keep2");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "new", "--key-manager", "barbican", "--key-file"])
+        .arg(&pass)
+        .args(["--upload", &name, "--force"])
+        .args(CHEAP)
+        .arg(&src)
+        .arg(&keep2)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("413"), "{stderr}");
+    assert_eq!(std::fs::read(&keep2).unwrap(), old, "keep2.img is as it was");
+    nothing_left(os, &name);
+    no_partials(&work);
+
+    // Under the cap, --force replaces the old file once the image is in Glance, and the two are the same bytes.
+    let name = unique("keep1-ok");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--size", "1M", "--key-manager", "barbican", "--upload", &name, "--force"])
+        .args(CHEAP)
+        .arg(&keep1)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = stdout_line(&output);
+    let pass = work.write("keep1.pass", payload(os, &secret_uuid_of(&image_show(os, &id))));
+    assert!(cryptsetup_opens(&keep1, &pass));
+    assert_eq!(image_save(os, &id, &work.path("keep1.saved")), std::fs::read(&keep1).unwrap());
+}
+
+/// Issue 41: image B made with its own new secret and --delete-key-with-image; a later run shared that secret
+/// (`luks-format --secret SB`, `convert shelve --source-secret SB`) with exit 0, and `openstack image delete B`
+/// then deleted the secret under the second image. Sharing a secret that an image deletes with itself is refused
+/// now (exit 3, naming the image, nothing created or written), whether that image is the secret's consumer (made
+/// by cryptadm) or only names it (made by the openstack client); `same` copies the secret, and the copy outlives
+/// B.
+#[test]
+fn a_secret_an_image_deletes_is_never_shared() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    // B: raw LUKS with its own symmetric secret, deleted with it (cinder_encryption_key_deletion_policy, which
+    // this Glance honours).
+    let b = unique("deletes-b");
+    let output = os
+        .cryptadm()
+        .args(["disk", "luks-format", "--size", "1M", "--key-manager", "barbican", "--secret-type", "symmetric"])
+        .args(["--delete-key-with-image", "--upload", &b])
+        .args(CHEAP)
+        .arg(work.path("b.luks"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let b_id = stdout_line(&output);
+    let sb = secret_uuid_of(&image_show(os, &b_id));
+
+    let c = unique("shares-b");
+    let c_file = work.path("c.qcow2");
+    let output = os
+        .cryptadm()
+        .args(SMALL_QCOW2)
+        .args(["--secret", &sb, "--upload", &c])
+        .args(CHEAP)
+        .arg(&c_file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("secret {sb} is deleted with image {b_id}")), "{stderr}");
+    assert!(stderr.contains("hint: let this run store the image's own secret"), "{stderr}");
+    assert!(!c_file.exists());
+    assert_eq!(os.images_named(&c), Vec::<Value>::new());
+
+    let saved = work.path("b-saved.luks");
+    image_save(os, &b_id, &saved);
+    let shelved = work.path("shelved.luks");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "shelve", "--key-manager", "barbican"])
+        .args(["--source-secret", &sb, "--upload", &c])
+        .args(CHEAP)
+        .arg(&saved)
+        .arg(&shelved)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!("is deleted with image {b_id}")) && stderr.contains("shelve shares it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--encryption-key same"), "{stderr}");
+    assert!(!shelved.exists());
+    assert_eq!(os.images_named(&c), Vec::<Value>::new());
+    assert_eq!(os.consumers(&sb).len(), 1, "only B");
+
+    // `same` copies: the copy is the new image's own and outlives B and its secret.
+    let copied = work.path("copied.luks");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "same", "--key-manager", "barbican"])
+        .args(["--source-secret", &sb, "--upload", &c])
+        .args(CHEAP)
+        .arg(&saved)
+        .arg(&copied)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let [c_id, copy]: [String; 2] = stdout_lines(&output).try_into().unwrap();
+    assert_ne!(copy, sb);
+    os.run(&["image", "delete", &b_id]);
+    wait_for("Glance to delete B's secret", || {
+        os.api("key-manager", "GET", &format!("/v1/secrets/{sb}"), None).0 == 404
+    });
+    assert_eq!(image_show(os, &c_id)["status"], "active");
+    // os-brick's passphrase of the copy (a symmetric secret: the hex of its bytes) opens the copied image.
+    let pass = work.write("copy.pass", hex(&payload(os, &copy)));
+    assert!(cryptsetup_opens(&copied, &pass));
+
+    // An image the openstack client made (no consumer record) that names a secret and deletes it with itself:
+    // found through Glance's property filter. convert existing --secret is refused the same way.
+    let s2 = secret_store(os, &["--name", &unique("named"), "--secret-type", "passphrase", "--payload", "p4ss w0rd"]);
+    let d = unique("names-s2");
+    let shown = os.json(&[
+        "image",
+        "create",
+        "--disk-format",
+        "raw",
+        "--container-format",
+        "bare",
+        "--property",
+        &format!("os_encrypt_key_id={s2}"),
+        "--property",
+        "os_encrypt_key_deletion_policy=True",
+        &d,
+    ]);
+    let d_id = shown["id"].as_str().unwrap().to_owned();
+    let e_file = work.path("e.qcow2");
+    let output = os.cryptadm().args(SMALL_QCOW2).args(["--secret", &s2]).args(CHEAP).arg(&e_file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("secret {s2} is deleted with image {d_id}")), "{stderr}");
+    assert!(!e_file.exists());
+    let existing = work.path("existing.luks");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "existing", "--key-manager", "barbican", "--secret", &s2])
+        .args(["--source-secret-type", "symmetric", "--key-file"])
+        .arg(work.write("copy.key", payload(os, &copy)))
+        .args(CHEAP)
+        .arg(&copied)
+        .arg(&existing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("is deleted with image {d_id}")), "{stderr}");
+    assert!(!existing.exists());
+    os.run(&["image", "delete", &d_id]);
+}
+
+/// Issue 41, the rest of the OpenStack output: `--glance --upload` printed the Glance document with a stale
+/// `openstack image create … --file …` line (running it made a second image) and neither id; the old spelling
+/// `convert same --secret S` skipped the check of its copy's name (and failed after the login with Barbican's
+/// 400); `--key-file` beside `--source-secret` was silently ignored.
+#[test]
+fn glance_upload_document_names_and_source_passphrase() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let name = unique("doc");
+    let output = os
+        .cryptadm()
+        .args(SMALL_QCOW2)
+        .args(["--glance", "--output-format", "json", "--upload", &name])
+        .args(CHEAP)
+        .arg(work.path("doc.qcow2"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(doc.get("command").is_none(), "no `openstack image create` for an uploaded image: {doc}");
+    let id = doc["image_id"].as_str().unwrap_or_else(|| panic!("no image_id: {doc}"));
+    let shown = image_show(os, id);
+    assert_eq!(shown["name"], name.as_str());
+    assert_eq!(doc["secret_id"].as_str(), Some(secret_uuid_of(&shown).as_str()), "{doc}");
+    assert_eq!(doc["properties"]["os_encrypt_key_id"], doc["secret_id"]);
+    assert_eq!(os.images_named(&name).len(), 1);
+
+    // `same --secret S` (the old spelling) stores a copy named after the upload: a name over Barbican's 255
+    // characters is refused before the login (a Keystone that cannot be reached is never asked).
+    let src = work.path("doc.qcow2");
+    let long = "n".repeat(253);
+    let output = os
+        .cryptadm()
+        .env("OS_AUTH_URL", dead_url())
+        .args(["disk", "convert", "--encryption-key", "same", "--key-manager", "barbican"])
+        .args(["--secret", doc["secret_id"].as_str().unwrap(), "--upload", &long])
+        .args(CHEAP)
+        .arg(&src)
+        .arg(work.path("long.qcow2"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("Barbican takes at most 255"), "{stderr}");
+    assert!(!work.path("long.qcow2").exists());
+
+    // --key-file beside --source-secret: refused (2) before anything, instead of being ignored.
+    let pass = work.write("unused.pass", "never read");
+    let output = os
+        .cryptadm()
+        .args(["disk", "convert", "--encryption-key", "new", "--key-manager", "barbican", "--key-file"])
+        .arg(&pass)
+        .args(["--source-secret", doc["secret_id"].as_str().unwrap()])
+        .args(CHEAP)
+        .arg(&src)
+        .arg(work.path("both.qcow2"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--key-file and --source-secret both give the source's passphrase"), "{stderr}");
+    assert!(!work.path("both.qcow2").exists());
 }

@@ -356,6 +356,99 @@ fn clevis_luks_opens_volumes_cryptadm_binds() {
     assert!(inspect.contains(&format!("clevis: tang {}", trio.tangs[0].url())), "{inspect}");
 }
 
+/// Issue 41: `luks-format --clevis-*` renamed the formatted image into place and then bound it, so SIGKILL,
+/// SIGTERM or SIGINT during the binding left TARGET with keyslot 0 and no clevis token (and a rerun refused it:
+/// "holds a LUKS header"). The binding is now written in the header write that makes the volume. Every system
+/// call that writes, flushes or renames is a crash point: the run is killed (strace injects the signal on entry)
+/// at each in turn, into a new TARGET and over an old one with --force, and TARGET is afterwards either as it was
+/// (absent, or the old bytes) or complete: keyslot 0 for the passphrase, keyslot 1 and the clevis token naming it.
+#[test]
+fn luks_format_clevis_appears_bound_or_not_at_all() {
+    let trio = servers();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"the passphrase");
+    let config = trio.tangs[0].config();
+    let run = |target: &Path, force: bool, inject: Option<(&str, &str, usize)>| {
+        let mut cmd = match inject {
+            Some((syscall, signal, n)) => {
+                let mut cmd = std::process::Command::new("strace");
+                cmd.args(["-qq", "-f", "-o", "/dev/null", "-e"])
+                    .arg(format!("inject={syscall}:signal={signal}:when={n}"))
+                    .arg(assert_cmd::cargo::cargo_bin("cryptadm"));
+                cmd
+            }
+            None => std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm")),
+        };
+        cmd.env_remove("CRYPTADM_PASSPHRASE").env_remove("CRYPTADM_PASSPHRASE_FILE");
+        cmd.args(["disk", "luks-format", "--size", "1M", "--key-file"]).arg(&pass).args(FAST_KDF);
+        cmd.args(["--clevis-pin", "tang", "--clevis-config", &config]);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.arg(target).output().unwrap()
+    };
+    // Complete: both keyslots, the clevis token naming keyslot 1, the passphrase opening keyslot 0.
+    let assert_complete = |target: &Path, what: &str| {
+        let dump = std::process::Command::new("cryptsetup")
+            .args(["luksDump", "--dump-json-metadata"])
+            .arg(target)
+            .output()
+            .unwrap();
+        assert!(dump.status.success(), "{what}: not a LUKS2 volume: {}", String::from_utf8_lossy(&dump.stderr));
+        let meta: serde_json::Value = serde_json::from_slice(&dump.stdout).unwrap();
+        let slots: Vec<&String> = meta["keyslots"].as_object().unwrap().keys().collect();
+        assert_eq!(slots, ["0", "1"], "{what}: {meta}");
+        assert_eq!(meta["tokens"]["0"]["type"], "clevis", "{what}: {meta}");
+        assert_eq!(meta["tokens"]["0"]["keyslots"], serde_json::json!(["1"]), "{what}: {meta}");
+    };
+    let old = b"the old image, kept unless the new one is complete".repeat(1000);
+    let mut points = 0;
+    for (syscall, signal, force) in [
+        ("pwrite64", "KILL", false),
+        ("fdatasync", "KILL", false),
+        ("fsync", "KILL", false),
+        ("rename,renameat,renameat2", "KILL", false),
+        ("fdatasync", "KILL", true),
+        ("fsync", "KILL", true),
+        ("rename,renameat,renameat2", "KILL", true),
+        ("fsync", "TERM", false),
+        ("rename,renameat,renameat2", "TERM", true),
+        ("fsync", "INT", true),
+    ] {
+        for n in 1.. {
+            let target = scratch.path(&format!("target-{points}.img"));
+            if force {
+                std::fs::write(&target, &old).unwrap();
+            }
+            let output = run(&target, force, Some((syscall, signal, n)));
+            let what = format!("{signal} at {syscall} #{n}{}", if force { " with --force" } else { "" });
+            let as_before = match force {
+                true => std::fs::read(&target).ok().as_deref() == Some(&old[..]),
+                false => !target.exists(),
+            };
+            if !as_before {
+                assert_complete(&target, &what);
+            }
+            if output.status.success() {
+                assert!(!as_before, "{what}: success, but TARGET was not written");
+                break;
+            }
+            assert!(n < 200, "{what}: still killed after 200 calls");
+            points += 1;
+            // What a killed run left is no obstacle: a plain rerun (--force where there was an old image) binds.
+            if as_before {
+                let rerun = run(&target, force, None);
+                assert!(rerun.status.success(), "{what}: the rerun: {}", String::from_utf8_lossy(&rerun.stderr));
+                assert_complete(&target, &format!("{what}, rerun"));
+            }
+        }
+    }
+    assert!(points >= 20, "only {points} crash points");
+    // The killed runs' partial files are gone once a later run has written into the directory.
+    let leftovers: Vec<String> = scratch.entries().into_iter().filter(|e| e.ends_with(".cryptadm-partial")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 #[test]
 fn cryptadm_opens_volumes_clevis_luks_binds() {
     let trio = servers();

@@ -40,8 +40,8 @@ pub const EXAMPLES: &str = "Examples:
 /// to --new-key-file, mode 0600, never overwriting a file), `existing` uses the passphrase or key in
 /// --new-key-file with a new volume key, and `none` writes a plain image. Data is decrypted and re-encrypted in
 /// memory, a chunk at a time: no plaintext reaches the disk unless `none` asks for it. Clusters of zeros are left
-/// unallocated in qcow2 outputs. The output is built in a temporary file next to DST and renamed into place; the
-/// source is opened read-only.
+/// unallocated in qcow2 outputs. The output is built in a temporary file next to DST and renamed into place once
+/// it is complete (with --upload, uploaded), so a failure leaves DST as it was; the source is opened read-only.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct ConvertArgs {
@@ -153,6 +153,12 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         (None, Some(secret)) if keeps_source_key => Some(secret.clone()),
         _ => None,
     };
+    // The source's passphrase comes from the key manager: a --key-file beside it would be silently ignored.
+    if source_id.is_some() && args.passphrase.key_file_given() {
+        return Err(usage("--key-file and --source-secret both give the source's passphrase: choose one")
+            .with_hint("drop --key-file: --source-secret reads the source's passphrase from the key manager")
+            .into());
+    }
     let output_secret_named = args.glance.cloud.secret.is_some() && !keeps_source_key;
     match (args.encryption_key, key_manager, output_secret_named) {
         (KeyChoice::None, true, _) if source_id.is_none() || args.glance.cloud.secret.is_some() => {
@@ -197,6 +203,11 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     // Secrets this run does not create: the output's named by --secret, or the source's shared (shelve).
     let existing_secret = args.encryption_key == KeyChoice::Shelve || output_secret_named;
     args.glance.check(args.encryption_key != KeyChoice::None, existing_secret, &args.dst)?;
+    // `same` with a key manager stores a copy of the source's secret (also in the old spelling `same --secret`,
+    // which check() takes for an existing output secret): its name is checked before any login too.
+    if args.encryption_key == KeyChoice::Same && key_manager {
+        args.glance.check_new_secret_name(&args.dst)?;
+    }
     // A generated secret never replaces a file; checked before any work.
     let mut key_file = match (args.encryption_key, &args.new_key_file) {
         (KeyChoice::New, Some(path)) => Some(KeyFile::new(path)?),
@@ -214,7 +225,16 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let source_secret = match (&cloud, &source_id) {
         (Some(cloud), Some(id)) => {
             let explicit = args.source_secret_type.or(args.secret_type).map(SecretType::from);
-            Some(super::fetch_secret(cloud, id, explicit, printer)?)
+            let fetched = super::fetch_secret(cloud, id, explicit, printer)?;
+            if args.encryption_key == KeyChoice::Shelve {
+                // Shelve shares the source's secret: refused if an image deletes it with itself.
+                cloud.refuse_shared_if_deleted(
+                    &fetched.uuid,
+                    "shelve shares it",
+                    "use --encryption-key same, which copies it into a secret this image owns",
+                )?;
+            }
+            Some(fetched)
         }
         _ => None,
     };
@@ -284,7 +304,51 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         (Some(file), Some(secret)) => Some((file as &mut dyn SecretSink, &secret[..])),
         _ => None,
     };
-    let converted = pipeline::convert(unlocked, &plan, &output, sink, printer)?;
+    // The OpenStack end (upload, Glance document) runs on the complete image before it takes its place: a failed
+    // upload leaves whatever was at DST (with --force, the old image) as it was.
+    let mut failure = None;
+    let openstack: Option<pipeline::BeforeRename<'_, crate::qcow2::Converted>> = args.glance.openstack().then(|| {
+        let (args, failure, secret, km_secret) = (&args, &mut failure, &secret, km_secret.as_ref());
+        let (secret_file, encrypted) = (secret_file.as_deref(), encrypted);
+        Box::new(move |converted: &crate::qcow2::Converted, data: &std::fs::File| {
+            let finished = match km_secret {
+                Some(km) => {
+                    let facts = encrypted.then(|| km.facts());
+                    let key_id = Some(km.uuid.as_str());
+                    args.glance.finish(
+                        cloud,
+                        &args.dst,
+                        data,
+                        container,
+                        converted.virtual_size,
+                        facts,
+                        key_id,
+                        printer,
+                    )
+                }
+                None => {
+                    let facts = encrypted.then(|| {
+                        let (kind, len) = match secret {
+                            Some(secret) => (secret_type, secret.len()),
+                            // `same`: the source's secret, as long as its key file.
+                            None => (
+                                source_type,
+                                secret_file.and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len() as usize),
+                            ),
+                        };
+                        (kind, secret_file, len)
+                    });
+                    args.glance.finish(cloud, &args.dst, data, container, converted.virtual_size, facts, None, printer)
+                }
+            };
+            finished.map_err(|e| {
+                *failure = Some(e);
+                crate::disk::Error::Withheld
+            })
+        }) as pipeline::BeforeRename<'_, crate::qcow2::Converted>
+    });
+    let converted = pipeline::convert(unlocked, &plan, &output, sink, openstack, printer)
+        .map_err(|e| failure.take().unwrap_or_else(|| e.into()))?;
     printer.info(&format!(
         "converted `{}` into `{}`: {}{}, {} bytes of disk in a {}-byte file{}",
         args.src.display(),
@@ -295,23 +359,5 @@ pub fn run(args: ConvertArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         converted.file_len,
         converted.data_clusters.map_or(String::new(), |n| format!(", {n} data clusters")),
     ));
-    if let Some(secret) = km_secret.as_ref().filter(|_| args.glance.openstack()) {
-        let facts = encrypted.then(|| secret.facts());
-        let key_id = Some(secret.uuid.as_str());
-        args.glance.finish(cloud, &args.dst, container, converted.virtual_size, facts, key_id, printer)?;
-    } else if args.glance.openstack() {
-        let facts = encrypted.then(|| {
-            let (kind, len) = match &secret {
-                Some(secret) => (secret_type, secret.len()),
-                // `same`: the source's secret, as long as its key file.
-                None => (
-                    source_type,
-                    secret_file.as_deref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len() as usize),
-                ),
-            };
-            (kind, secret_file.as_deref(), len)
-        });
-        args.glance.finish(cloud, &args.dst, container, converted.virtual_size, facts, None, printer)?;
-    }
     Ok(ExitStatus::Success)
 }

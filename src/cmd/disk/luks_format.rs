@@ -36,8 +36,9 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// Defaults are cryptsetup 2.6's: LUKS2, aes-xts-plain64, 512-bit key, argon2id benchmarked for 2000 ms (memory
 /// at most 1 GiB and half the RAM, threads at most 4 and the CPU count), 16 MiB data offset, 4096-byte sectors
-/// for image files. An image file is written to a temporary file and renamed into place, so a failure leaves
-/// nothing behind; a block device is never resized. An existing LUKS header or non-empty target is overwritten
+/// for image files. An image file is written to a temporary file and renamed into place once it is complete (with
+/// --clevis-pin, bound; with --upload, uploaded), so a failure leaves nothing behind, and with --force the old
+/// file as it was; a block device is never resized. An existing LUKS header or non-empty target is overwritten
 /// only with --force.
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
@@ -345,14 +346,48 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     }
     let settings = resolve(&args, printer)?;
     let clevis = clevis_prepare(&args, &settings.options, printer)?;
+    // The binding goes into the header write that makes the volume: the target appears bound, or not at all.
+    let token = clevis.as_ref().map(|(_, prepared)| prepared.token_slot()).transpose()?;
+    // The OpenStack end (upload, Glance document) runs on the complete image before it takes its place: a failed
+    // upload leaves whatever was at TARGET (with --force, the old image) as it was.
+    let mut failure = None;
+    let openstack: Option<pipeline::BeforeRename<'_, pipeline::Formatted>> = args.glance.openstack().then(|| {
+        let (cloud, key_manager, passphrase_len) =
+            (settings.cloud, settings.key_manager.as_ref(), settings.passphrase.expose().len());
+        let (args, failure) = (&args, &mut failure);
+        Box::new(move |formatted: &pipeline::Formatted, data: &std::fs::File| {
+            let secret = match key_manager {
+                Some(secret) => secret.facts(),
+                None => output_secret(args, passphrase_len),
+            };
+            let key_id = key_manager.map(|s| s.uuid.as_str());
+            let finished = args.glance.finish(
+                cloud,
+                &args.target,
+                data,
+                Container::Raw,
+                formatted.payload_len,
+                Some(secret),
+                key_id,
+                printer,
+            );
+            finished.map_err(|e| {
+                *failure = Some(e);
+                crate::disk::Error::Withheld
+            })
+        }) as pipeline::BeforeRename<'_, pipeline::Formatted>
+    });
     let formatted = pipeline::format_luks(
         settings.from,
         &settings.options,
         settings.passphrase.expose(),
         settings.payload_len,
         &settings.output,
+        token.as_ref(),
+        openstack,
         printer,
-    )?;
+    )
+    .map_err(|e| failure.take().unwrap_or_else(|| e.into()))?;
     let o = &settings.options;
     printer.info(&format!(
         "formatted `{}`: {} {} {}-bit key, {}, {}-byte sectors, {} bytes of payload{}, UUID {}",
@@ -370,24 +405,8 @@ pub fn run(args: LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         },
         o.uuid,
     ));
-    if let Some((pin, prepared)) = clevis {
-        clevis_bind(&args.target, settings.passphrase.expose(), &pin, &prepared, printer)?;
-    }
-    if args.glance.openstack() {
-        let secret = match &settings.key_manager {
-            Some(secret) => secret.facts(),
-            None => output_secret(&args, settings.passphrase.expose().len()),
-        };
-        let key_id = settings.key_manager.as_ref().map(|s| s.uuid.as_str());
-        args.glance.finish(
-            settings.cloud,
-            &args.target,
-            Container::Raw,
-            formatted.payload_len,
-            Some(secret),
-            key_id,
-            printer,
-        )?;
+    if let (Some((pin, _)), Some((slot, token))) = (&clevis, formatted.bound) {
+        printer.info(&format!("bound to {}: keyslot {slot}, token {token} (type clevis)", pin.describe()));
     }
     Ok(ExitStatus::Success)
 }
@@ -406,21 +425,6 @@ fn clevis_prepare(
     let _busy = printer.busy(&format!("encrypting the binding's passphrase to {}", pin.describe()));
     let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?;
     Ok(Some((pin, prepared)))
-}
-
-/// Adds the clevis keyslot and token beside the passphrase's keyslot.
-fn clevis_bind(
-    target: &Path,
-    passphrase: &[u8],
-    pin: &crate::kms::clevis::Pin,
-    prepared: &crate::disk::clevis::Prepared,
-    printer: &Printer,
-) -> anyhow::Result<()> {
-    let mut volume = luks::Volume::open(target, true).with_context(|| format!("opening `{}`", target.display()))?;
-    let (slot, token) = crate::disk::clevis::bind_with_passphrase(&mut volume, passphrase, prepared)
-        .with_context(|| format!("binding `{}`", target.display()))?;
-    printer.info(&format!("bound to {}: keyslot {slot}, token {token} (type clevis)", pin.describe()));
-    Ok(())
 }
 
 /// The output's secret as the Glance document names it: its type, its file, its length in bytes.
@@ -501,7 +505,36 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         key: pipeline::Key::Fresh(&passphrase),
         kdf,
     };
-    let converted = pipeline::convert(source, &plan, &output, None, printer)?;
+    let mut failure = None;
+    let openstack: Option<pipeline::BeforeRename<'_, crate::qcow2::Converted>> = args.glance.openstack().then(|| {
+        let (key_manager, failure) = (key_manager.as_ref(), &mut failure);
+        Box::new(move |converted: &crate::qcow2::Converted, data: &std::fs::File| {
+            let secret = match key_manager {
+                Some(secret) => secret.facts(),
+                None => {
+                    let (kind, file, _) = output_secret(args, 0);
+                    (kind, file, secret_len)
+                }
+            };
+            let key_id = key_manager.map(|s| s.uuid.as_str());
+            let finished = args.glance.finish(
+                cloud,
+                &args.target,
+                data,
+                Container::Qcow2,
+                converted.virtual_size,
+                Some(secret),
+                key_id,
+                printer,
+            );
+            finished.map_err(|e| {
+                *failure = Some(e);
+                crate::disk::Error::Withheld
+            })
+        }) as pipeline::BeforeRename<'_, crate::qcow2::Converted>
+    });
+    let converted = pipeline::convert(source, &plan, &output, None, openstack, printer)
+        .map_err(|e| failure.take().unwrap_or_else(|| e.into()))?;
     printer.info(&format!(
         "formatted `{}`: qcow2 with LUKS1 aes-xts-plain64 512-bit key, {} bytes of disk, {} data clusters, a \
          {}-byte file",
@@ -510,25 +543,6 @@ fn run_qcow2(args: &LuksFormatArgs, printer: &Printer) -> anyhow::Result<ExitSta
         converted.data_clusters.unwrap_or(0),
         converted.file_len,
     ));
-    if args.glance.openstack() {
-        let secret = match &key_manager {
-            Some(secret) => secret.facts(),
-            None => {
-                let (kind, file, _) = output_secret(args, 0);
-                (kind, file, secret_len)
-            }
-        };
-        let key_id = key_manager.as_ref().map(|s| s.uuid.as_str());
-        args.glance.finish(
-            cloud,
-            &args.target,
-            Container::Qcow2,
-            converted.virtual_size,
-            Some(secret),
-            key_id,
-            printer,
-        )?;
-    }
     Ok(ExitStatus::Success)
 }
 

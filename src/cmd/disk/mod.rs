@@ -89,6 +89,12 @@ pub struct LuksPassphraseArgs {
 const MAX_KEY_FILE: usize = 8192 * 1024;
 
 impl LuksPassphraseArgs {
+    /// Whether --key-file was given (not --passphrase-file, which its environment variable may set for every
+    /// command).
+    pub fn key_file_given(&self) -> bool {
+        self.key_file.is_some()
+    }
+
     /// The `--key-file` path, if given (named in printed `openstack secret store` lines).
     pub fn key_file(&self) -> Option<&std::path::Path> {
         self.key_file.as_deref().or(self.passphrase.passphrase_file.as_deref())
@@ -256,7 +262,14 @@ impl GlanceArgs {
     ) -> anyhow::Result<Option<KeyManagerSecret>> {
         let Some(cloud) = cloud.filter(|_| self.cloud.key_manager.is_some()) else { return Ok(None) };
         if let Some(id) = &self.cloud.secret {
-            return fetch_secret(cloud, id, explicit_type, printer).map(Some);
+            let secret = fetch_secret(cloud, id, explicit_type, printer)?;
+            // Shared with the images that already use it: refused if one of them deletes it with itself.
+            cloud.refuse_shared_if_deleted(
+                &secret.uuid,
+                "sharing it",
+                "let this run store the image's own secret (--key-manager barbican without --secret), or make that                  image keep the secret (`openstack image set --property os_encrypt_key_deletion_policy=False ID`)",
+            )?;
+            return Ok(Some(secret));
         }
         let secret_type = explicit_type.unwrap_or(SecretType::Passphrase);
         self.store_secret(cloud, secret_type, secret_type.generate(), file, printer).map(Some)
@@ -300,20 +313,29 @@ impl GlanceArgs {
             .into());
         }
         let stores = self.cloud.key_manager.is_some() && self.cloud.secret.is_none();
-        if let Some(file) = file.filter(|_| stores) {
-            let name = self.secret_name(file);
-            if name.chars().count() > LIMIT {
-                return Err(Failure::new(
-                    ExitStatus::InvalidInput,
-                    format!(
-                        "the new secret's name `{}…-key` would have {} characters: Barbican takes at most {LIMIT}",
-                        name.chars().take(16).collect::<String>(),
-                        name.chars().count()
-                    ),
-                )
-                .with_hint(format!("give an --upload NAME (or a file name) of at most {} characters", LIMIT - 4))
-                .into());
-            }
+        match file.filter(|_| stores) {
+            Some(file) => self.check_new_secret_name(file),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses, before any login, the name of a secret this run will store for `file` when Barbican would refuse
+    /// it (over 255 characters): a new secret (--key-manager without --secret), or convert's copy of the source's
+    /// (`same`, also in its old spelling `same --secret`).
+    pub fn check_new_secret_name(&self, file: &std::path::Path) -> anyhow::Result<()> {
+        const LIMIT: usize = 255;
+        let name = self.secret_name(file);
+        if name.chars().count() > LIMIT {
+            return Err(Failure::new(
+                ExitStatus::InvalidInput,
+                format!(
+                    "the new secret's name `{}…-key` would have {} characters: Barbican takes at most {LIMIT}",
+                    name.chars().take(16).collect::<String>(),
+                    name.chars().count()
+                ),
+            )
+            .with_hint(format!("give an --upload NAME (or a file name) of at most {} characters", LIMIT - 4))
+            .into());
         }
         Ok(())
     }
@@ -384,16 +406,19 @@ impl GlanceArgs {
         secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
         printer: &Printer,
     ) -> anyhow::Result<()> {
-        self.print_with(file, container, size, secret, self.key_id.as_deref(), printer)
+        self.print_with(file, container, size, secret, self.key_id.as_deref(), None, printer)
     }
 
-    /// The end of an OpenStack run: prints the Glance document (--glance) and uploads the image (--upload), with
-    /// `key_id` the key manager's secret (or --key-id); `cloud` is kept (everything in place) or undone.
+    /// The end of an OpenStack run, once the image `file` is complete in `data` (its partial file, not yet renamed
+    /// into place: a failure here leaves whatever was at `file` as it was): uploads the image (--upload) and
+    /// prints the Glance document (--glance), with `key_id` the key manager's secret (or --key-id); `cloud` is
+    /// kept (everything in place) or undone.
     #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &self,
         cloud: Option<crate::cmd::openstack_args::CloudRun>,
         file: &std::path::Path,
+        data: &std::fs::File,
         container: Container,
         size: u64,
         secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
@@ -401,12 +426,17 @@ impl GlanceArgs {
         printer: &Printer,
     ) -> anyhow::Result<()> {
         let key_id = key_id.or(self.key_id.as_deref());
-        if self.glance {
-            self.print_with(file, container, size, secret, key_id, printer)?;
-        }
-        let Some(cloud) = cloud else { return Ok(()) };
-        cloud.output_written(file);
+        let Some(cloud) = cloud else {
+            return if self.glance {
+                self.print_with(file, container, size, secret, key_id, None, printer)
+            } else {
+                Ok(())
+            };
+        };
         let Some(name) = &self.cloud.upload else {
+            if self.glance {
+                self.print_with(file, container, size, secret, key_id, None, printer)?;
+            }
             if let Some(id) = key_id {
                 printer.info(&format!("the image's secret is Barbican secret {id} (os_encrypt_key_id)"));
             }
@@ -422,7 +452,13 @@ impl GlanceArgs {
         let doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
         let properties: std::collections::BTreeMap<String, String> =
             doc.properties.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
-        match cloud.upload(name, container.name(), &properties, file, key_id.filter(|_| secret.is_some()), printer) {
+        let uploaded = {
+            use std::io::Seek;
+            let mut reader = data.try_clone().with_context(|| format!("reading `{}` to upload it", file.display()))?;
+            reader.rewind().with_context(|| format!("reading `{}` to upload it", file.display()))?;
+            cloud.upload(name, container.name(), &properties, reader, key_id.filter(|_| secret.is_some()), printer)
+        };
+        match uploaded {
             Ok(id) => {
                 cloud.finish();
                 printer.info(&format!(
@@ -430,6 +466,12 @@ impl GlanceArgs {
                     file.display(),
                     key_id.map(|k| format!(", its secret Barbican secret {k}")).unwrap_or_default()
                 ));
+                if self.glance {
+                    // The image exists: its document carries its id and its secret's, and no `openstack image
+                    // create` line (running it would make a second image).
+                    let ids = UploadedIds { image: &id, secret: key_id.filter(|_| secret.is_some()) };
+                    return self.print_with(file, container, size, secret, key_id, Some(ids), printer);
+                }
                 self.print_ids(Some(&id), key_id.filter(|_| secret.is_some()), printer)
             }
             Err(e) => {
@@ -470,6 +512,7 @@ impl GlanceArgs {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn print_with(
         &self,
         file: &std::path::Path,
@@ -477,6 +520,7 @@ impl GlanceArgs {
         size: u64,
         secret: Option<(SecretType, Option<&std::path::Path>, usize)>,
         key_id: Option<&str>,
+        uploaded: Option<UploadedIds<'_>>,
         printer: &Printer,
     ) -> anyhow::Result<()> {
         let facts = self.encryption_facts(secret, key_id);
@@ -484,6 +528,11 @@ impl GlanceArgs {
             printer.warn("no --key-id: store the secret in the key manager, then set os_encrypt_key_id to its UUID");
         }
         let mut doc = crate::render::openstack::image_document(file, container.name(), size, facts.as_ref());
+        if let Some(ids) = uploaded {
+            doc.command = None;
+            doc.image_id = Some(ids.image.to_owned());
+            doc.secret_id = ids.secret.map(str::to_owned);
+        }
         if self.cloud.key_manager.is_some() {
             // The secret is in Barbican already (stored or read by this run): no `openstack secret store` line.
             doc.secret = None;
@@ -492,6 +541,13 @@ impl GlanceArgs {
         printer.data(text.as_bytes()).context("writing to standard output")?;
         Ok(())
     }
+}
+
+/// The ids of an image this run uploaded, for its printed Glance document.
+#[derive(Clone, Copy)]
+struct UploadedIds<'a> {
+    image: &'a str,
+    secret: Option<&'a str>,
 }
 
 /// Reads secret `id` from the key manager as the output's (or source's) secret. Its Barbican type decides how it

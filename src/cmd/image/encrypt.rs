@@ -69,6 +69,11 @@ pub struct EncryptArgs {
     /// SPEC that names no current recipient is refused (exit 3) and nothing is written
     #[arg(long, value_name = "SPEC", value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
     remove_recipient: Vec<RecipientSpec>,
+    /// With --remove-recipient: accept that JWE recipients without a key id lose access unless given with
+    /// --recipient. Their wrapped keys name only an algorithm, so cryptadm cannot tell which of them a
+    /// --remove-recipient is, nor whether it is one at all; without this flag such a loss is refused (exit 3)
+    #[arg(long, requires = "remove_recipient")]
+    accept_unidentified_loss: bool,
     #[command(flatten)]
     selection: SelectionArgs,
     #[command(flatten)]
@@ -174,6 +179,26 @@ fn report_access_change(args: &EncryptArgs, source: &dyn ImageSource, printer: &
              --recipient loses access",
             args.source
         ))
+        .into());
+    }
+    let unidentified: Vec<String> = change
+        .loses
+        .iter()
+        .filter(|(holder, _)| !holder.identified())
+        .map(|(holder, count)| if *count > 1 { format!("{count} × {holder}") } else { holder.to_string() })
+        .collect();
+    if !unidentified.is_empty() && !args.accept_unidentified_loss {
+        return Err(Failure::new(
+            ExitStatus::InvalidInput,
+            format!(
+                "re-encrypting `{}` takes access from {}: JWE recipients carry no key id, so cryptadm cannot tell                  whether that is the --remove-recipient or another recipient not given with --recipient; nothing                  was written",
+                args.source,
+                unidentified.join(", ")
+            ),
+        )
+        .with_hint(
+            "give every recipient who keeps access with --recipient (everyone else loses it), then add              --accept-unidentified-loss",
+        )
         .into());
     }
     let list = |items: Vec<String>| if items.is_empty() { "nobody".to_owned() } else { items.join(", ") };
