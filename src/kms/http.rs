@@ -45,6 +45,8 @@ pub struct HttpSettings {
     pub first_backoff: Duration,
     /// The command's overall deadline: no request or pause outlives it.
     pub deadline: Option<Deadline>,
+    /// The proxies requests go through (none: directly).
+    pub proxies: crate::proxy::Proxies,
 }
 
 impl Default for HttpSettings {
@@ -58,6 +60,7 @@ impl Default for HttpSettings {
             retries: 3,
             first_backoff: Duration::from_millis(500),
             deadline: None,
+            proxies: crate::proxy::Proxies::default(),
         }
     }
 }
@@ -242,7 +245,7 @@ impl Http {
         let deadline = self.settings.deadline;
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
-        let secrets = secrets_of(request);
+        let secrets = secrets_of(request, &self.settings.proxies);
         for attempt in 1..=attempts {
             if let Some(deadline) = deadline.filter(Deadline::passed) {
                 return Err(self.past_deadline(request, &deadline, &last_problem));
@@ -306,7 +309,7 @@ impl Http {
         });
         let stream = reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
         let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
-        let secrets = secrets_of(request);
+        let secrets = secrets_of(request, &self.settings.proxies);
         let timeout = crate::deadline::bound(self.settings.deadline.as_ref(), timeout);
         let result = runtime.block_on(async {
             let mut builder =
@@ -430,11 +433,12 @@ impl Http {
 /// The reqwest client for `settings`: trusting the platform's roots plus the settings' CAs, or when not
 /// `platform_roots`, the settings' CAs only (none: no TLS at all).
 fn client(settings: &HttpSettings, platform_roots: bool) -> Result<reqwest::Client, Error> {
-    let mut builder = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(settings.timeout)
         .timeout(settings.timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy();
+        .redirect(reqwest::redirect::Policy::none());
+    // The proxies come from the settings (the command line reads the environment), never from reqwest itself.
+    let mut builder = settings.proxies.apply(builder).map_err(|e| Error::Config(e.to_string()))?;
     for path in &settings.ca_files {
         builder = builder.tls_certs_merge(read_pem_certs(path)?);
     }
@@ -476,8 +480,11 @@ impl Drop for Http {
 
 /// The request's secrets, and the strings of its body when that is JSON set by hand rather than by
 /// [`Request::json`] (already registered then; registering twice changes nothing).
-fn secrets_of(request: &Request) -> redact::Secrets {
+fn secrets_of(request: &Request, proxies: &crate::proxy::Proxies) -> redact::Secrets {
     let mut secrets = request.secrets.clone();
+    for secret in proxies.secrets() {
+        secrets.add_text(&secret);
+    }
     if let Some(body) = &request.body
         && let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body)
     {
