@@ -286,3 +286,41 @@ fn the_region_comes_from_the_instance_whatever_the_credentials() {
         stderr(&refused)
     );
 }
+
+/// The registry client goes through HTTP_PROXY too (the registry here is plain HTTP), and around it for a NO_PROXY
+/// host: every request `image inspect` makes is one logged line.
+#[test]
+fn the_registry_client_goes_through_the_proxy_and_around_it_for_no_proxy() {
+    let registry = crate::registry::Registry::start_with("");
+    let scratch = Scratch::new();
+    let src = scratch.path("src");
+    crate::image::fixture(&src, crate::image::TWO_LAYERS);
+    crate::image::run(&mut crate::registry::skopeo(&[
+        "--dest-tls-verify=false",
+        &crate::registry::oci(&src),
+        &registry.image("proxied/app:v1"),
+    ]));
+    let proxy = LoggingProxy::start(&scratch, "proxy", &[]);
+    let inspect = |no_proxy: Option<&str>| {
+        let mut command = cryptadm();
+        for name in PROXY_VARIABLES {
+            command.env_remove(name);
+        }
+        command.env("HTTP_PROXY", proxy.url(""));
+        if let Some(no_proxy) = no_proxy {
+            command.env("NO_PROXY", no_proxy);
+        }
+        let output = command
+            .args(["image", "inspect", "--tls-verify=false"])
+            .arg(registry.image("proxied/app:v1"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    inspect(None);
+    let lines = proxy.lines();
+    assert!(!lines.is_empty() && lines.iter().all(|l| *l == format!("HTTP {}", registry.host)), "{lines:?}");
+    let before = lines.len();
+    inspect(Some("127.0.0.0/8"));
+    assert_eq!(proxy.lines().len(), before, "{:?}", proxy.lines());
+}
