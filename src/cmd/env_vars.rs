@@ -283,8 +283,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
     (
-        "AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
-        "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys); web identity through STS (the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. See docs/aws.md.",
+        "AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, AWS_CONTAINER_AUTHORIZATION_TOKEN, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
+        "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys): an assumed role (role_arn with web_identity_token_file, source_profile or credential_source, through STS AssumeRole), its keys, or credential_process; web identity through STS (the token file read again at each refresh); the container credential endpoint (EKS Pod Identity, ECS task roles; the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. A renewal that fails keeps credentials until they expire (-v says so). See docs/aws.md.",
     ),
     (
         AWS_ACCESS_KEY_ID,
