@@ -22,6 +22,7 @@ pub mod oci;
 pub mod ocicrypt;
 pub mod openstack;
 pub mod process;
+pub mod proxy;
 pub mod qcow2;
 pub mod redact;
 pub mod render;

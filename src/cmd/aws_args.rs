@@ -5,22 +5,30 @@
 //! Credentials, first found wins:
 //! 1. `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`);
 //! 2. the profile (`--aws-profile`, `AWS_PROFILE`, else `default`) in `AWS_SHARED_CREDENTIALS_FILE`
-//!    (`~/.aws/credentials`) and `AWS_CONFIG_FILE` (`~/.aws/config`): its keys, or `role_arn` with
-//!    `web_identity_token_file`;
+//!    (`~/.aws/credentials`) and `AWS_CONFIG_FILE` (`~/.aws/config`), in botocore's order within a profile:
+//!    `role_arn` with `web_identity_token_file`, or with `source_profile` (chained: the source may itself assume a
+//!    role) or `credential_source` (`Environment`, `Ec2InstanceMetadata`, `EcsContainer`), through STS AssumeRole
+//!    (`external_id`, `role_session_name`, `duration_seconds`); then its keys; then `credential_process`;
 //! 3. web identity: `AWS_ROLE_ARN` + `AWS_WEB_IDENTITY_TOKEN_FILE` (+ `AWS_ROLE_SESSION_NAME`) through STS;
-//! 4. the EC2 instance metadata service (IMDSv2) at `AWS_EC2_METADATA_SERVICE_ENDPOINT` (else 169.254.169.254),
+//! 4. the container credential endpoint (ECS task roles, EKS Pod Identity):
+//!    `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` (on 169.254.170.2) or `AWS_CONTAINER_CREDENTIALS_FULL_URI`, with
+//!    `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` (read at each refresh) or `AWS_CONTAINER_AUTHORIZATION_TOKEN`;
+//! 5. the EC2 instance metadata service (IMDSv2) at `AWS_EC2_METADATA_SERVICE_ENDPOINT` (else 169.254.169.254),
 //!    unless `AWS_EC2_METADATA_DISABLED=true`; it is asked only when a request needs credentials.
 //!
 //! A named profile that does not exist, a credentials file group or others may read, or a profile this client
-//! cannot use (`source_profile`, `credential_process`, SSO) is an error at the first AWS request, not before, so
+//! cannot use (SSO, a role without a source, a source loop) is an error at the first AWS request, not before, so
 //! that commands that never reach AWS are not disturbed. Region: `--aws-region`, `AWS_REGION`,
-//! `AWS_DEFAULT_REGION`, the profile's `region`, then the instance metadata service. Endpoints:
-//! `--aws-endpoint-url`, then `AWS_ENDPOINT_URL_<SERVICE>` (`KMS`, `S3`, `SECRETS_MANAGER`, `SSM`, `STS`), then
-//! `AWS_ENDPOINT_URL`.
+//! `AWS_DEFAULT_REGION`, the profile's `region`, then the instance metadata service (whatever the credentials'
+//! source). Endpoints: `--aws-endpoint-url`, then `AWS_ENDPOINT_URL_<SERVICE>` (`KMS`, `S3`, `SECRETS_MANAGER`,
+//! `SSM`, `STS`), then `AWS_ENDPOINT_URL`, else the public endpoint of the region's partition, FIPS and
+//! dual-stack as `AWS_USE_FIPS_ENDPOINT` / `AWS_USE_DUALSTACK_ENDPOINT` (or the profile's `use_fips_endpoint` /
+//! `use_dualstack_endpoint`) ask. Proxies: `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` ([`super::proxy`]).
 
 use super::env_vars::{self as env, var_os};
 use crate::kms::aws::credentials::{
-    CredentialProvider, Credentials, DEFAULT_IMDS_ENDPOINT, InstanceMetadata, Refreshing, Static, Unusable, WebIdentity,
+    AssumeRole, Container, ContainerToken, CredentialProvider, Credentials, DEFAULT_IMDS_ENDPOINT,
+    ECS_CONTAINER_ENDPOINT, InstanceMetadata, Log, Process, Refreshing, Static, Unusable, WebIdentity,
 };
 use crate::kms::aws::profile::{FileKind, Profiles};
 use crate::kms::aws::{Aws, AwsSettings, Endpoints};
@@ -87,6 +95,12 @@ impl AwsArgs {
         if let Some(url) = &self.aws_endpoint_url {
             endpoints = Endpoints { all: Some(url.clone()), ..Endpoints::default() };
         }
+        let flag = |variable: &str, key: &str| match text(variable) {
+            Some(value) => value.eq_ignore_ascii_case("true"),
+            None => files.as_ref().ok().and_then(|f| f.get(key)).is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        };
+        endpoints.fips = flag(env::AWS_USE_FIPS_ENDPOINT, "use_fips_endpoint");
+        endpoints.dualstack = flag(env::AWS_USE_DUALSTACK_ENDPOINT, "use_dualstack_endpoint");
         let http = HttpSettings {
             ca_files: self
                 .aws_ca_bundle
@@ -97,10 +111,11 @@ impl AwsArgs {
             timeout,
             retries,
             deadline: super::deadline::current(),
+            proxies: super::proxy::from_env(),
             ..HttpSettings::default()
         };
         let credentials = credential_provider(files, &endpoints, region.as_deref());
-        AwsSettings { region, endpoints, http, credentials }
+        AwsSettings { region, endpoints, http, credentials, instance_metadata: region_source() }
     }
 }
 
@@ -175,6 +190,225 @@ fn read_profile_file(path: &Path, kind: FileKind) -> Result<Option<String>, (Str
     Ok(Some(text))
 }
 
+/// The printer's verbose lines, for what the AWS client tells at `-v` (a renewal that failed while the kept
+/// credentials are still valid).
+static LOG: std::sync::OnceLock<super::printer::Printer> = std::sync::OnceLock::new();
+
+/// Makes the AWS client's `-v` lines go to `printer` (called once, by `main`).
+pub fn install_log(printer: &super::printer::Printer) {
+    let _ = LOG.set(printer.clone());
+}
+
+fn log() -> Option<Log> {
+    LOG.get().map(|printer| -> Log {
+        Arc::new(move |line: &str| {
+            use crate::interact::Interaction as _;
+            printer.debug(line);
+        })
+    })
+}
+
+/// What the credential sources need besides the profile files.
+struct Chain<'a> {
+    region: Option<&'a str>,
+    sts_endpoint: String,
+    log: Option<Log>,
+}
+
+impl Chain<'_> {
+    fn cache(&self) -> Refreshing {
+        Refreshing::logged(self.log.clone())
+    }
+
+    fn session_name(configured: Option<String>) -> String {
+        configured.unwrap_or_else(|| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            format!("cryptadm-{}", now.as_secs())
+        })
+    }
+
+    /// The environment's keys, if set (`Err` for half a pair).
+    fn environment(&self) -> Result<Option<Arc<dyn CredentialProvider>>, (String, String)> {
+        match (text(env::AWS_ACCESS_KEY_ID), var_os(env::AWS_SECRET_ACCESS_KEY).filter(|v| !v.is_empty())) {
+            (Some(id), Some(secret)) => {
+                use std::os::unix::ffi::OsStringExt as _;
+                let token = var_os(env::AWS_SESSION_TOKEN).filter(|v| !v.is_empty()).map(|t| t.into_vec().into());
+                let credentials = Credentials::new(id, secret.into_vec().into(), token, None);
+                Ok(Some(Arc::new(Static::from(credentials, "the environment (AWS_ACCESS_KEY_ID)"))))
+            }
+            (Some(_), None) => {
+                Err(("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not".into(), "set both, or neither".into()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The container credential provider, when its variables are set (the relative URI wins, as in the SDKs).
+    fn container(&self) -> Option<Arc<dyn CredentialProvider>> {
+        let (url, origin) =
+            match (text(env::AWS_CONTAINER_CREDENTIALS_RELATIVE_URI), text(env::AWS_CONTAINER_CREDENTIALS_FULL_URI)) {
+                (Some(relative), _) => (
+                    format!("{ECS_CONTAINER_ENDPOINT}/{}", relative.trim_start_matches('/')),
+                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                ),
+                (None, Some(full)) => (full, "AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+                (None, None) => return None,
+            };
+        let token = match (
+            text(env::AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE),
+            var_os(env::AWS_CONTAINER_AUTHORIZATION_TOKEN).filter(|v| !v.is_empty()),
+        ) {
+            (Some(file), _) => ContainerToken::File(PathBuf::from(file)),
+            (None, Some(value)) => {
+                use std::os::unix::ffi::OsStringExt as _;
+                ContainerToken::Value(value.into_vec().into())
+            }
+            (None, None) => ContainerToken::None,
+        };
+        Some(Arc::new(Container { url, token, origin: origin.into(), cache: self.cache() }))
+    }
+
+    fn instance_metadata(&self, searched: Vec<String>) -> Arc<dyn CredentialProvider> {
+        Arc::new(InstanceMetadata {
+            endpoint: imds_endpoint().unwrap_or_else(|| DEFAULT_IMDS_ENDPOINT.to_owned()),
+            searched,
+            cache: self.cache(),
+        })
+    }
+
+    /// The credentials of profile `name`, in botocore's order within a profile: an assumed role (`role_arn` with
+    /// `web_identity_token_file`, `source_profile` or `credential_source`), then keys, then `credential_process`.
+    /// `Ok(None)`: the profile gives none. `visited` holds the profiles of the chain so far (a loop is an error).
+    fn profile(
+        &self,
+        files: &ProfileFiles,
+        name: &str,
+        visited: &mut Vec<String>,
+    ) -> Result<Option<Arc<dyn CredentialProvider>>, (String, String)> {
+        let get = |key: &str| files.profiles.get(name, key);
+        let place =
+            if name == files.name { files.places.clone() } else { format!("profile `{name}` (a source_profile)") };
+        let bad = |problem: String| (format!("AWS {place}: {problem}"), "fix the profile in ~/.aws/config".to_owned());
+        if !files.profiles.has(name) {
+            return Err(bad("no such profile".into()));
+        }
+        let self_referencing = get("source_profile") == Some(name) && get("aws_access_key_id").is_some();
+        if let Some(role_arn) = get("role_arn").filter(|_| !(self_referencing && visited.iter().any(|v| v == name))) {
+            if let Some(token_file) = get("web_identity_token_file") {
+                return Ok(Some(Arc::new(WebIdentity {
+                    role_arn: role_arn.to_owned(),
+                    token_file: PathBuf::from(token_file),
+                    session_name: Self::session_name(get("role_session_name").map(str::to_owned)),
+                    sts_endpoint: self.sts_endpoint.clone(),
+                    origin: place.clone(),
+                    cache: self.cache(),
+                })));
+            }
+            let source: Arc<dyn CredentialProvider> = match (get("source_profile"), get("credential_source")) {
+                (Some(_), Some(_)) => return Err(bad("both source_profile and credential_source are set".into())),
+                (None, None) => {
+                    return Err(bad(
+                        "role_arn needs source_profile, credential_source or web_identity_token_file".into()
+                    ));
+                }
+                (Some(source), None) => {
+                    if visited.iter().any(|v| v == source) && !(source == name && self_referencing) {
+                        return Err(bad(format!("source_profile `{source}` loops back ({})", visited.join(" → "))));
+                    }
+                    visited.push(name.to_owned());
+                    match self.profile(files, source, visited)? {
+                        Some(provider) => provider,
+                        None => return Err(bad(format!("source_profile `{source}` has no credentials"))),
+                    }
+                }
+                (None, Some(source)) => match source {
+                    "Environment" => match self.environment()? {
+                        Some(provider) => provider,
+                        None => {
+                            return Err(bad("credential_source Environment, but AWS_ACCESS_KEY_ID is not set".into()));
+                        }
+                    },
+                    "Ec2InstanceMetadata" => self.instance_metadata(vec![format!("{place} (credential_source)")]),
+                    "EcsContainer" => match self.container() {
+                        Some(provider) => provider,
+                        None => {
+                            return Err(bad(
+                                "credential_source EcsContainer, but neither AWS_CONTAINER_CREDENTIALS_RELATIVE_URI \
+                                 nor AWS_CONTAINER_CREDENTIALS_FULL_URI is set"
+                                    .into(),
+                            ));
+                        }
+                    },
+                    other => {
+                        return Err(bad(format!(
+                            "credential_source `{other}`: expected Environment, Ec2InstanceMetadata or EcsContainer"
+                        )));
+                    }
+                },
+            };
+            let duration_seconds = match get("duration_seconds") {
+                None => None,
+                Some(text) => {
+                    Some(text.parse::<u32>().ok().filter(|d| (900..=43_200).contains(d)).ok_or_else(|| {
+                        bad(format!("duration_seconds `{text}`: expected a number of seconds from 900 to 43200"))
+                    })?)
+                }
+            };
+            return Ok(Some(Arc::new(AssumeRole {
+                role_arn: role_arn.to_owned(),
+                session_name: Self::session_name(get("role_session_name").map(str::to_owned)),
+                external_id: get("external_id").map(str::to_owned),
+                duration_seconds,
+                source,
+                sts_endpoint: self.sts_endpoint.clone(),
+                sts_region: self.region.unwrap_or("us-east-1").to_owned(),
+                origin: place.clone(),
+                cache: self.cache(),
+            })));
+        }
+        for unsupported in ["sso_session", "sso_start_url"] {
+            if get(unsupported).is_some() {
+                return Err((
+                    format!("AWS {place}: {unsupported} is not supported by cryptadm"),
+                    "use keys, an assumed role, credential_process, web identity or the instance profile; or export \
+                     the credentials into the environment (aws configure export-credentials --format env)"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(id) = get("aws_access_key_id") {
+            let Some(secret) = get("aws_secret_access_key") else {
+                return Err((
+                    format!("AWS {place} has aws_access_key_id but no aws_secret_access_key"),
+                    "add the secret key to the profile".into(),
+                ));
+            };
+            let token = get("aws_session_token").map(|t| t.as_bytes().to_vec().into());
+            let credentials = Credentials::new(id.to_owned(), secret.as_bytes().to_vec().into(), token, None);
+            return Ok(Some(Arc::new(Static::from(credentials, place))));
+        }
+        if let Some(command) = get("credential_process") {
+            return Ok(Some(Arc::new(Process { command: command.to_owned(), origin: place, cache: self.cache() })));
+        }
+        Ok(None)
+    }
+}
+
+/// `AWS_EC2_METADATA_SERVICE_ENDPOINT`, when set.
+fn imds_endpoint() -> Option<String> {
+    text(env::AWS_EC2_METADATA_SERVICE_ENDPOINT)
+}
+
+/// Whether `AWS_EC2_METADATA_DISABLED` turns the instance metadata service off.
+fn imds_disabled() -> bool {
+    text(env::AWS_EC2_METADATA_DISABLED).is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The instance metadata service asked for the region (whatever the credentials), unless disabled.
+fn region_source() -> Option<String> {
+    (!imds_disabled()).then(|| imds_endpoint().unwrap_or_else(|| DEFAULT_IMDS_ENDPOINT.to_owned()))
+}
+
 /// Picks the credential source, in the SDKs' order (see the module's documentation).
 fn credential_provider(
     files: Result<ProfileFiles, (String, String)>,
@@ -183,73 +417,22 @@ fn credential_provider(
 ) -> Arc<dyn CredentialProvider> {
     let unusable =
         |(problem, hint): (String, String)| -> Arc<dyn CredentialProvider> { Arc::new(Unusable { problem, hint }) };
+    let chain = Chain { region, sts_endpoint: crate::kms::aws::sts_endpoint(endpoints, region), log: log() };
     let mut searched = Vec::new();
-    match (text(env::AWS_ACCESS_KEY_ID), var_os(env::AWS_SECRET_ACCESS_KEY).filter(|v| !v.is_empty())) {
-        (Some(id), Some(secret)) => {
-            use std::os::unix::ffi::OsStringExt as _;
-            let token = var_os(env::AWS_SESSION_TOKEN).filter(|v| !v.is_empty()).map(|t| t.into_vec().into());
-            let credentials = Credentials::new(id, secret.into_vec().into(), token, None);
-            return Arc::new(Static::from(credentials, "the environment (AWS_ACCESS_KEY_ID)"));
-        }
-        (Some(_), None) => {
-            return unusable((
-                "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not".into(),
-                "set both, or neither".into(),
-            ));
-        }
-        _ => searched.push("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (not set)".to_owned()),
+    match chain.environment() {
+        Ok(Some(provider)) => return provider,
+        Ok(None) => searched.push("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (not set)".to_owned()),
+        Err(problem) => return unusable(problem),
     }
     let files = match files {
         Ok(files) => files,
         Err(problem) => return unusable(problem),
     };
-    let sts_endpoint = crate::kms::aws::sts_endpoint(endpoints, region);
-    let session_name = |configured: Option<String>| {
-        configured.unwrap_or_else(|| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            format!("cryptadm-{}", now.as_secs())
-        })
-    };
-    if let Some(id) = files.get("aws_access_key_id") {
-        let Some(secret) = files.get("aws_secret_access_key") else {
-            return unusable((
-                format!("AWS {} has aws_access_key_id but no aws_secret_access_key", files.places),
-                "add the secret key to the profile".into(),
-            ));
-        };
-        let token = files.get("aws_session_token").map(|t| t.as_bytes().to_vec().into());
-        let credentials = Credentials::new(id.to_owned(), secret.as_bytes().to_vec().into(), token, None);
-        return Arc::new(Static::from(credentials, files.places.clone()));
-    }
-    if let Some(role_arn) = files.get("role_arn") {
-        if let Some(token_file) = files.get("web_identity_token_file") {
-            return Arc::new(WebIdentity {
-                role_arn: role_arn.to_owned(),
-                token_file: PathBuf::from(token_file),
-                session_name: session_name(files.get("role_session_name").map(str::to_owned)),
-                sts_endpoint,
-                origin: files.places.clone(),
-                cache: Refreshing::default(),
-            });
-        }
-        return unusable((
-            format!(
-                "AWS {}: role_arn with source_profile or credential_source is not supported by cryptadm",
-                files.places
-            ),
-            "give the role's credentials another way: web_identity_token_file, AWS_ROLE_ARN with \
-             AWS_WEB_IDENTITY_TOKEN_FILE, or keys from `aws configure export-credentials`"
-                .into(),
-        ));
-    }
-    for unsupported in ["credential_process", "sso_session", "sso_start_url"] {
-        if files.get(unsupported).is_some() {
-            return unusable((
-                format!("AWS {}: {unsupported} is not supported by cryptadm", files.places),
-                "use keys, web identity or the instance profile; or export the credentials into the environment \
-                 (aws configure export-credentials --format env)"
-                    .into(),
-            ));
+    if files.profiles.has(&files.name) {
+        match chain.profile(&files, &files.name.clone(), &mut Vec::new()) {
+            Ok(Some(provider)) => return provider,
+            Ok(None) => {}
+            Err(problem) => return unusable(problem),
         }
     }
     searched.push(format!("{} (no credentials)", files.places));
@@ -258,15 +441,19 @@ fn credential_provider(
             return Arc::new(WebIdentity {
                 role_arn,
                 token_file: PathBuf::from(token_file),
-                session_name: session_name(text(env::AWS_ROLE_SESSION_NAME)),
-                sts_endpoint,
+                session_name: Chain::session_name(text(env::AWS_ROLE_SESSION_NAME)),
+                sts_endpoint: chain.sts_endpoint.clone(),
                 origin: "AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE".into(),
-                cache: Refreshing::default(),
+                cache: chain.cache(),
             });
         }
         _ => searched.push("AWS_ROLE_ARN/AWS_WEB_IDENTITY_TOKEN_FILE (not set)".to_owned()),
     }
-    if text(env::AWS_EC2_METADATA_DISABLED).is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+    if let Some(container) = chain.container() {
+        return container;
+    }
+    searched.push("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/AWS_CONTAINER_CREDENTIALS_FULL_URI (not set)".to_owned());
+    if imds_disabled() {
         searched.push("the EC2 instance metadata service (disabled by AWS_EC2_METADATA_DISABLED)".to_owned());
         return unusable((
             format!("no AWS credentials found; searched: {}", searched.join("; ")),
@@ -275,9 +462,5 @@ fn credential_provider(
                 .into(),
         ));
     }
-    Arc::new(InstanceMetadata {
-        endpoint: text(env::AWS_EC2_METADATA_SERVICE_ENDPOINT).unwrap_or_else(|| DEFAULT_IMDS_ENDPOINT.to_owned()),
-        searched,
-        cache: Refreshing::default(),
-    })
+    chain.instance_metadata(searched)
 }

@@ -39,8 +39,9 @@ impl ClevisArgs {
         Ok(Some(Pin::parse(name, &json.to_string())?))
     }
 
-    /// The settings of the Tang requests, with --clevis-trust-adv.
+    /// The settings of the Tang requests, with --clevis-trust-adv and the environment's proxies.
     pub fn settings(&self, http: crate::kms::http::HttpSettings) -> clevis::Settings {
+        let http = crate::kms::http::HttpSettings { proxies: super::proxy::from_env(), ..http };
         clevis::Settings { http, trust_unpinned: self.clevis_trust_adv }
     }
 }

@@ -82,6 +82,18 @@ pub const AWS_ENDPOINT_URL_SSM: &str = "AWS_ENDPOINT_URL_SSM";
 pub const AWS_ENDPOINT_URL_STS: &str = "AWS_ENDPOINT_URL_STS";
 /// PEM CA bundle trusted for AWS endpoints (`--aws-ca-bundle` wins).
 pub const AWS_CA_BUNDLE: &str = "AWS_CA_BUNDLE";
+/// `true`: AWS FIPS endpoints (`kms-fips.REGION.…`); wins over the profile's `use_fips_endpoint`.
+pub const AWS_USE_FIPS_ENDPOINT: &str = "AWS_USE_FIPS_ENDPOINT";
+/// `true`: AWS dual-stack endpoints (`kms.REGION.api.aws`); wins over the profile's `use_dualstack_endpoint`.
+pub const AWS_USE_DUALSTACK_ENDPOINT: &str = "AWS_USE_DUALSTACK_ENDPOINT";
+/// The container credential endpoint's full URL (ECS tasks, EKS Pod Identity).
+pub const AWS_CONTAINER_CREDENTIALS_FULL_URI: &str = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
+/// The container credential endpoint's path on 169.254.170.2 (ECS task roles).
+pub const AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: &str = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI";
+/// The authorization token of the container credential endpoint (a secret).
+pub const AWS_CONTAINER_AUTHORIZATION_TOKEN: &str = "AWS_CONTAINER_AUTHORIZATION_TOKEN";
+/// A file holding that token, read again at each refresh (EKS Pod Identity's projected token); wins over the variable.
+pub const AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: &str = "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE";
 /// OpenBao/Vault server address (the Vault CLI's variable; `--vault-addr` wins).
 pub const VAULT_ADDR: &str = "VAULT_ADDR";
 /// OpenBao's name for [`VAULT_ADDR`], read when that is not set.
@@ -142,9 +154,11 @@ pub const CRYPTADM_KMIP_PASSWORD_FILE: &str = "CRYPTADM_KMIP_PASSWORD_FILE";
 pub const CRYPTADM_KMIP_PASSWORD: &str = "CRYPTADM_KMIP_PASSWORD";
 /// Any non-empty value turns colour off (unless `--color always`).
 pub const NO_COLOR: &str = "NO_COLOR";
-/// The proxy of the built-in `https` RemoteConfig provider (also `https_proxy`).
+/// The proxy of every `https://` request (also `https_proxy`): key managers, AWS, registries, RemoteConfig.
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
-/// Hosts the `https` provider reaches without the proxy (also `no_proxy`).
+/// The proxy of every plain `http://` request (also `http_proxy`).
+pub const HTTP_PROXY: &str = "HTTP_PROXY";
+/// Hosts reached without the proxy (also `no_proxy`): domains, `.suffixes`, IPs, CIDRs, `*`.
 pub const NO_PROXY: &str = "NO_PROXY";
 /// The cloud of `clouds.yaml` to use (same as `--os-cloud`, which wins).
 pub const OS_CLOUD: &str = "OS_CLOUD";
@@ -269,8 +283,8 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "Set by containerd for its stream processors: the media type of the layer `image stream-decrypt` reads (a zstd layer is decompressed; others are written as they decrypt). Without it, the payload's descriptor says.",
     ),
     (
-        "AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
-        "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys); web identity through STS (the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. See docs/aws.md.",
+        "AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE, AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, AWS_CONTAINER_AUTHORIZATION_TOKEN, AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED",
+        "AWS credentials, found in the AWS CLI's order: the access key variables; the profile (AWS_PROFILE or default) in the shared credentials and config files (0600 when they hold keys): an assumed role (role_arn with web_identity_token_file, source_profile or credential_source, through STS AssumeRole), its keys, or credential_process; web identity through STS (the token file read again at each refresh); the container credential endpoint (EKS Pod Identity, ECS task roles; the token file read again at each refresh); the EC2 instance metadata service (IMDSv2) unless disabled. A renewal that fails keeps credentials until they expire (-v says so). See docs/aws.md.",
     ),
     (
         AWS_ACCESS_KEY_ID,
@@ -288,6 +302,10 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
         "AWS endpoints (a service's own variable wins over AWS_ENDPOINT_URL; --aws-endpoint-url wins over both). S3 on a custom endpoint is reached path-style.",
     ),
     (AWS_CA_BUNDLE, "PEM CA bundle trusted for AWS endpoints besides the system roots (--aws-ca-bundle wins)."),
+    (
+        "AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT",
+        "`true`: AWS's FIPS (kms-fips.REGION…) or dual-stack (kms.REGION.api.aws) endpoints, as the SDKs build them; they win over the profile's use_fips_endpoint and use_dualstack_endpoint. Endpoints are in the partition of the region or the ARN (cn-* regions: amazonaws.com.cn; GovCloud; the ISO partitions).",
+    ),
     (
         VAULT_ADDR,
         "OpenBao/Vault server address for vault-transit:// and vault-kv:// references (BAO_ADDR when unset; --vault-addr wins).",
@@ -339,7 +357,12 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (
         HTTPS_PROXY,
-        "Proxy URL of the built-in `https` RemoteConfig provider (or https_proxy); NO_PROXY (or no_proxy) lists the hosts reached directly.",
+        "Proxy URL (or https_proxy) of every https:// request: AWS, Vault/OpenBao, Keystone/Barbican/Glance, Tang, registries and the built-in `https` RemoteConfig provider, tunnelled with CONNECT. Credentials in the URL are sent to the proxy only and never shown. KMIP (its own TLS protocol) never goes through a proxy.",
+    ),
+    (HTTP_PROXY, "Proxy URL (or http_proxy) of every plain http:// request, sent in absolute form."),
+    (
+        NO_PROXY,
+        "Hosts reached without the proxy (or no_proxy), comma-separated: domains (example.com also matches its subdomains; .example.com the same), IP addresses, CIDR blocks (10.0.0.0/8) and * (no proxy at all).",
     ),
     (
         OS_CLOUD,

@@ -87,6 +87,7 @@ classified_errors!(
     crate::process::Untrusted,
     crate::machineadm::remote::HopRefused,
     crate::machineadm::remote::LocalOnly,
+    crate::proxy::BadProxy,
 );
 
 /// Maps an error to its exit status and hint: the first classified error in the chain decides.

@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod kmip_args;
 pub mod openstack_args;
 pub mod printer;
+pub mod proxy;
 pub mod secret;
 pub mod secrets;
 pub mod vault_args;
@@ -174,6 +175,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
         }
     };
     let printer = printer_for(&cli.global);
+    aws_args::install_log(&printer);
     if let Err(err) = deadline::install(cli.global.timeout, deadline_kind) {
         let (status, hint) = error::classify(&err);
         printer.error(&error::one_line(&err), hint.as_deref());

@@ -148,7 +148,11 @@ impl OpenStackArgs {
                 endpoint_overrides.insert(service_type.to_owned(), url);
             }
         }
-        let mut http = HttpSettings { deadline: super::deadline::current(), ..HttpSettings::default() };
+        let mut http = HttpSettings {
+            deadline: super::deadline::current(),
+            proxies: super::proxy::from_env(),
+            ..HttpSettings::default()
+        };
         if let Some(cacert) = top("cacert", env_vars::OS_CACERT) {
             http.ca_files.push(PathBuf::from(cacert));
         }

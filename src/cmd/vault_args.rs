@@ -150,6 +150,7 @@ impl VaultArgs {
             retries,
             first_backoff: Duration::from_millis(500),
             deadline: super::deadline::current(),
+            proxies: super::proxy::from_env(),
         };
         Ok(Some(VaultSettings {
             address,

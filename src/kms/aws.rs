@@ -44,6 +44,101 @@ pub struct Endpoints {
     pub all: Option<String>,
     /// Per service, by its lower-case id (`kms`, `s3`, `secretsmanager`, `ssm`, `sts`); wins over `all`.
     pub per_service: BTreeMap<String, String>,
+    /// FIPS endpoints (`AWS_USE_FIPS_ENDPOINT`, the profile's `use_fips_endpoint`).
+    pub fips: bool,
+    /// Dual-stack (IPv4 and IPv6) endpoints (`AWS_USE_DUALSTACK_ENDPOINT`, the profile's `use_dualstack_endpoint`).
+    pub dualstack: bool,
+}
+
+impl Endpoints {
+    /// The override of `service`, if any.
+    fn overridden(&self, service: Service) -> Option<&String> {
+        self.per_service.get(service.id).or(self.all.as_ref())
+    }
+}
+
+/// An AWS partition, as the SDKs' endpoint rules know it: which regions are its own and the DNS suffixes of its
+/// endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// `aws`, `aws-cn`, `aws-us-gov`, `aws-iso`, `aws-iso-b`, `aws-iso-e`, `aws-iso-f`, `aws-eusc`.
+    pub name: &'static str,
+    /// The region prefix that places a region in it (`cn-`); empty for `aws`, which takes every other region.
+    region_prefix: &'static str,
+    /// `amazonaws.com`, `amazonaws.com.cn`, …
+    pub dns_suffix: &'static str,
+    /// The suffix of its dual-stack endpoints, where it has them.
+    pub dualstack_suffix: Option<&'static str>,
+}
+
+/// The partitions, most specific region prefix first (`us-gov-`, `us-isob-` before `us-`); `aws` last.
+pub const PARTITIONS: &[Partition] = &[
+    Partition {
+        name: "aws-cn",
+        region_prefix: "cn-",
+        dns_suffix: "amazonaws.com.cn",
+        dualstack_suffix: Some("api.amazonwebservices.com.cn"),
+    },
+    Partition {
+        name: "aws-us-gov",
+        region_prefix: "us-gov-",
+        dns_suffix: "amazonaws.com",
+        dualstack_suffix: Some("api.aws"),
+    },
+    Partition { name: "aws-iso-b", region_prefix: "us-isob-", dns_suffix: "sc2s.sgov.gov", dualstack_suffix: None },
+    Partition { name: "aws-iso-f", region_prefix: "us-isof-", dns_suffix: "csp.hci.ic.gov", dualstack_suffix: None },
+    Partition { name: "aws-iso", region_prefix: "us-iso-", dns_suffix: "c2s.ic.gov", dualstack_suffix: None },
+    Partition { name: "aws-iso-e", region_prefix: "eu-isoe-", dns_suffix: "cloud.adc-e.uk", dualstack_suffix: None },
+    Partition { name: "aws-eusc", region_prefix: "eusc-", dns_suffix: "amazonaws.eu", dualstack_suffix: None },
+    Partition { name: "aws", region_prefix: "", dns_suffix: "amazonaws.com", dualstack_suffix: Some("api.aws") },
+];
+
+impl Partition {
+    /// The partition of `region`, by its prefix (`cn-north-1` → `aws-cn`); `aws` for any other.
+    pub fn of_region(region: &str) -> &'static Partition {
+        PARTITIONS.iter().find(|p| region.starts_with(p.region_prefix)).unwrap_or(&PARTITIONS[PARTITIONS.len() - 1])
+    }
+
+    /// The partition named `name` (an ARN's second field).
+    pub fn named(name: &str) -> Option<&'static Partition> {
+        PARTITIONS.iter().find(|p| p.name == name)
+    }
+}
+
+/// The public endpoint of `service` in `region` (no override), as the SDKs' endpoint rules build it: the
+/// partition from the region (or from the ARN a request names, `partition`), FIPS (`kms-fips.REGION.SUFFIX`) and
+/// dual-stack (`kms.REGION.api.aws`) variants. S3 is `s3.REGION.SUFFIX` (`s3-fips`, `s3.dualstack`), the bucket
+/// added by the caller.
+pub fn public_endpoint(
+    service: Service,
+    region: &str,
+    partition: Option<&str>,
+    endpoints: &Endpoints,
+) -> Result<String, Error> {
+    let partition = partition.and_then(Partition::named).unwrap_or_else(|| Partition::of_region(region));
+    let id = service.id;
+    if endpoints.dualstack && partition.dualstack_suffix.is_none() {
+        return Err(Error::Config(format!(
+            "dual-stack endpoints are asked for (AWS_USE_DUALSTACK_ENDPOINT), but partition {} has none",
+            partition.name
+        )));
+    }
+    let host = if service == S3 {
+        // S3 keeps its own dual-stack names under the partition's usual suffix.
+        let fips = if endpoints.fips { "-fips" } else { "" };
+        let dualstack = if endpoints.dualstack { ".dualstack" } else { "" };
+        format!("s3{fips}{dualstack}.{region}.{}", partition.dns_suffix)
+    } else {
+        let suffix = if endpoints.dualstack {
+            partition.dualstack_suffix.unwrap_or(partition.dns_suffix)
+        } else {
+            partition.dns_suffix
+        };
+        // GovCloud's STS and SSM endpoints are FIPS endpoints already, under their usual names.
+        let fips = endpoints.fips && !(partition.name == "aws-us-gov" && matches!(id, "sts" | "ssm"));
+        format!("{id}{}.{region}.{suffix}", if fips { "-fips" } else { "" })
+    };
+    Ok(format!("https://{host}"))
 }
 
 /// Everything needed to talk to AWS, resolved by `cmd/`.
@@ -58,6 +153,9 @@ pub struct AwsSettings {
     pub http: HttpSettings,
     /// Where credentials come from.
     pub credentials: Arc<dyn CredentialProvider>,
+    /// The instance metadata service asked for the region when none is configured, whatever the credentials'
+    /// source (`None`: disabled by `AWS_EC2_METADATA_DISABLED`).
+    pub instance_metadata: Option<String>,
 }
 
 impl std::fmt::Debug for AwsSettings {
@@ -101,6 +199,8 @@ pub struct Aws {
     settings: AwsSettings,
     /// One HTTP client per service endpoint, made on first use.
     clients: Mutex<BTreeMap<String, Arc<Http>>>,
+    /// The instance's region, or why there is none, once asked.
+    instance_region: Mutex<Option<Result<String, String>>>,
 }
 
 impl std::fmt::Debug for Aws {
@@ -130,7 +230,7 @@ impl SecretValue {
 impl Aws {
     /// A client. Connects nothing and reads no credentials yet.
     pub fn new(settings: AwsSettings) -> Self {
-        Self { settings, clients: Mutex::new(BTreeMap::new()) }
+        Self { settings, clients: Mutex::new(BTreeMap::new()), instance_region: Mutex::new(None) }
     }
 
     /// The settings this client was made with.
@@ -146,27 +246,51 @@ impl Aws {
         if let Some(region) = &self.settings.region {
             return Ok(region.clone());
         }
-        if let Some(region) = self.settings.credentials.region(&self.settings.http)? {
-            return Ok(region);
-        }
+        let instance = {
+            let mut asked = self.instance_region.lock().unwrap_or_else(|p| p.into_inner());
+            asked
+                .get_or_insert_with(|| match &self.settings.instance_metadata {
+                    Some(endpoint) => credentials::instance_region(endpoint, &self.settings.http),
+                    None => Err("the instance metadata service is disabled (AWS_EC2_METADATA_DISABLED)".into()),
+                })
+                .clone()
+        };
+        let why = match instance {
+            Ok(region) => return Ok(region),
+            Err(why) => why,
+        };
         // A credential problem (no credentials, an unusable profile) is the cause to report, not the region.
         self.settings.credentials.credentials(&self.settings.http)?;
         Err(Error::Credentials {
-            problem: "no AWS region: AWS_REGION and AWS_DEFAULT_REGION are not set, the profile has none, and no \
-                      instance metadata service told one"
-                .into(),
+            problem: format!(
+                "no AWS region: AWS_REGION and AWS_DEFAULT_REGION are not set, the profile has none, and {why}"
+            ),
             hint: "set AWS_REGION (or give --aws-region), or name the key by its full ARN".into(),
         })
     }
 
-    /// The endpoint of `service` in `region`: an override, else AWS's public endpoint.
-    pub fn endpoint(&self, service: Service, region: &str) -> (String, bool) {
-        let overridden =
-            self.settings.endpoints.per_service.get(service.id).or(self.settings.endpoints.all.as_ref()).cloned();
-        match overridden {
-            Some(url) => (url.trim_end_matches('/').to_owned(), true),
-            None => (format!("https://{}.{region}.amazonaws.com", service.id), false),
+    /// The endpoint of `service` in `region` (of the partition of `arn`, when the request names one): an
+    /// override, else AWS's public endpoint ([`public_endpoint`]). An override with FIPS asked for is refused, as
+    /// the SDKs refuse it.
+    pub fn base_url(&self, service: Service, region: &str, arn: Option<&str>) -> Result<(String, bool), Error> {
+        let endpoints = &self.settings.endpoints;
+        match endpoints.overridden(service) {
+            Some(_) if endpoints.fips => Err(Error::Config(format!(
+                "FIPS endpoints are asked for (AWS_USE_FIPS_ENDPOINT) together with a custom {} endpoint: the SDKs \
+                 refuse this too; drop one of them",
+                service.title
+            ))),
+            Some(url) => Ok((url.trim_end_matches('/').to_owned(), true)),
+            None => Ok((public_endpoint(service, region, arn.and_then(arn_partition), endpoints)?, false)),
         }
+    }
+
+    /// [`Aws::base_url`] for naming a service in messages: any problem with it has been reported before.
+    pub fn endpoint(&self, service: Service, region: &str) -> (String, bool) {
+        self.base_url(service, region, None).unwrap_or_else(|_| match self.settings.endpoints.overridden(service) {
+            Some(url) => (url.trim_end_matches('/').to_owned(), true),
+            None => (format!("https://{}.{region}.{}", service.id, Partition::of_region(region).dns_suffix), false),
+        })
     }
 
     fn http(&self, service: Service, base: &str) -> Result<Arc<Http>, Error> {
@@ -190,7 +314,10 @@ impl Aws {
         body: &Value,
         what: &str,
     ) -> Result<Value, Error> {
-        let (base, _) = self.endpoint(service, region);
+        let arn = ["KeyId", "SecretId", "Name", "SourceKeyId"]
+            .iter()
+            .find_map(|field| body.get(*field).and_then(Value::as_str).filter(|v| v.starts_with("arn:")));
+        let (base, _) = self.base_url(service, region, arn)?;
         let url = parse_url(&format!("{base}/"), service)?;
         let mut request = Request::new(Method::POST, url, what).json(body);
         // `json` says application/json; the JSON 1.1 protocol wants its own type, and once only (it is signed).
@@ -382,12 +509,12 @@ impl Aws {
     /// bucket name that is a DNS label, path style (`ENDPOINT/BUCKET/KEY`) on a custom endpoint (MinIO and other
     /// S3-compatible servers), or when the name has dots (it would not match the wildcard certificate).
     pub fn s3_url(&self, bucket: &str, key: &str, region: &str) -> Result<reqwest::Url, Error> {
-        let (base, custom) = self.endpoint(S3, region);
+        let (base, custom) = self.base_url(S3, region, None)?;
         let key = encode_s3_key(key);
         let text = if custom || bucket.contains('.') {
             format!("{base}/{bucket}/{key}")
         } else {
-            format!("https://{bucket}.s3.{region}.amazonaws.com/{key}")
+            format!("https://{bucket}.{}/{key}", base.trim_start_matches("https://"))
         };
         parse_url(&text, S3)
     }
@@ -446,11 +573,14 @@ fn sign(
     Ok(())
 }
 
-/// STS's URL: an override, else the regional endpoint when a region is known, else the global one.
+/// STS's URL: an override, else the regional endpoint of the region's partition when a region is known (FIPS
+/// and dual-stack as asked), else the global one.
 pub fn sts_endpoint(endpoints: &Endpoints, region: Option<&str>) -> String {
-    match (endpoints.per_service.get(STS.id).or(endpoints.all.as_ref()), region) {
+    match (endpoints.overridden(STS), region) {
         (Some(url), _) => url.trim_end_matches('/').to_owned(),
-        (None, Some(region)) => format!("https://sts.{region}.amazonaws.com"),
+        (None, Some(region)) => public_endpoint(STS, region, None, endpoints)
+            .unwrap_or_else(|_| format!("https://sts.{region}.{}", Partition::of_region(region).dns_suffix)),
+        (None, None) if endpoints.fips => "https://sts-fips.us-east-1.amazonaws.com".to_owned(),
         (None, None) => "https://sts.amazonaws.com".to_owned(),
     }
 }
@@ -485,16 +615,56 @@ pub(crate) fn assume_role_with_web_identity(
         Request::new(Method::POST, url, &what).header("Content-Type", "application/x-www-form-urlencoded");
     request.body = Some(zeroize::Zeroizing::new(form.into_bytes()));
     let http = Http::new(STS.title, base, settings.clone())?;
+    sts_credentials(&http, &request, &what)
+}
+
+/// STS AssumeRole at `base`, signed with `source` for `region`: the role's temporary credentials.
+pub(crate) fn assume_role(
+    base: &str,
+    region: &str,
+    settings: &HttpSettings,
+    source: &Credentials,
+    role: &credentials::AssumeRole,
+) -> Result<Credentials, Error> {
+    let what = format!("assuming role `{}`", role.role_arn);
+    let url = parse_url(&format!("{base}/"), STS)?;
+    let duration = role.duration_seconds.map(|d| d.to_string());
+    let mut fields = vec![
+        ("Action", "AssumeRole"),
+        ("Version", "2011-06-15"),
+        ("RoleArn", role.role_arn.as_str()),
+        ("RoleSessionName", role.session_name.as_str()),
+    ];
+    if let Some(external_id) = &role.external_id {
+        fields.push(("ExternalId", external_id.as_str()));
+    }
+    if let Some(duration) = &duration {
+        fields.push(("DurationSeconds", duration.as_str()));
+    }
+    let form: String = fields.iter().map(|(k, v)| format!("{k}={}", form_encode(v))).collect::<Vec<_>>().join("&");
+    let mut request =
+        Request::new(Method::POST, url, &what).header("Content-Type", "application/x-www-form-urlencoded");
+    request.body = Some(zeroize::Zeroizing::new(form.into_bytes()));
+    if let Some(external_id) = &role.external_id {
+        request = request.secret(external_id.as_bytes());
+    }
+    sign(&mut request, source, STS.id, region, SigningStyle::Json)?;
+    let http = Http::new(STS.title, base, settings.clone())?;
+    sts_credentials(&http, &request, &what)
+}
+
+/// The credentials of an STS answer (AssumeRole, AssumeRoleWithWebIdentity), or its error classed.
+fn sts_credentials(http: &Http, request: &Request, what: &str) -> Result<Credentials, Error> {
     let service = http.service.clone();
-    let response = http.send(&request)?;
+    let response = http.send(request)?;
     if !response.status.is_success() {
         let code = xml_field(&response.body, "Code").unwrap_or_else(|| response.status.as_u16().to_string());
         let message = xml_field(&response.body, "Message").unwrap_or_default();
-        return Err(classify(&what, &service, &code, &message, response.status));
+        return Err(classify(what, &service, &code, &message, response.status));
     }
     let field = |name: &str| {
         xml_field(&response.body, name).ok_or_else(|| Error::Protocol {
-            what: what.clone(),
+            what: what.to_owned(),
             service: service.clone(),
             problem: format!("no {name} in the answer"),
         })
@@ -550,6 +720,13 @@ pub fn arn_region(arn: &str) -> Option<&str> {
     let region = parts.next()?;
     parts.next()?;
     (!region.is_empty()).then_some(region)
+}
+
+/// The partition of an ARN (`arn:PARTITION:…`).
+pub fn arn_partition(arn: &str) -> Option<&str> {
+    let mut parts = arn.splitn(3, ':');
+    (parts.next()? == "arn").then_some(())?;
+    parts.next().filter(|p| !p.is_empty())
 }
 
 /// Checks a KMS key id as the commands take it: a key or alias ARN of KMS, `alias/NAME`, or a key id.
@@ -851,7 +1028,7 @@ mod tests {
         let aws = |all: Option<&str>| {
             Aws::new(AwsSettings {
                 region: Some("eu-west-1".into()),
-                endpoints: Endpoints { all: all.map(str::to_owned), per_service: BTreeMap::new() },
+                endpoints: Endpoints { all: all.map(str::to_owned), ..Endpoints::default() },
                 http: HttpSettings::default(),
                 credentials: Arc::new(credentials::Static::new(Credentials::new(
                     "AKID".into(),
@@ -859,6 +1036,7 @@ mod tests {
                     None,
                     None,
                 ))),
+                instance_metadata: None,
             })
         };
         let on_aws = aws(None);
@@ -875,6 +1053,63 @@ mod tests {
         assert_eq!(minio.endpoint(KMS, "eu-west-1"), ("http://127.0.0.1:9000".to_owned(), true));
         assert_eq!(on_aws.endpoint(KMS, "eu-west-1").0, "https://kms.eu-west-1.amazonaws.com");
         assert!(aws(Some("http://user:pw@host")).s3_url("b", "k", "r").is_err());
+    }
+
+    /// The partitions' endpoints as the SDKs' rules build them (the hosts of botocore's endpoint resolver), with
+    /// the FIPS and dual-stack variants; an override with FIPS is refused.
+    #[test]
+    fn endpoints_come_from_the_partition_with_fips_and_dualstack_variants() {
+        let plain = Endpoints::default();
+        let fips = Endpoints { fips: true, ..Endpoints::default() };
+        let dual = Endpoints { dualstack: true, ..Endpoints::default() };
+        let both = Endpoints { fips: true, dualstack: true, ..Endpoints::default() };
+        let url = |service, region, arn: Option<&str>, e: &Endpoints| {
+            public_endpoint(service, region, arn.and_then(arn_partition), e).unwrap()
+        };
+        for (service, region, endpoints, expected) in [
+            (KMS, "eu-west-1", &plain, "https://kms.eu-west-1.amazonaws.com"),
+            (KMS, "cn-north-1", &plain, "https://kms.cn-north-1.amazonaws.com.cn"),
+            (SECRETS_MANAGER, "cn-northwest-1", &plain, "https://secretsmanager.cn-northwest-1.amazonaws.com.cn"),
+            (KMS, "us-gov-west-1", &plain, "https://kms.us-gov-west-1.amazonaws.com"),
+            (KMS, "us-gov-west-1", &fips, "https://kms-fips.us-gov-west-1.amazonaws.com"),
+            (STS, "us-gov-west-1", &fips, "https://sts.us-gov-west-1.amazonaws.com"),
+            (KMS, "us-iso-east-1", &plain, "https://kms.us-iso-east-1.c2s.ic.gov"),
+            (KMS, "us-isob-east-1", &plain, "https://kms.us-isob-east-1.sc2s.sgov.gov"),
+            (KMS, "eu-isoe-west-1", &plain, "https://kms.eu-isoe-west-1.cloud.adc-e.uk"),
+            (KMS, "us-isof-south-1", &plain, "https://kms.us-isof-south-1.csp.hci.ic.gov"),
+            (KMS, "us-east-1", &fips, "https://kms-fips.us-east-1.amazonaws.com"),
+            (KMS, "us-east-1", &dual, "https://kms.us-east-1.api.aws"),
+            (KMS, "us-east-1", &both, "https://kms-fips.us-east-1.api.aws"),
+            (KMS, "cn-north-1", &dual, "https://kms.cn-north-1.api.amazonwebservices.com.cn"),
+            (S3, "eu-west-1", &plain, "https://s3.eu-west-1.amazonaws.com"),
+            (S3, "cn-north-1", &plain, "https://s3.cn-north-1.amazonaws.com.cn"),
+            (S3, "us-east-1", &fips, "https://s3-fips.us-east-1.amazonaws.com"),
+            (S3, "us-east-1", &dual, "https://s3.dualstack.us-east-1.amazonaws.com"),
+            (S3, "us-gov-east-1", &both, "https://s3-fips.dualstack.us-gov-east-1.amazonaws.com"),
+        ] {
+            assert_eq!(url(service, region, None, endpoints), expected, "{} {region}", service.id);
+        }
+        assert_eq!(
+            url(KMS, "cn-north-1", Some("arn:aws-cn:kms:cn-north-1:1:key/x"), &plain),
+            "https://kms.cn-north-1.amazonaws.com.cn"
+        );
+        assert!(public_endpoint(KMS, "us-iso-east-1", None, &dual).unwrap_err().to_string().contains("aws-iso"));
+        assert_eq!(sts_endpoint(&plain, Some("cn-north-1")), "https://sts.cn-north-1.amazonaws.com.cn");
+        assert_eq!(sts_endpoint(&fips, Some("us-west-2")), "https://sts-fips.us-west-2.amazonaws.com");
+        let custom = Endpoints { all: Some("http://127.0.0.1:9".into()), fips: true, ..Endpoints::default() };
+        let aws = Aws::new(AwsSettings {
+            region: Some("us-east-1".into()),
+            endpoints: custom,
+            http: HttpSettings::default(),
+            credentials: credentials::unusable("x", "y"),
+            instance_metadata: None,
+        });
+        assert!(aws.base_url(KMS, "us-east-1", None).unwrap_err().to_string().contains("FIPS"));
+        let bucket = Aws::new(AwsSettings { endpoints: both, ..aws.settings().clone() });
+        assert_eq!(
+            bucket.s3_url("b", "k", "us-east-1").unwrap().as_str(),
+            "https://b.s3-fips.dualstack.us-east-1.amazonaws.com/k"
+        );
     }
 
     #[test]

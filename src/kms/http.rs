@@ -48,6 +48,8 @@ pub struct HttpSettings {
     pub first_backoff: Duration,
     /// The command's overall deadline: no request or pause outlives it.
     pub deadline: Option<Deadline>,
+    /// The proxies requests go through (none: directly).
+    pub proxies: crate::proxy::Proxies,
 }
 
 impl Default for HttpSettings {
@@ -61,6 +63,7 @@ impl Default for HttpSettings {
             retries: 3,
             first_backoff: Duration::from_millis(500),
             deadline: None,
+            proxies: crate::proxy::Proxies::default(),
         }
     }
 }
@@ -249,7 +252,7 @@ impl Http {
         let deadline = self.settings.deadline;
         let mut backoff = self.settings.first_backoff;
         let mut last_problem = String::new();
-        let secrets = secrets_of(request);
+        let secrets = secrets_of(request, &self.settings.proxies);
         for attempt in 1..=attempts {
             if let Some(deadline) = deadline.filter(Deadline::passed) {
                 return Err(self.past_deadline(request, &deadline, &last_problem));
@@ -313,7 +316,7 @@ impl Http {
         });
         let stream = reqwest::Body::wrap_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
         let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
-        let secrets = secrets_of(request);
+        let secrets = secrets_of(request, &self.settings.proxies);
         let timeout = crate::deadline::bound(self.settings.deadline.as_ref(), timeout);
         let result = runtime.block_on(self.by_deadline(async {
             let mut builder =
@@ -447,11 +450,12 @@ impl Http {
 /// The reqwest client for `settings`: trusting the platform's roots plus the settings' CAs, or when not
 /// `platform_roots`, the settings' CAs only (none: no TLS at all).
 fn client(settings: &HttpSettings, platform_roots: bool) -> Result<reqwest::Client, Error> {
-    let mut builder = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(settings.timeout)
         .timeout(settings.timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy();
+        .redirect(reqwest::redirect::Policy::none());
+    // The proxies come from the settings (the command line reads the environment), never from reqwest itself.
+    let mut builder = settings.proxies.apply(builder).map_err(|e| Error::Config(e.to_string()))?;
     for path in &settings.ca_files {
         builder = builder.tls_certs_merge(read_pem_certs(path)?);
     }
@@ -534,8 +538,11 @@ fn header_secrets(name: &str, value: &str) -> redact::Secrets {
 /// The request's secrets as it is sent: every header's ([`header_secrets`]), and its body's: the strings of a
 /// JSON body ([`redact::Secrets::add_json`]), the values of a form ([`redact::Secrets::add_form`]), any other
 /// body of at most [`MAX_RAW_SECRET_BODY`] bytes whole. Registering twice changes nothing.
-fn secrets_of(request: &Request) -> redact::Secrets {
+fn secrets_of(request: &Request, proxies: &crate::proxy::Proxies) -> redact::Secrets {
     let mut secrets = request.secrets.clone();
+    for secret in proxies.secrets() {
+        secrets.add_text(&secret);
+    }
     // Headers pushed onto the request without [`Request::header`] (a signer's `Authorization` and
     // `X-Amz-Security-Token`) are secrets as much as the others.
     for (name, value) in &request.headers {

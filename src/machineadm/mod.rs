@@ -39,7 +39,7 @@ pub use provider::{
     ProviderSettings, SYSTEM_PLUGIN_DIRS, validate_provider_name,
 };
 pub use remote::{
-    BUILTIN_REMOTE_FILE, BUILTIN_REMOTE_HTTPS, MAX_REMOTE_BYTES, MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES, Proxy,
+    BUILTIN_REMOTE_FILE, BUILTIN_REMOTE_HTTPS, MAX_REMOTE_BYTES, MAX_REMOTE_DEPTH, MAX_REMOTE_FETCHES,
     REMOTE_PLUGIN_PREFIX, RemoteSettings,
 };
 pub use stream::{OpenOptions, Opened, SealRequest, open_stream, resolve_seal_passphrase, seal_stream};

@@ -59,6 +59,8 @@ pub struct ProviderSettings {
     pub kmip: Option<std::sync::Arc<crate::kms::kmip::Kmip>>,
     /// The AWS client of the `aws-kms` provider (see `aws_kms.rs`).
     pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
+    /// The proxies of the `clevis` provider's Tang requests.
+    pub proxies: crate::proxy::Proxies,
 }
 
 impl ProviderSettings {
@@ -183,6 +185,7 @@ impl ProviderSettings {
             timeout: self.timeout,
             retries: self.retries,
             first_backoff: self.first_backoff,
+            proxies: self.proxies.clone(),
             ..Default::default()
         };
         crate::kms::clevis::Settings { http, trust_unpinned }

@@ -52,21 +52,12 @@ pub struct RemoteSettings {
     /// Let a RemoteConfig that was itself fetched reach loopback and link-local addresses (the instance metadata
     /// service, local daemons); a RemoteConfig in the input stream always may.
     pub allow_local_targets: bool,
-    /// The proxy for HTTPS fetches; `None` connects directly.
-    pub proxy: Option<Proxy>,
+    /// The proxies of the `https` provider's fetches (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); empty: directly.
+    pub proxies: crate::proxy::Proxies,
     /// The whole environment of remote-configuration plugins; `None` passes cryptadm's own.
     pub plugin_env: Option<Vec<(OsString, OsString)>>,
     /// The command's overall deadline: no fetch or pause between attempts outlives it.
     pub deadline: Option<crate::deadline::Deadline>,
-}
-
-/// An HTTP(S) proxy.
-#[derive(Debug, Clone)]
-pub struct Proxy {
-    /// The proxy URL.
-    pub url: String,
-    /// Hosts reached directly (curl's `NO_PROXY` syntax).
-    pub no_proxy: Option<String>,
 }
 
 impl RemoteSettings {
@@ -231,21 +222,16 @@ impl RemoteSettings {
             .tls_certs_merge(read_cert_dirs(&self.cert_dirs)?)
             .redirect(redirects)
             .connect_timeout(timeout)
-            .timeout(timeout)
-            // Proxies come from the settings (the command line reads the environment), never from reqwest itself.
-            .no_proxy();
-        if let Some(proxy) = &self.proxy {
-            let failed = |e: reqwest::Error| Error::BadRemoteUri {
-                provider: BUILTIN_REMOTE_HTTPS.into(),
-                uri: proxy.url.clone(),
-                problem: format!("not a usable proxy URL ({e})"),
-            };
-            let no_proxy = proxy.no_proxy.as_deref().and_then(reqwest::NoProxy::from_string);
-            builder = builder.proxy(reqwest::Proxy::all(&proxy.url).map_err(failed)?.no_proxy(no_proxy));
-        }
+            .timeout(timeout);
+        // Proxies come from the settings (the command line reads the environment), never from reqwest itself.
+        builder = self.proxies.apply(builder).map_err(|e| Error::BadRemoteUri {
+            provider: BUILTIN_REMOTE_HTTPS.into(),
+            uri: e.url.clone(),
+            problem: format!("not a usable proxy URL ({}: {})", e.variable, e.problem),
+        })?;
         // Through a proxy, names are resolved by the proxy (and the resolver would see the proxy's own name, which
         // the operator chose and may well be local); addresses written in URLs are still checked.
-        if !allow_local && self.proxy.is_none() {
+        if !allow_local && self.proxies.is_empty() {
             builder = builder.dns_resolver(std::sync::Arc::new(NoLocalAddresses));
         }
         builder.build().map_err(|e| Error::RemoteFailed {
@@ -505,6 +491,7 @@ mod tests {
             vault: None,
             kmip: None,
             aws: None,
+            proxies: crate::proxy::Proxies::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -528,6 +515,7 @@ mod tests {
             vault: None,
             kmip: None,
             aws: None,
+            proxies: crate::proxy::Proxies::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

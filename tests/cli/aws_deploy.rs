@@ -164,3 +164,71 @@ fn the_patched_container_rotates_a_volume_as_the_role_the_shipped_policy_makes()
     assert!(volume.opens(&std::fs::read(&new_key).unwrap()), "the key boto3 unwrapped does not open the volume");
     assert!(!volume.opens(OLD_PASSPHRASE.as_bytes()), "the old passphrase still opens the volume");
 }
+
+/// deploy/aws/pod-identity: the patch sets no credential variable (the EKS Pod Identity webhook adds them); the
+/// patched container's arguments and environment, with what the webhook adds (the agent's URL, here a stand-in
+/// that checks the pod's token, and the token file), rotate a volume as the role the shipped policy makes; boto3
+/// decrypts what was stored and cryptsetup opens the volume with it.
+#[test]
+fn the_pod_identity_patch_rotates_a_volume_with_container_credentials() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let daemonset = patched_daemonset(&scratch, &deploy("aws/pod-identity/cryptadm-volume-patch.yaml"));
+    let cryptadm_container = container(&daemonset, "cryptadm");
+    let env = environment(cryptadm_container);
+    assert!(
+        env.iter().all(|(name, _)| !name.starts_with("AWS_ROLE") && !name.starts_with("AWS_CONTAINER")),
+        "the webhook sets the credentials: {env:?}"
+    );
+    let trust: Value =
+        serde_json::from_str(&std::fs::read_to_string(deploy("aws/pod-identity/cryptadm-volume-trust.json")).unwrap())
+            .unwrap();
+    assert_eq!(trust["Statement"][0]["Principal"]["Service"], "pods.eks.amazonaws.com");
+    // The agent assumes the role as the service principal pods.eks.amazonaws.com, which moto cannot be: the stand-in
+    // agent serves credentials of the role with the shipped policy, assumed by `admin`.
+    let account = aws.key.split(':').nth(4).unwrap();
+    let trust = scratch.write(
+        "trust.json",
+        format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:user/admin"}},"Action":"sts:AssumeRole"}}]}}"#
+        ),
+    );
+    let shipped_policy = fill_in(&std::fs::read_to_string(deploy("aws/cryptadm-volume-policy.json")).unwrap(), aws);
+    // moto authorizes KMS calls against the resource "*" (see the web-identity test above).
+    let policy = scratch
+        .write("policy.json", shipped_policy.replace(&format!(r#""Resource": "{}""#, aws.key), r#""Resource": "*""#));
+    aws.oracle(&["role", "cryptadm-volume-pod", trust.to_str().unwrap(), policy.to_str().unwrap()]);
+    let keys = scratch.write("pod-role.json", aws.oracle(&["assume", "cryptadm-volume-pod"]));
+    let token = project_token(&scratch.path("pod-identity"), 0o644);
+    let agent = crate::aws_roles::ContainerStandIn::start(&keys, &token, scratch.path("agent.log"));
+
+    let key_wrap = fill_in(argument(cryptadm_container, "key-wrap"), aws);
+    let volume = LuksImage::new("aws-pod-identity", OLD_PASSPHRASE, 1000);
+    let store = scratch.path("store");
+    let entry = store.join(&volume.id);
+    std::fs::create_dir_all(&entry).unwrap();
+    let old = scratch.write("old.key", OLD_PASSPHRASE);
+    std::fs::write(entry.join("current"), aws.oracle(&["encrypt", &aws.key, old.to_str().unwrap()])).unwrap();
+    let mut command = cryptadm();
+    aws.bare_env(&mut command);
+    for (name, variable) in env {
+        command.env(&name, fill_in(variable["value"].as_str().unwrap(), aws));
+    }
+    let rotated = command
+        .env("AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.url())
+        .env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", &token)
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", &volume.id, "--volume-path"])
+        .arg(&volume.image)
+        .arg(format!("--key-store=file://{}", store.display()))
+        .arg(format!("--key-wrap={key_wrap}"))
+        .output()
+        .unwrap();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    assert!(agent.requests().starts_with("GET /v1/credentials auth-ok\n"), "{}", agent.requests());
+    let stored = std::fs::read_to_string(entry.join("current")).unwrap();
+    let new_key = scratch.path("new.key");
+    aws.oracle(&["decrypt", stored.trim(), new_key.to_str().unwrap(), &aws.key]);
+    assert!(volume.opens(&std::fs::read(&new_key).unwrap()), "the key boto3 unwrapped does not open the volume");
+}

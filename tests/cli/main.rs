@@ -19,6 +19,8 @@ mod support_tang;
 mod aws;
 mod aws_deploy;
 mod aws_image;
+mod aws_proxy;
+mod aws_roles;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

@@ -88,6 +88,7 @@ impl PluginArgs {
             vault,
             aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
             kmip: self.kmip.client(std::time::Duration::from_secs(self.plugin_timeout))?,
+            proxies: crate::cmd::proxy::from_env(),
         })
     }
 }
@@ -113,15 +114,10 @@ pub struct RemoteArgs {
 }
 
 impl RemoteArgs {
-    /// Resolves the fetch settings: the proxy from HTTPS_PROXY/NO_PROXY, and the environment remote-configuration
-    /// plugins get (an allow-list; see [`super::env_vars::REMOTE_PLUGIN_ENV`]).
+    /// Resolves the fetch settings: the proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), and the environment
+    /// remote-configuration plugins get (an allow-list; see [`super::env_vars::REMOTE_PLUGIN_ENV`]).
     pub fn settings(&self) -> crate::machineadm::RemoteSettings {
         use super::env_vars::{self as env, var_os};
-        let text = |names: [&str; 2]| {
-            names.iter().find_map(|n| var_os(n)).and_then(|v| v.into_string().ok()).filter(|v| !v.is_empty())
-        };
-        let proxy = text([env::HTTPS_PROXY, "https_proxy"])
-            .map(|url| crate::machineadm::Proxy { url, no_proxy: text([env::NO_PROXY, "no_proxy"]) });
         let mut plugin_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = env::REMOTE_PLUGIN_ENV
             .iter()
             .filter_map(|name| var_os(name).map(|value| ((*name).into(), value)))
@@ -131,7 +127,7 @@ impl RemoteArgs {
             cert_dirs: self.cert_dir.clone(),
             allow_http: self.allow_http,
             allow_local_targets: self.allow_local_targets,
-            proxy,
+            proxies: crate::cmd::proxy::from_env(),
             plugin_env: Some(plugin_env),
             deadline: crate::cmd::deadline::current(),
         }

@@ -190,6 +190,7 @@ impl RegistryFlags<'_> {
             cert_dirs,
             credentials,
             deadline: crate::cmd::deadline::current(),
+            proxies: crate::cmd::proxy::from_env(),
         })
     }
 

@@ -149,15 +149,25 @@ impl CredentialProvider for Unusable {
     }
 }
 
+/// A line for `-v` (what the command line's printer shows at `--verbose`).
+pub type Log = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Temporary credentials kept until shortly before they expire.
 #[derive(Default)]
 pub struct Refreshing {
     slot: Mutex<Option<(Credentials, SystemTime)>>,
+    /// Where a renewal that failed while the kept credentials were still valid is told.
+    log: Option<Log>,
 }
 
 impl Refreshing {
+    /// A cache that tells `log` when it keeps credentials after a failed renewal.
+    pub fn logged(log: Option<Log>) -> Self {
+        Self { slot: Mutex::new(None), log }
+    }
+
     /// The kept credentials while fresh, else `fetch`'s. Renewed once `min(REFRESH_AHEAD, half their lifetime)`
-    /// is left; a failed renewal keeps the old ones while they have not expired.
+    /// is left; a failed renewal keeps the old ones until they expire (as the SDKs do), and says so to the log.
     pub fn get(&self, fetch: impl FnOnce() -> Result<Credentials, Error>) -> Result<Credentials, Error> {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         let now = SystemTime::now();
@@ -172,7 +182,20 @@ impl Refreshing {
                 Ok(credentials)
             }
             Err(error) => match slot.as_ref() {
-                Some((old, _)) if old.expires.is_some_and(|e| e > now + Duration::from_secs(5)) => Ok(old.clone()),
+                Some((old, _)) if old.expires.is_some_and(|e| e > SystemTime::now()) => {
+                    if let Some(log) = &self.log {
+                        let left =
+                            old.expires.and_then(|e| e.duration_since(SystemTime::now()).ok()).unwrap_or_default();
+                        log(&format!(
+                            "AWS credentials could not be renewed ({}); the current ones ({}) are still valid for {} s \
+                             and are used until they expire",
+                            crate::redact::server_message(error.to_string().as_bytes()),
+                            old.access_key_id,
+                            left.as_secs()
+                        ));
+                    }
+                    Ok(old.clone())
+                }
                 _ => Err(error),
             },
         }
@@ -345,6 +368,257 @@ impl CredentialProvider for InstanceMetadata {
     }
 }
 
+/// The container credential provider (ECS task roles, EKS Pod Identity): `GET` of a local endpoint with an
+/// `Authorization` token, answering `{"AccessKeyId", "SecretAccessKey", "Token", "Expiration"}`.
+pub struct Container {
+    /// The endpoint's full URL (`AWS_CONTAINER_CREDENTIALS_FULL_URI`, or 169.254.170.2 with the relative URI).
+    pub url: String,
+    /// The authorization token: a file read again at each refresh (Pod Identity rotates it), else a value.
+    pub token: ContainerToken,
+    /// Where the settings came from, for errors.
+    pub origin: String,
+    /// The credentials kept.
+    pub cache: Refreshing,
+}
+
+/// The container endpoint's authorization token.
+pub enum ContainerToken {
+    /// None (ECS with a relative URI).
+    None,
+    /// `AWS_CONTAINER_AUTHORIZATION_TOKEN` (a secret).
+    Value(SecretBytes),
+    /// `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`.
+    File(PathBuf),
+}
+
+/// ECS's container credential address, of `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`.
+pub const ECS_CONTAINER_ENDPOINT: &str = "http://169.254.170.2";
+
+/// Whether a container credential URL may be used, as the SDKs decide: HTTPS anywhere; plain HTTP only to a
+/// loopback address, ECS's 169.254.170.2 or EKS Pod Identity's 169.254.170.23 and fd00:ec2::23.
+pub fn container_url_allowed(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    if url.scheme() == "https" {
+        return true;
+    }
+    if url.scheme() != "http" {
+        return false;
+    }
+    match host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
+        Ok(ip) => {
+            ip.is_loopback()
+                || ip == std::net::IpAddr::from([169, 254, 170, 2])
+                || ip == std::net::IpAddr::from([169, 254, 170, 23])
+                || ip == std::net::IpAddr::from([0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23u16])
+        }
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+impl Container {
+    fn problem(&self, problem: impl std::fmt::Display) -> Error {
+        Error::Credentials {
+            problem: format!(
+                "AWS container credentials ({}) at {}: {problem}",
+                self.origin,
+                crate::redact::url(&self.url)
+            ),
+            hint: "check the task role (ECS) or the pod identity association (EKS), and the container credential \
+                   variables"
+                .into(),
+        }
+    }
+
+    fn fetch(&self, settings: &HttpSettings) -> Result<Credentials, Error> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| self.problem(format!("not a URL ({e})")))?;
+        if !container_url_allowed(&url) {
+            return Err(self.problem(
+                "plain HTTP is only allowed to a loopback address, 169.254.170.2, 169.254.170.23 or fd00:ec2::23",
+            ));
+        }
+        let token = match &self.token {
+            ContainerToken::None => None,
+            ContainerToken::Value(value) => Some(value.clone()),
+            ContainerToken::File(path) => Some(SecretBytes::new(
+                crate::kms::vault::read_credential(path, "container authorization token file")
+                    .map_err(|e| self.problem(e))?,
+            )),
+        };
+        let token = token
+            .map(|t| {
+                std::str::from_utf8(t.trim_ascii())
+                    .ok()
+                    .filter(|t| !t.is_empty() && !t.contains(['\r', '\n']))
+                    .map(|t| zeroize::Zeroizing::new(t.to_owned()))
+                    .ok_or_else(|| self.problem("the authorization token is empty, not text or has a line break"))
+            })
+            .transpose()?;
+        let settings = HttpSettings {
+            timeout: settings.timeout.min(Duration::from_secs(5)),
+            retries: settings.retries.min(2),
+            ..settings.clone()
+        };
+        let http = Http::new("AWS container credential endpoint", &self.url, settings)?;
+        let mut request = Request::new(Method::GET, url, "reading the container's AWS credentials")
+            .header("Accept", "application/json");
+        if let Some(token) = &token {
+            request = request.header("Authorization", token.as_str());
+        }
+        let response = http.send(&request).map_err(|e| match e {
+            Error::Unavailable { problem, .. } => self.problem(format!("did not answer: {problem}")),
+            other => other,
+        })?;
+        if !response.status.is_success() {
+            return Err(self.problem(format!(
+                "HTTP {}: {}",
+                response.status.as_u16(),
+                crate::redact::server_message(&response.body)
+            )));
+        }
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&response.body).map_err(|_| self.problem("the answer is not JSON"))?;
+        let credentials = json_credentials(&value, "Token")
+            .ok_or_else(|| self.problem("no AccessKeyId and SecretAccessKey in the answer"));
+        super::wipe_json(&mut value);
+        credentials
+    }
+}
+
+/// Credentials of a JSON document (`AccessKeyId`, `SecretAccessKey`, the session token under `token_field`,
+/// `Expiration`).
+fn json_credentials(value: &serde_json::Value, token_field: &str) -> Option<Credentials> {
+    let field = |name: &str| value.get(name).and_then(serde_json::Value::as_str).filter(|v| !v.is_empty());
+    Some(Credentials::new(
+        field("AccessKeyId")?.to_owned(),
+        SecretBytes::new(field("SecretAccessKey")?.as_bytes().to_vec()),
+        field(token_field).map(|t| SecretBytes::new(t.as_bytes().to_vec())),
+        field("Expiration").and_then(super::parse_time),
+    ))
+}
+
+impl CredentialProvider for Container {
+    fn credentials(&self, http: &HttpSettings) -> Result<Credentials, Error> {
+        self.cache.get(|| self.fetch(http))
+    }
+
+    fn describe(&self) -> String {
+        format!("the container credential endpoint at {} ({})", crate::redact::url(&self.url), self.origin)
+    }
+}
+
+/// A role assumed with STS AssumeRole, signed with the credentials of a source (a profile's `source_profile` or
+/// `credential_source`, which may itself be an assumed role: chains).
+pub struct AssumeRole {
+    /// The role.
+    pub role_arn: String,
+    /// `role_session_name`.
+    pub session_name: String,
+    /// `external_id`.
+    pub external_id: Option<String>,
+    /// `duration_seconds`.
+    pub duration_seconds: Option<u32>,
+    /// The credentials AssumeRole is signed with.
+    pub source: std::sync::Arc<dyn CredentialProvider>,
+    /// STS's URL.
+    pub sts_endpoint: String,
+    /// The signing region of STS (`us-east-1` for the global endpoint).
+    pub sts_region: String,
+    /// Where the settings came from, for errors ("profile `ci` in …").
+    pub origin: String,
+    /// The credentials kept.
+    pub cache: Refreshing,
+}
+
+impl CredentialProvider for AssumeRole {
+    fn credentials(&self, http: &HttpSettings) -> Result<Credentials, Error> {
+        self.cache.get(|| {
+            let source = self.source.credentials(http)?;
+            super::assume_role(&self.sts_endpoint, &self.sts_region, http, &source, self)
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("role `{}` assumed with {} ({})", self.role_arn, self.source.describe(), self.origin)
+    }
+}
+
+/// A profile's `credential_process`: a command run with `sh -c` whose standard output is the JSON document of
+/// the AWS CLI's specification (`Version` 1, `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`),
+/// run again when its credentials are about to expire.
+pub struct Process {
+    /// The command line.
+    pub command: String,
+    /// Where it came from, for errors.
+    pub origin: String,
+    /// The credentials kept.
+    pub cache: Refreshing,
+}
+
+impl Process {
+    fn problem(&self, problem: impl std::fmt::Display) -> Error {
+        Error::Credentials {
+            problem: format!("AWS credential_process of {}: {problem}", self.origin),
+            hint: "run the command by hand: it must print the AWS CLI's credential JSON (Version 1) and exit 0".into(),
+        }
+    }
+
+    fn run(&self, settings: &HttpSettings) -> Result<Credentials, Error> {
+        let timeout = crate::deadline::bound(settings.deadline.as_ref(), settings.timeout.max(Duration::from_secs(60)));
+        let limits = crate::process::Limits { timeout, max_stdout: 1 << 20, max_stderr: 4096 };
+        let finished = crate::process::run("sh", ["-c", self.command.as_str()], None, limits).map_err(|e| match e {
+            crate::process::RunError::Spawn(e) => self.problem(format!("cannot start it: {e}")),
+            crate::process::RunError::TimedOut => {
+                self.problem(format!("did not finish within {} s", timeout.as_secs()))
+            }
+            crate::process::RunError::StdoutHeld => self.problem("something it started kept its output open"),
+        })?;
+        if !finished.status.success() || finished.stdout_truncated {
+            return Err(self.problem(format!(
+                "it failed ({}): {}",
+                crate::process::describe_status(finished.status),
+                crate::redact::server_message(&finished.stderr)
+            )));
+        }
+        let out = finished.stdout;
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&out).map_err(|_| self.problem("its output is not JSON"))?;
+        let version = value.get("Version").and_then(serde_json::Value::as_u64);
+        let credentials = if version == Some(1) {
+            json_credentials(&value, "SessionToken")
+                .ok_or_else(|| self.problem("no AccessKeyId and SecretAccessKey in its output"))
+        } else {
+            Err(self.problem("its output's Version is not 1"))
+        };
+        super::wipe_json(&mut value);
+        credentials
+    }
+}
+
+impl CredentialProvider for Process {
+    fn credentials(&self, http: &HttpSettings) -> Result<Credentials, Error> {
+        self.cache.get(|| self.run(http))
+    }
+
+    fn describe(&self) -> String {
+        format!("credential_process ({})", self.origin)
+    }
+}
+
+/// The instance's region (`placement/region` of the instance metadata service at `endpoint`), whatever the
+/// credentials come from; `Err` says why there is none.
+pub fn instance_region(endpoint: &str, settings: &HttpSettings) -> Result<String, String> {
+    let imds = InstanceMetadata { endpoint: endpoint.to_owned(), searched: Vec::new(), cache: Refreshing::default() };
+    let http = imds.http(settings).map_err(|e| e.to_string())?;
+    match imds.get(&http, "/latest/meta-data/placement/region", "reading the instance's region") {
+        Ok(Some(region)) if !region.trim().is_empty() => Ok(region.trim().to_owned()),
+        Ok(_) => Err(format!("the instance metadata service at {} has no region", crate::redact::url(endpoint))),
+        Err(Error::Unavailable { problem, .. }) => {
+            Err(format!("the instance metadata service at {} did not answer ({problem})", crate::redact::url(endpoint)))
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 /// Keys (static or temporary) whose source is unknown to the instance metadata service's error, used where a
 /// provider must exist but AWS is never reached (tests of commands that take AWS settings).
 pub fn unusable(problem: impl Into<String>, hint: impl Into<String>) -> std::sync::Arc<dyn CredentialProvider> {
@@ -355,8 +629,8 @@ pub fn unusable(problem: impl Into<String>, hint: impl Into<String>) -> std::syn
 mod tests {
     use super::*;
     use std::io::{BufRead, BufReader, Write};
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
 
     fn keys(id: &str, expires: Option<SystemTime>) -> Credentials {
         Credentials::new(id.into(), SecretBytes::new(b"secret".to_vec()), None, expires)
@@ -451,6 +725,77 @@ mod tests {
         assert_eq!(provider.credentials(&settings).unwrap().access_key_id(), "K1", "renewed before expiry");
         assert_eq!(fetches.load(Ordering::SeqCst), 2);
         assert_eq!(provider.region(&settings).unwrap().as_deref(), Some("eu-central-1"));
+    }
+
+    /// Web identity with STS gone after the first call: the credentials (4 s of life) are renewed after 2 s, the
+    /// renewal fails, the kept ones are used and the log says so; once they have expired, the failure is the error.
+    #[test]
+    fn a_failed_web_identity_renewal_keeps_valid_credentials_until_they_expire() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut buffer = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut buffer);
+            let expires = aws_smithy_types::DateTime::from(SystemTime::now() + Duration::from_secs(4))
+                .fmt(aws_smithy_types::date_time::Format::DateTime)
+                .unwrap();
+            let body = format!(
+                "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>\
+                 <AccessKeyId>ASIAKEPT</AccessKeyId><SecretAccessKey>s</SecretAccessKey>\
+                 <SessionToken>t</SessionToken><Expiration>{expires}</Expiration></Credentials>\
+                 </AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"
+            );
+            let _ =
+                write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            // The listener is dropped here: STS is gone.
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("token");
+        std::fs::write(&token_file, "eyJ.token.sig").unwrap();
+        std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let said = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = said.clone();
+        let provider = WebIdentity {
+            role_arn: "arn:aws:iam::1:role/r".into(),
+            token_file,
+            session_name: "s".into(),
+            sts_endpoint: base,
+            origin: "test".into(),
+            cache: Refreshing::logged(Some(Arc::new(move |line: &str| sink.lock().unwrap().push(line.to_owned())))),
+        };
+        let settings = HttpSettings { retries: 0, ..HttpSettings::default() };
+        assert_eq!(provider.credentials(&settings).unwrap().access_key_id(), "ASIAKEPT");
+        server.join().unwrap();
+        std::thread::sleep(Duration::from_millis(2300));
+        assert_eq!(provider.credentials(&settings).unwrap().access_key_id(), "ASIAKEPT", "kept while valid");
+        let lines = said.lock().unwrap().clone();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("AWS credentials could not be renewed ("), "{lines:?}");
+        assert!(lines[0].contains("(ASIAKEPT) are still valid for "), "{lines:?}");
+        std::thread::sleep(Duration::from_millis(2000));
+        assert!(provider.credentials(&settings).is_err(), "expired: the renewal's failure is the error");
+    }
+
+    /// Container credential URLs as the SDKs allow them: HTTPS anywhere, plain HTTP only to loopback and the ECS
+    /// and EKS Pod Identity agents' addresses.
+    #[test]
+    fn container_urls_are_checked_as_the_sdks_check_them() {
+        for allowed in [
+            "http://127.0.0.1:8080/creds",
+            "http://localhost/creds",
+            "http://[::1]:1/x",
+            "http://169.254.170.2/v2/credentials/x",
+            "http://169.254.170.23/v1/credentials",
+            "http://[fd00:ec2::23]/v1/credentials",
+            "https://creds.example.com/x",
+        ] {
+            assert!(container_url_allowed(&reqwest::Url::parse(allowed).unwrap()), "{allowed}");
+        }
+        for refused in ["http://192.0.2.1/x", "http://169.254.169.254/x", "http://example.com/x", "ftp://127.0.0.1/x"] {
+            assert!(!container_url_allowed(&reqwest::Url::parse(refused).unwrap()), "{refused}");
+        }
     }
 
     #[test]

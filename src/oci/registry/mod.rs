@@ -71,6 +71,8 @@ pub struct RegistryOptions {
     pub credentials: Option<Credentials>,
     /// The command's overall deadline: no request, pause or wait for a blob's bytes outlives it.
     pub deadline: Option<crate::deadline::Deadline>,
+    /// The proxies requests go through (the command line reads them from the environment; reqwest never does).
+    pub proxies: crate::proxy::Proxies,
 }
 
 /// Reports what a registry store does (one line per blob); the command line turns it into log lines.
@@ -242,6 +244,10 @@ fn http_client(
         // Every request, whole (headers and body: a registry that drips either), ends by the deadline.
         builder = builder.timeout(deadline.remaining()).connect_timeout(deadline.bound(CONNECT_TIMEOUT));
     }
+    let builder = options
+        .proxies
+        .apply(builder)
+        .map_err(|e| Error::Io(format!("{}: cannot set up the client: {e}", location.registry)))?;
     builder.build().map_err(|e| Error::Io(format!("{}: cannot set up the client: {}", location.registry, chain(&e))))
 }
 

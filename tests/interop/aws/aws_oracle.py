@@ -21,6 +21,11 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
                                    "token"}
     role NAME TRUST POLICY         creates (or updates) role NAME with the trust and inline policy documents in
                                    the files TRUST and POLICY; prints its ARN
+    partition-admin REGION         makes (unauthenticated, through reset-auth) a user with every permission in the
+                                   partition of REGION (moto keeps IAM per partition: the `aws` users are unknown
+                                   in aws-cn); prints {"id", "secret"}
+    create-key REGION              makes a KMS key in REGION (another partition's: cn-north-1, us-gov-west-1) with
+                                   the credentials of the environment; prints its ARN
     anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
                                    AssumeRoleWithWebIdentity is unsigned on AWS but moto wants a signature
 """
@@ -132,6 +137,17 @@ def main(argv):
             arn = iam.get_role(RoleName=args[0])["Role"]["Arn"]
         iam.put_role_policy(RoleName=args[0], PolicyName=args[0], PolicyDocument=policy_document)
         print(arn)
+    elif command == "partition-admin":
+        main(["anonymous", "3"])
+        iam = boto3.client("iam", endpoint_url=ENDPOINT, region_name=args[0], aws_access_key_id="setup",
+                           aws_secret_access_key="setup")
+        name = f"admin-{args[0]}"
+        iam.create_user(UserName=name)
+        key = iam.create_access_key(UserName=name)["AccessKey"]
+        iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=policy("*"))
+        print(json.dumps({"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}))
+    elif command == "create-key":
+        print(boto3.client("kms", endpoint_url=ENDPOINT, region_name=args[0]).create_key()["KeyMetadata"]["Arn"])
     elif command == "anonymous":
         request = urllib.request.Request(ENDPOINT + "/moto-api/reset-auth", data=args[0].encode(),
                                          headers={"Content-Type": "text/plain"}, method="POST")
