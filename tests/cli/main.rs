@@ -18,6 +18,7 @@ mod support_tang;
 mod aws;
 mod aws_deploy;
 mod aws_image;
+mod backends;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

@@ -6,8 +6,10 @@ pub mod serve;
 
 use super::env_vars;
 use super::printer::Printer;
+use crate::cmd::key_refs::StoreRefs;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::kms::backends::Client;
 use crate::volume::Step;
 use crate::volume::operation::Settings;
 use clap::{Args, Subcommand};
@@ -94,13 +96,12 @@ impl ResolveArgs {
     }
 }
 
-/// The OpenBao/Vault settings of `vault-kv://` key stores.
+/// The settings of every key store and wrap: `--key-wrap`, and each backend's client flags under its own heading.
 #[derive(Args, Debug, Clone)]
 pub struct VaultStoreArgs {
-    /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY, vault-kv://
-    /// stores), an AWS KMS key (aws-kms://ARN, file:// and vault-kv:// stores) or a KMIP symmetric key
-    /// (kmip://UID, AES-GCM on the KMIP server, kmip:// stores)
-    #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "URI", help = crate::kms::backends::help_for(crate::kms::backends::Use::Wrap),
+          help_heading = KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
     #[command(flatten)]
@@ -113,100 +114,53 @@ pub struct VaultStoreArgs {
     pub aws: crate::cmd::aws_args::AwsArgs,
 }
 
+/// The help heading of --key-store and --key-wrap.
+pub const KEY_STORE_HEADING: &str = "Key store";
+
 /// The OpenBao/Vault client of a `vault-kv://` key store and the `--key-wrap` key.
 #[derive(Debug, Clone)]
 pub struct VaultStore {
     /// The client.
     pub client: std::sync::Arc<crate::kms::vault::Vault>,
-    /// The Transit key wrapping every stored value (`--key-wrap`).
+    /// The key wrapping every stored value (`--key-wrap`).
     pub key_wrap: Option<crate::kms::KeyRef>,
 }
 
 impl VaultStoreArgs {
-    /// The store settings, when the key store is `vault-kv://` (a usage error without a server address).
+    /// The store settings, when the key store needs an OpenBao/Vault client (a usage error without a server
+    /// address).
     pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<VaultStore>> {
-        let is_vault = key_store.starts_with("vault-kv:");
-        if key_store.starts_with("kmip:") {
+        let refs = StoreRefs::parse(key_store, self.key_wrap.as_deref())?;
+        if !refs.store.needs(Client::Vault) {
             return Ok(None);
         }
-        if !is_vault {
-            if self.aws_key_wrap()?.is_some() && key_store.starts_with("file://") {
-                return Ok(None);
-            }
-            if self.key_wrap.is_some() {
-                return Err(crate::cmd::error::Failure::new(
-                    ExitStatus::Usage,
-                    "--key-wrap applies only to a vault-kv:// key store",
-                )
-                .with_hint("use --key-store vault-kv://MOUNT/PREFIX, or drop --key-wrap")
-                .into());
-            }
-            return Ok(None);
-        }
-        let key_wrap = match self.aws_key_wrap()? {
-            Some(reference) => Some(reference),
-            None => self.key_wrap.as_deref().map(parse_transit).transpose()?,
-        };
         let client = self.vault.require(std::time::Duration::from_secs(30), 3, &format!("key store `{key_store}`"))?;
-        Ok(Some(VaultStore { client, key_wrap }))
-    }
-}
-
-impl VaultStoreArgs {
-    /// `--key-wrap aws-kms://…`, parsed; `None` for any other (or no) wrap.
-    fn aws_key_wrap(&self) -> anyhow::Result<Option<crate::kms::KeyRef>> {
-        match self.key_wrap.as_deref() {
-            Some(text) if text.starts_with("aws-kms:") => Ok(Some(crate::kms::KeyRef::parse(text).map_err(|e| {
-                crate::cmd::error::Failure::new(ExitStatus::Usage, e.to_string())
-                    .with_hint("give aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID (or aws-kms://alias/NAME)")
-            })?)),
-            _ => Ok(None),
-        }
+        Ok(Some(VaultStore { client, key_wrap: refs.key_wrap().cloned() }))
     }
 
-    /// The AWS client, when `--key-wrap` is an AWS KMS key.
-    fn aws_client(&self) -> anyhow::Result<Option<std::sync::Arc<crate::kms::aws::Aws>>> {
-        Ok(self.aws_key_wrap()?.map(|_| self.aws.client(std::time::Duration::from_secs(30), 3)))
+    /// The clients the store and the wrap need, built from their settings, and the parsed wrap.
+    pub fn backends(&self, key_store: &str) -> anyhow::Result<crate::volume::keystore::Backends> {
+        let refs = StoreRefs::parse(key_store, self.key_wrap.as_deref())?;
+        let timeout = std::time::Duration::from_secs(30);
+        let what = match &self.key_wrap {
+            Some(wrap) if !refs.store.needs(Client::Vault) => format!("--key-wrap `{}`", crate::redact::url(wrap)),
+            _ => format!("key store `{}`", crate::redact::url(key_store)),
+        };
+        let vault = refs.needs(Client::Vault).then(|| self.vault.require(timeout, 3, &what)).transpose()?;
+        let what = match &self.key_wrap {
+            Some(wrap) if !refs.store.needs(Client::Kmip) => format!("--key-wrap `{}`", crate::redact::url(wrap)),
+            _ => format!("key store `{}`", crate::redact::url(key_store)),
+        };
+        let kmip = refs.needs(Client::Kmip).then(|| self.kmip.require(timeout, &what)).transpose()?;
+        let aws = refs.needs(Client::Aws).then(|| self.aws.client(timeout, 3));
+        Ok(crate::volume::keystore::Backends {
+            plugins: crate::volume::keystore::PluginSettings { search_dirs: crate::cmd::env_vars::path_dirs() },
+            key_wrap: refs.key_wrap().cloned(),
+            vault,
+            kmip,
+            aws,
+        })
     }
-}
-
-/// `vault-transit://MOUNT/KEY` (without a wrapped key); a usage error otherwise.
-pub(crate) fn parse_transit(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
-    match crate::kms::KeyRef::parse(text) {
-        Ok(reference @ crate::kms::KeyRef::VaultTransit { wrapped: None, .. }) => Ok(reference),
-        _ => Err(crate::cmd::error::Failure::new(
-            ExitStatus::Usage,
-            format!("`{}` is not a Transit key", crate::redact::url(text)),
-        )
-        .with_hint("give vault-transit://MOUNT/KEY, e.g. vault-transit://transit/volumes")
-        .into()),
-    }
-}
-
-/// The KMIP client and `--key-wrap kmip://UID` of a `kmip://` key store (a usage error without a server).
-fn kmip_store(
-    key_store: &str,
-    args: &VaultStoreArgs,
-) -> anyhow::Result<(Option<std::sync::Arc<crate::kms::kmip::Kmip>>, Option<crate::kms::KeyRef>)> {
-    if !key_store.starts_with("kmip:") {
-        return Ok((None, None));
-    }
-    let client = args.kmip.require(std::time::Duration::from_secs(30), &format!("key store `{key_store}`"))?;
-    let wrap = match args.key_wrap.as_deref() {
-        None => None,
-        Some(uri) if uri.starts_with("kmip://") => {
-            Some(crate::kms::KeyRef::Plugin { name: "kmip".into(), uri: uri.into() })
-        }
-        Some(other) => {
-            return Err(crate::cmd::error::Failure::new(
-                ExitStatus::Usage,
-                format!("--key-wrap `{}` cannot wrap a kmip:// key store", crate::redact::url(other)),
-            )
-            .with_hint("give --key-wrap kmip://UID, the unique identifier of a KMIP AES key")
-            .into());
-        }
-    };
-    Ok((Some(client), wrap))
 }
 
 /// Resolves where the key store, the locks and the plugins are.
@@ -217,18 +171,7 @@ fn settings(
 ) -> anyhow::Result<Settings> {
     let run_dir = crate::cmd::env_vars::var_os(env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| PathBuf::from(DEFAULT_RUN_DIR), PathBuf::from);
-    let search_dirs = crate::cmd::env_vars::path_dirs();
-    let (kmip, kmip_wrap) = kmip_store(key_store, vault)?;
-    let aws = vault.aws_client()?;
-    let file_key_wrap = if key_store.starts_with("file://") { vault.aws_key_wrap()? } else { None };
-    let vault = vault.resolve(key_store)?;
-    let backends = crate::volume::keystore::Backends {
-        plugins: crate::volume::keystore::PluginSettings { search_dirs },
-        key_wrap: vault.as_ref().and_then(|v| v.key_wrap.clone()).or(file_key_wrap).or(kmip_wrap),
-        vault: vault.map(|v| v.client),
-        kmip,
-        aws,
-    };
+    let backends = vault.backends(key_store)?;
     Ok(Settings {
         key_store: key_store.to_owned(),
         lock_dir: run_dir.join("volume-locks"),
