@@ -70,29 +70,10 @@ pub fn describe(key_store: &str, backends: &crate::volume::keystore::Backends) -
     if let Some(wrap) = &backends.key_wrap {
         lines.push(format!("--key-wrap `{wrap}`: {}", backends::backend_of(&wrap.to_string()).title));
     }
-    lines.extend(describe_clients(backends.vault.as_deref(), backends.aws.as_deref(), backends.kmip.as_deref()));
-    lines
-}
-
-/// The `-v` lines of the clients a command configured (never a secret).
-pub fn describe_clients(
-    vault: Option<&crate::kms::vault::Vault>,
-    aws: Option<&crate::kms::aws::Aws>,
-    kmip: Option<&crate::kms::kmip::Kmip>,
-) -> Vec<String> {
-    let title = |client: Client| backends::BACKENDS.iter().find(|b| b.needs(client)).map_or("key manager", |b| b.title);
-    let mut lines = Vec::new();
-    if let Some(vault) = vault {
-        lines.push(format!("key manager: {}", vault.service()));
-    }
-    if let Some(aws) = aws {
-        lines.push(format!("key manager: {}, {}", title(Client::Aws), aws.describe()));
-    }
-    if let Some(kmip) = kmip {
-        lines.push(match kmip.version() {
-            Ok((major, minor)) => format!("key manager: {}, KMIP protocol {major}.{minor}", kmip.service()),
-            Err(error) => format!("key manager: {} (protocol version not negotiated: {error})", kmip.service()),
-        });
-    }
+    lines.extend(backends::describe_clients(
+        backends.vault.as_deref(),
+        backends.aws.as_deref(),
+        backends.kmip.as_deref(),
+    ));
     lines
 }

@@ -77,10 +77,21 @@ impl Use {
         }
     }
 
+    /// The commands (`cryptadm NOUN`) whose flags [`Use::longs`] take references of this use.
+    pub fn commands(self) -> &'static [&'static str] {
+        match self {
+            Use::Wrap | Use::Store => &["cryptadm volume"],
+            Use::Provider | Use::RemoteConfig | Use::Recorded => &["cryptadm bootstrap"],
+            Use::Recipient => &["cryptadm image"],
+            Use::ThresholdPin => &["cryptadm bootstrap", "cryptadm disk"],
+            Use::Secret => &["cryptadm disk"],
+        }
+    }
+
     /// Where it is used, as the docs table says it.
     pub fn used_by(self) -> &'static str {
         match self {
-            Use::Wrap => "`volume rotate|serve|rewrap --key-wrap`",
+            Use::Wrap => "`volume rotate|serve --key-wrap` (`volume rewrap`: Transit and AWS KMS keys)",
             Use::Store => "`volume rotate|serve|rewrap --key-store`",
             Use::Provider => "`bootstrap seal --provider NAME --passphrase-uri`",
             Use::RemoteConfig => "`bootstrap seal --remote-config NAME=URI`",
@@ -559,6 +570,30 @@ pub fn store_locations() -> String {
     places.join("; ")
 }
 
+/// The `-v` lines of the clients a command configured: the server, region, endpoint and credential source (never
+/// a secret), and the KMIP protocol version (negotiated now, on the connection the command then uses).
+pub fn describe_clients(
+    vault: Option<&super::vault::Vault>,
+    aws: Option<&super::aws::Aws>,
+    kmip: Option<&super::kmip::Kmip>,
+) -> Vec<String> {
+    let title = |client: Client| BACKENDS.iter().find(|b| b.needs(client)).map_or("key manager", |b| b.title);
+    let mut lines = Vec::new();
+    if let Some(vault) = vault {
+        lines.push(format!("key manager: {}", vault.service()));
+    }
+    if let Some(aws) = aws {
+        lines.push(format!("key manager: {}, {}", title(Client::Aws), aws.describe()));
+    }
+    if let Some(kmip) = kmip {
+        lines.push(match kmip.version() {
+            Ok((major, minor)) => format!("key manager: {}, KMIP protocol {major}.{minor}", kmip.service()),
+            Err(error) => format!("key manager: {} (protocol version not negotiated: {error})", kmip.service()),
+        });
+    }
+    lines
+}
+
 /// The table of docs/key-managers.md, generated: one line per form.
 pub fn markdown_table() -> String {
     let mut out = String::from("| reference | backend | what it names | used by |\n| --- | --- | --- | --- |\n");
@@ -583,7 +618,11 @@ pub fn markdown_table() -> String {
 pub fn markdown_uses() -> String {
     let mut out = String::from("| flag | takes |\n| --- | --- |\n");
     for usage in Use::ALL {
-        let forms: Vec<String> = syntaxes(usage).iter().map(|s| format!("`{s}`")).collect();
+        let mut forms: Vec<String> = syntaxes(usage).iter().map(|s| format!("`{s}`")).collect();
+        if usage == Use::RemoteConfig {
+            let names: Vec<String> = remote_sources().map(|s| format!("`{s}`")).collect();
+            forms.insert(0, format!("built-in `NAME`s: {}; their URIs", names.join(", ")));
+        }
         out.push_str(&format!("| {} | {} |\n", usage.used_by().replace('|', "\\|"), forms.join(", ")));
     }
     out

@@ -103,9 +103,11 @@ fn key_references(command: &clap::Command, roff: &mut Roff) {
     let uses: Vec<Use> = Use::ALL
         .into_iter()
         .filter(|usage| {
-            command
-                .get_arguments()
-                .any(|a| !a.is_hide_set() && a.get_long().is_some_and(|l| usage.longs().contains(&l)))
+            let path = command.get_bin_name().unwrap_or(command.get_name());
+            usage.commands().iter().any(|noun| path.starts_with(noun))
+                && command
+                    .get_arguments()
+                    .any(|a| !a.is_hide_set() && a.get_long().is_some_and(|l| usage.longs().contains(&l)))
         })
         .collect();
     if uses.is_empty() {

@@ -335,20 +335,7 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let providers = args.plugin.settings()?;
     check_remote_providers(&args, &providers)?;
     if printer.is_verbose() {
-        let backend = backends::by_provider(&args.provider);
-        printer.debug(&format!(
-            "provider `{}`: {}",
-            args.provider,
-            backend.map_or("a plugin (machineadm-plugin-encryption-provider-NAME)", |b| b.title)
-        ));
-        let needs = |client| backend.is_some_and(|b| b.needs(client));
-        for line in crate::cmd::key_refs::describe_clients(
-            providers.vault.as_deref().filter(|_| needs(backends::Client::Vault)),
-            providers.aws.as_deref().filter(|_| needs(backends::Client::Aws)),
-            providers.kmip.as_deref().filter(|_| needs(backends::Client::Kmip)),
-        ) {
-            printer.debug(&line);
-        }
+        providers.describe(&args.provider, printer);
     }
     let mut settings = settings;
     let (explicit, clevis_uri) = clevis_passphrase(&args, explicit, &providers, printer)?;
