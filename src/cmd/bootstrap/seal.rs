@@ -25,8 +25,8 @@ pub const EXAMPLES: &str = "Examples:
 
   # Let AWS KMS make the passphrase (GenerateDataKey), and print cloud-init userdata; the machine
   # unwraps it with KMS Decrypt (its instance profile)
-  cryptadm bootstrap seal --in machine-config.yaml --provider aws-kms \\
-      --passphrase-uri aws-kms://arn:aws:kms:us-west-2:111122223333:alias/capi --cloud-init > userdata
+  cryptadm bootstrap seal --in machine-config.yaml --provider aws-kms --cloud-init \\
+      --passphrase-uri aws-kms://arn:aws:kms:us-west-2:111122223333:alias/capi > userdata
 
   # ... or an Ignition config (Fedora CoreOS, Flatcar), with cryptadm installed elsewhere on the
   # machine
