@@ -227,7 +227,8 @@ fn check_provider(args: &SealArgs) -> anyhow::Result<()> {
             .with_hint(format!("--provider {} takes --passphrase-uri {takes}", args.provider))
             .into());
     };
-    if takes.is_empty() {
+    if takes.is_empty() || backends::backend_of(uri).is_plugin() {
+        // No backend's scheme at all (`/etc/passphrase`): the provider's own check says what it takes.
         return Ok(());
     }
     let (_, found) = crate::cmd::key_refs::parse(uri, Use::Provider, "--passphrase-uri")?;
