@@ -2634,7 +2634,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__volume__subcmd__rewrap)
-            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --key-store --no-rotate --key-wrap --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2697,30 +2697,6 @@ _cryptadm() {
                     return 0
                     ;;
                 --vault-token-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-cacert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-client-cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-client-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-username)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kmip-password-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

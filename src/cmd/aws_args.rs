@@ -40,20 +40,19 @@ use std::time::Duration;
 
 /// Flags of the AWS client.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "AWS (aws-kms://, kms://…@arn:aws:kms:…, s3://, ssm://)")]
 pub struct AwsArgs {
     /// Region of requests whose resource is not an ARN [env: AWS_REGION, AWS_DEFAULT_REGION]
-    #[arg(long, value_name = "REGION")]
+    #[arg(help_heading = crate::kms::backends::AWS_HEADING, long, value_name = "REGION")]
     pub aws_region: Option<String>,
     /// Endpoint of every AWS service, e.g. http://127.0.0.1:5000 (LocalStack, MinIO for S3)
     /// [env: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL]
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = crate::kms::backends::AWS_HEADING, long, value_name = "URL")]
     pub aws_endpoint_url: Option<String>,
     /// Profile of ~/.aws/config and ~/.aws/credentials [env: AWS_PROFILE] [default: default]
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = crate::kms::backends::AWS_HEADING, long, value_name = "NAME")]
     pub aws_profile: Option<String>,
     /// PEM bundle of CAs trusted for AWS endpoints besides the system roots [env: AWS_CA_BUNDLE]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::AWS_HEADING, long, value_name = "FILE")]
     pub aws_ca_bundle: Option<PathBuf>,
 }
 

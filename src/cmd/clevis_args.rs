@@ -12,18 +12,17 @@ use serde_json::Value;
 
 /// Flags of a Clevis binding.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Clevis (Tang network-bound keys)")]
 pub struct ClevisArgs {
     /// Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`
-    #[arg(long, value_name = "PIN", value_parser = ["tang", "sss"], requires = "clevis_config")]
+    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "PIN", value_parser = ["tang", "sss"], requires = "clevis_config")]
     pub clevis_pin: Option<String>,
     /// The pin's configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang,
     /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file
-    #[arg(long, value_name = "JSON", requires = "clevis_pin")]
+    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "JSON", requires = "clevis_pin")]
     pub clevis_config: Option<String>,
     /// Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt's `-y`); without it such a
     /// server is refused and its signing-key thumbprints are printed
-    #[arg(long, requires = "clevis_pin")]
+    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, requires = "clevis_pin")]
     pub clevis_trust_adv: bool,
 }
 

@@ -162,7 +162,14 @@ fn flag_hint(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> 
             Volume::AmbiguousDevice { .. } => Some("give --volume-path (or a --volume-path-template that exists)"),
             Volume::VolumeNotFound { .. } => Some("check --volume-path (an image file or a block device)"),
             Volume::NoStoredKey { .. } => {
-                Some("check --volume-id and --key-store; DIR/<volume-id>/current must hold the passphrase")
+                // Where each store keeps it, from the backend table.
+                static HINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+                Some(HINT.get_or_init(|| {
+                    format!(
+                        "check --volume-id and --key-store: the store holds no current passphrase for this volume ({})",
+                        crate::kms::backends::store_locations()
+                    )
+                }))
             }
             _ => None,
         };

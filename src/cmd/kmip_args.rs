@@ -18,25 +18,24 @@ use std::time::Duration;
 
 /// Flags of the KMIP client.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "KMIP (kmip://)")]
 pub struct KmipArgs {
     /// KMIP server, HOST:PORT (5696 is KMIP's port) [env: CRYPTADM_KMIP_SERVER]
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "HOST:PORT")]
     pub kmip_server: Option<String>,
     /// PEM file of the CA that signed the KMIP server's certificate [env: CRYPTADM_KMIP_CACERT]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "FILE")]
     pub kmip_cacert: Option<PathBuf>,
     /// PEM client certificate for TLS client authentication [env: CRYPTADM_KMIP_CLIENT_CERT]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "FILE")]
     pub kmip_client_cert: Option<PathBuf>,
     /// PEM key of --kmip-client-cert [env: CRYPTADM_KMIP_CLIENT_KEY]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "FILE")]
     pub kmip_client_key: Option<PathBuf>,
     /// Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "NAME")]
     pub kmip_username: Option<String>,
     /// File holding the credential's password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::KMIP_HEADING, long, value_name = "FILE")]
     pub kmip_password_file: Option<PathBuf>,
 }
 

@@ -13,6 +13,7 @@ pub mod env_vars;
 pub mod error;
 pub mod image;
 pub mod interrupt;
+pub mod key_refs;
 pub mod kmip_args;
 pub mod openstack_args;
 pub mod printer;

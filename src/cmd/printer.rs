@@ -80,6 +80,11 @@ impl Printer {
         self.progress && self.verbosity > Verbosity::Quiet
     }
 
+    /// Whether `-v` was given (what [`Interaction::debug`] prints is shown).
+    pub fn is_verbose(&self) -> bool {
+        self.verbosity >= Verbosity::Verbose
+    }
+
     /// Whether stdout is a terminal (where plaintext and binary output are refused).
     pub fn stdout_is_terminal(&self) -> bool {
         io::stdout().is_terminal()

@@ -35,50 +35,49 @@ pub enum AuthKind {
 
 /// Flags of the OpenBao/Vault client.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
 pub struct VaultArgs {
     /// Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "URL")]
     pub vault_addr: Option<String>,
     /// Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]
-    #[arg(long, value_name = "NAMESPACE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "NAMESPACE")]
     pub vault_namespace: Option<String>,
     /// PEM file of the CA that signed the server's certificate [env: VAULT_CACERT, BAO_CACERT]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE")]
     pub vault_cacert: Option<PathBuf>,
     /// Directory of PEM CA certificates [env: VAULT_CAPATH, BAO_CAPATH]
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "DIR")]
     pub vault_capath: Option<PathBuf>,
     /// PEM client certificate for TLS client authentication [env: VAULT_CLIENT_CERT]
-    #[arg(long, value_name = "FILE", requires = "vault_client_key")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE", requires = "vault_client_key")]
     pub vault_client_cert: Option<PathBuf>,
     /// PEM key of --vault-client-cert [env: VAULT_CLIENT_KEY]
-    #[arg(long, value_name = "FILE", requires = "vault_client_cert")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE", requires = "vault_client_cert")]
     pub vault_client_key: Option<PathBuf>,
     /// Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)
-    #[arg(long)]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long)]
     pub vault_skip_verify: bool,
     /// How to log in [env: CRYPTADM_VAULT_AUTH] [default: token]
-    #[arg(long, value_enum, value_name = "METHOD")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_enum, value_name = "METHOD")]
     pub vault_auth: Option<AuthKind>,
     /// Mount path of the auth method [env: CRYPTADM_VAULT_AUTH_MOUNT] [default: approle, jwt or kubernetes]
-    #[arg(long, value_name = "PATH")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "PATH")]
     pub vault_auth_mount: Option<String>,
     /// Role to log in as (jwt, kubernetes) [env: CRYPTADM_VAULT_ROLE]
-    #[arg(long, value_name = "ROLE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "ROLE")]
     pub vault_role: Option<String>,
     /// AppRole role id [env: CRYPTADM_VAULT_ROLE_ID]
-    #[arg(long, value_name = "ID")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "ID")]
     pub vault_role_id: Option<String>,
     /// File holding the AppRole secret id (0600) [env: CRYPTADM_VAULT_SECRET_ID_FILE]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE")]
     pub vault_secret_id_file: Option<PathBuf>,
     /// File holding the JWT (0600; kubernetes default: the pod's service-account token)
     /// [env: CRYPTADM_VAULT_JWT_FILE]
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE")]
     pub vault_jwt_file: Option<PathBuf>,
     /// File holding a token (0600), instead of VAULT_TOKEN or ~/.vault-token
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = crate::kms::backends::VAULT_HEADING, long, value_name = "FILE")]
     pub vault_token_file: Option<PathBuf>,
 }
 

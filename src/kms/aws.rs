@@ -209,6 +209,21 @@ impl std::fmt::Debug for Aws {
     }
 }
 
+impl Aws {
+    /// One line for `-v`: the region, the endpoints and where the credentials come from (never a secret).
+    pub fn describe(&self) -> String {
+        let settings = &self.settings;
+        let mut endpoints: Vec<String> = settings.endpoints.all.iter().map(|url| redact::url(url)).collect();
+        endpoints.extend(settings.endpoints.per_service.iter().map(|(id, url)| format!("{id}: {}", redact::url(url))));
+        format!(
+            "region {}, endpoint {}, credentials from {}",
+            settings.region.as_deref().unwrap_or("from the instance metadata service or each ARN"),
+            if endpoints.is_empty() { "AWS's own".to_owned() } else { endpoints.join(", ") },
+            settings.credentials.describe()
+        )
+    }
+}
+
 /// A secret's value from Secrets Manager: SecretString or SecretBinary.
 #[derive(Debug)]
 pub enum SecretValue {
@@ -731,24 +746,8 @@ pub fn arn_partition(arn: &str) -> Option<&str> {
 
 /// Checks a KMS key id as the commands take it: a key or alias ARN of KMS, `alias/NAME`, or a key id.
 pub fn check_kms_key(text: &str) -> Result<(), String> {
-    let fine = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/:.".contains(&b));
-    if let Some(rest) = text.strip_prefix("arn:") {
-        let parts: Vec<&str> = rest.splitn(5, ':').collect();
-        let [_partition, service, region, account, resource] = parts[..] else {
-            return Err("expected arn:aws:kms:REGION:ACCOUNT:key/ID or …:alias/NAME".into());
-        };
-        if service != "kms" || region.is_empty() || account.is_empty() {
-            return Err("expected arn:aws:kms:REGION:ACCOUNT:key/ID or …:alias/NAME".into());
-        }
-        if !(resource.starts_with("key/") || resource.starts_with("alias/")) || !fine(resource) {
-            return Err("the ARN's resource is key/ID or alias/NAME".into());
-        }
-        return Ok(());
-    }
-    if fine(text) && (text.starts_with("alias/") || !text.contains('/')) {
-        return Ok(());
-    }
-    Err("expected a KMS key ARN, alias/NAME or a key id".into())
+    // One check for every command: the backend table's (src/kms/backends.rs).
+    super::reference::check_aws_kms_key(text)
 }
 
 fn parse_url(text: &str, service: Service) -> Result<reqwest::Url, Error> {
@@ -973,7 +972,7 @@ mod tests {
         assert_eq!(arn_region("arn:aws:s3:::bucket"), None);
         for good in [
             "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab",
-            "arn:aws:kms:eu-west-1:1:alias/capi",
+            "arn:aws:kms:eu-west-1:123456789012:alias/capi",
             "alias/capi",
             "1234abcd-12ab-34cd",
         ] {

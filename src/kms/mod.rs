@@ -26,6 +26,7 @@
 //! [`crate::redact::server_message`].
 
 pub mod aws;
+pub mod backends;
 pub mod barbican;
 pub mod clevis;
 pub mod http;

@@ -65,75 +65,16 @@ pub const AWS_KMS: &str = "aws-kms";
 pub const BARBICAN: &str = "barbican";
 
 impl KeyRef {
-    /// Parses `text`.
+    /// Parses `text` by the row of its scheme in [`super::backends::BACKENDS`], which checks it before any
+    /// request.
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let bad = |problem: &str| Error::BadReference { reference: crate::redact::url(text), problem: problem.into() };
-        let Some((scheme, rest)) = text.split_once(':') else {
-            return Err(bad("expected SCHEME:…, e.g. vault-transit://MOUNT/KEY"));
+        let Some((scheme, _)) = text.split_once(':') else {
+            return match super::backends::by_bare(text) {
+                Some(backend) => (backend.parse)(text),
+                None => Err(bad(text, "expected SCHEME:…, e.g. vault-transit://MOUNT/KEY")),
+            };
         };
-        match scheme {
-            VAULT_TRANSIT => {
-                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
-                let (wrapped, location) = match rest.split_once('@') {
-                    Some((wrapped, location)) => (
-                        Some(decode_wrapped(wrapped).ok_or_else(|| {
-                            bad("the part before `@` is not a Transit ciphertext in unpadded base64url")
-                        })?),
-                        location,
-                    ),
-                    None => (None, rest),
-                };
-                let (mount, key) = location.split_once('/').ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
-                let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
-                if !valid_segment(key) {
-                    return Err(bad("a Transit key name is one path segment of letters, digits and -_."));
-                }
-                Ok(Self::VaultTransit { mount, key: key.to_owned(), wrapped })
-            }
-            VAULT_KV => {
-                let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-kv://MOUNT/PREFIX"))?;
-                let (mount, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
-                let prefix = prefix.trim_matches('/');
-                if !prefix.is_empty() && !prefix.split('/').all(valid_segment) {
-                    return Err(bad("each prefix segment is letters, digits and -_."));
-                }
-                Ok(Self::VaultKv { mount, prefix: prefix.to_owned() })
-            }
-            BARBICAN => {
-                let uuid = rest.strip_prefix("//").ok_or_else(|| bad("expected barbican://UUID"))?;
-                if !is_uuid(uuid) {
-                    return Err(bad("not a secret UUID"));
-                }
-                Ok(Self::Barbican { uuid: uuid.to_ascii_lowercase(), href: None })
-            }
-            "https" | "http" if secret_href_uuid(text).is_some() => {
-                let authority = rest.trim_start_matches('/').split(['/', '?', '#']).next().unwrap_or_default();
-                if authority.contains('@') {
-                    return Err(bad("credentials do not belong in a secret href (the key manager's login does)"));
-                }
-                let uuid = secret_href_uuid(text).unwrap_or_default();
-                Ok(Self::Barbican { uuid, href: Some(text.to_owned()) })
-            }
-            AWS_KMS => {
-                let key = rest
-                    .strip_prefix("//")
-                    .ok_or_else(|| bad("expected aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID"))?;
-                super::aws::check_kms_key(key).map_err(|problem| bad(&problem))?;
-                Ok(Self::AwsKms { key: key.to_owned() })
-            }
-            "file" => {
-                let path = rest
-                    .strip_prefix("//")
-                    .filter(|p| p.starts_with('/'))
-                    .ok_or_else(|| bad("expected file:///ABSOLUTE/PATH"))?;
-                Ok(Self::File(PathBuf::from(path)))
-            }
-            name if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)) => {
-                Ok(Self::Plugin { name: name.to_owned(), uri: text.to_owned() })
-            }
-            _ => Err(bad("unknown scheme")),
-        }
+        (super::backends::by_scheme(scheme).parse)(text)
     }
 
     /// A bare UUID is a Barbican secret too (what `--secret UUID` takes).
@@ -197,6 +138,177 @@ impl fmt::Display for KeyRef {
             Self::File(path) => write!(f, "file://{}", path.display()),
             Self::Plugin { uri, .. } => f.write_str(uri),
         }
+    }
+}
+
+fn bad(text: &str, problem: &str) -> Error {
+    Error::BadReference { reference: crate::redact::url(text), problem: problem.into() }
+}
+
+/// `vault-transit://MOUNT/KEY`, `vault-transit://WRAPPED@MOUNT/KEY`.
+pub(super) fn parse_vault_transit(text: &str) -> Result<KeyRef, Error> {
+    let bad = |problem: &str| bad(text, problem);
+    let rest = text.split_once(':').map_or("", |(_, rest)| rest);
+    let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
+    let (wrapped, location) = match rest.split_once('@') {
+        Some((wrapped, location)) => (
+            Some(
+                decode_wrapped(wrapped)
+                    .ok_or_else(|| bad("the part before `@` is not a Transit ciphertext in unpadded base64url"))?,
+            ),
+            location,
+        ),
+        None => (None, rest),
+    };
+    let (mount, key) = location.split_once('/').ok_or_else(|| bad("expected vault-transit://MOUNT/KEY"))?;
+    let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
+    if !valid_segment(key) {
+        return Err(bad("a Transit key name is one path segment of letters, digits and -_."));
+    }
+    Ok(KeyRef::VaultTransit { mount, key: key.to_owned(), wrapped })
+}
+
+/// `vault-kv://MOUNT/PREFIX`.
+pub(super) fn parse_vault_kv(text: &str) -> Result<KeyRef, Error> {
+    let bad = |problem: &str| bad(text, problem);
+    let rest = text.split_once(':').map_or("", |(_, rest)| rest);
+    let rest = rest.strip_prefix("//").ok_or_else(|| bad("expected vault-kv://MOUNT/PREFIX"))?;
+    let (mount, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let mount = decode_mount(mount).ok_or_else(|| bad("empty or malformed mount path"))?;
+    let prefix = prefix.trim_matches('/');
+    if !prefix.is_empty() && !prefix.split('/').all(valid_segment) {
+        return Err(bad("each prefix segment is letters, digits and -_."));
+    }
+    Ok(KeyRef::VaultKv { mount, prefix: prefix.to_owned() })
+}
+
+/// `barbican://UUID` or a secret href `https://HOST/…/v1/secrets/UUID` (any other `https:` is a plugin's).
+pub(super) fn parse_barbican(text: &str) -> Result<KeyRef, Error> {
+    let bad = |problem: &str| bad(text, problem);
+    if is_uuid(text) {
+        return Ok(KeyRef::Barbican { uuid: text.to_ascii_lowercase(), href: None });
+    }
+    let (scheme, rest) = text.split_once(':').unwrap_or((text, ""));
+    if scheme == BARBICAN {
+        let uuid = rest.strip_prefix("//").ok_or_else(|| bad("expected barbican://UUID"))?;
+        if !is_uuid(uuid) {
+            return Err(bad("not a secret UUID"));
+        }
+        return Ok(KeyRef::Barbican { uuid: uuid.to_ascii_lowercase(), href: None });
+    }
+    let Some(uuid) = secret_href_uuid(text) else { return parse_plugin(text) };
+    let authority = rest.trim_start_matches('/').split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(bad("credentials do not belong in a secret href (the key manager's login does)"));
+    }
+    Ok(KeyRef::Barbican { uuid, href: Some(text.to_owned()) })
+}
+
+/// `aws-kms://ARN` (`ARN`: a key or alias ARN, `alias/NAME` or a key id), or the bare `arn:aws:kms:…`.
+pub(super) fn parse_aws_kms(text: &str) -> Result<KeyRef, Error> {
+    let key = match text.strip_prefix(AWS_KMS) {
+        Some(rest) => {
+            rest.strip_prefix("://").ok_or_else(|| bad(text, "expected aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID"))?
+        }
+        // The bare ARN, as `bootstrap seal --provider aws-kms` and `kms://BLOB@ARN` write it.
+        None if text.starts_with("arn:") || is_bare_aws_kms_key(text) => text,
+        None => return Err(bad(text, "expected aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID")),
+    };
+    check_aws_kms_key(key).map_err(|problem| bad(text, &problem))?;
+    Ok(KeyRef::AwsKms { key: key.to_owned() })
+}
+
+/// `alias/NAME`: a KMS alias written without a scheme.
+pub fn is_bare_aws_kms_key(text: &str) -> bool {
+    text.starts_with("alias/")
+}
+
+/// Checks a KMS key as KMS takes it: `arn:PARTITION:kms:REGION:ACCOUNT:key/ID` or `…:alias/NAME` (a 12-digit
+/// account, a non-empty id or name), `alias/NAME`, or a bare key id; what KMS would refuse never reaches it.
+pub fn check_aws_kms_key(text: &str) -> Result<(), String> {
+    let id_ok = |s: &str| {
+        !s.is_empty() && s.len() <= 2048 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+    };
+    let alias_ok = |s: &str| {
+        !s.is_empty() && s.len() <= 250 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/:".contains(&b))
+    };
+    let resource_ok = |resource: &str| match resource.split_once('/') {
+        Some(("key", id)) => id_ok(id),
+        Some(("alias", name)) => alias_ok(name),
+        _ => false,
+    };
+    if let Some(rest) = text.strip_prefix("arn:") {
+        let parts: Vec<&str> = rest.splitn(5, ':').collect();
+        let [partition, service, region, account, resource] = parts[..] else {
+            return Err("expected arn:aws:kms:REGION:ACCOUNT:key/ID or …:alias/NAME".into());
+        };
+        let region_ok =
+            !region.is_empty() && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !partition.starts_with("aws") || service != "kms" || !region_ok {
+            return Err("expected arn:aws:kms:REGION:ACCOUNT:key/ID or …:alias/NAME".into());
+        }
+        if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("the ARN's account is 12 digits".into());
+        }
+        if !resource_ok(resource) {
+            return Err("the ARN's resource is key/ID or alias/NAME, neither empty".into());
+        }
+        return Ok(());
+    }
+    if text.starts_with("alias/") {
+        return if resource_ok(text) { Ok(()) } else { Err("alias/NAME needs a name".into()) };
+    }
+    if id_ok(text) {
+        return Ok(());
+    }
+    Err("expected a KMS key ARN, alias/NAME or a key id".into())
+}
+
+/// `file:///ABSOLUTE/PATH`; `file:x` without `//` stays a plugin's, as it always was.
+pub(super) fn parse_file(text: &str) -> Result<KeyRef, Error> {
+    let rest = text.strip_prefix("file:").unwrap_or_default();
+    if !rest.starts_with("//") {
+        return parse_plugin(text);
+    }
+    let path = rest
+        .strip_prefix("//")
+        .filter(|p| p.starts_with('/'))
+        .ok_or_else(|| bad(text, "expected file:///ABSOLUTE/PATH"))?;
+    Ok(KeyRef::File(PathBuf::from(path)))
+}
+
+/// `clevis:<compact JWE>`.
+pub(super) fn parse_clevis(text: &str) -> Result<KeyRef, Error> {
+    // The JWE itself is checked where it is opened (kms::clevis), before any server is asked.
+    Ok(KeyRef::Plugin { name: super::backends::CLEVIS.into(), uri: text.to_owned() })
+}
+
+/// `kmip://UID` (a key) or `kmip://PREFIX` (a store; may hold `/`), with `#kmip:v1:…` when it carries a wrapped
+/// passphrase: printable, at most 256 characters before `#`.
+pub(super) fn parse_kmip(text: &str) -> Result<KeyRef, Error> {
+    let name = text
+        .strip_prefix("kmip://")
+        .ok_or_else(|| bad(text, "expected kmip://UID (a key's unique identifier) or kmip://PREFIX (a store)"))?;
+    let name = name.split_once('#').map_or(name, |(name, _)| name);
+    let valid = !name.trim_matches('/').is_empty()
+        && name.len() <= 256
+        && name.bytes().all(|b| b.is_ascii_graphic())
+        && name.trim_matches('/').split('/').all(|s| !s.is_empty() && s != "." && s != "..");
+    if !valid {
+        return Err(bad(text, "the name after kmip:// is 1 to 256 printable characters (no empty, . or .. segment)"));
+    }
+    Ok(KeyRef::Plugin { name: super::backends::KMIP.into(), uri: text.to_owned() })
+}
+
+/// `NAME:REST`: a plugin's reference.
+pub(super) fn parse_plugin(text: &str) -> Result<KeyRef, Error> {
+    match text.split_once(':') {
+        Some((name, _))
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)) =>
+        {
+            Ok(KeyRef::Plugin { name: name.to_owned(), uri: text.to_owned() })
+        }
+        _ => Err(bad(text, "unknown scheme")),
     }
 }
 

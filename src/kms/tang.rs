@@ -201,7 +201,7 @@ impl TangConfig {
         let bad = |problem: &str| Error::Config(format!("tang: {problem}"));
         let object = config.as_object().ok_or_else(|| bad("the configuration is not a JSON object"))?;
         let url = object.get("url").and_then(Value::as_str).ok_or_else(|| bad("missing the required `url`"))?;
-        let parsed = reqwest::Url::parse(url).map_err(|e| bad(&format!("`url` is not a URL: {e}")))?;
+        let parsed = reqwest::Url::parse(&with_scheme(url)).map_err(|e| bad(&format!("`url` is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad("`url` must be http:// or https://"));
         }
@@ -219,6 +219,12 @@ impl TangConfig {
     }
 }
 
+/// `url` with `http://` in front when it has no scheme (`127.0.0.1:7500`, `tang.example`): clevis hands the URL to
+/// curl, which opens such a URL over http, and writes it into the JWE as given; so is it opened here.
+pub fn with_scheme(url: &str) -> std::borrow::Cow<'_, str> {
+    if url.contains("://") { url.into() } else { format!("http://{url}").into() }
+}
+
 fn is_b64url(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_'
 }
@@ -232,6 +238,7 @@ pub struct Tang {
 impl Tang {
     /// A client for the server at `url` (as the configuration or the JWE gives it).
     pub fn new(url: &str, settings: &HttpSettings) -> Result<Self, Error> {
+        let url: &str = &with_scheme(url);
         let http = Http::new("Tang server", url, settings.clone()).map_err(|e| Error::tang(url, e))?;
         Ok(Self { http, url: url.to_owned() })
     }

@@ -47,12 +47,18 @@ impl ProviderSettings {
         ui: &dyn Interaction,
     ) -> Result<(Passphrase, String), Error> {
         use base64::Engine as _;
-        let key = key.trim();
-        crate::kms::aws::check_kms_key(key).map_err(|_| Error::BadKmsUri {
-            uri: crate::redact::url(key),
-            problem: "seal takes the KMS key: arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME or alias/NAME \
-                      (the wrapped key is added to it)",
-        })?;
+        // The key as every command takes it (aws-kms://ARN, the bare ARN, alias/NAME); the bare key is recorded.
+        let key = match crate::kms::KeyRef::parse(key.trim()) {
+            Ok(crate::kms::KeyRef::AwsKms { key }) => key,
+            _ => {
+                return Err(Error::BadKmsUri {
+                    uri: crate::redact::url(key),
+                    problem: "seal takes the KMS key: aws-kms://ARN, arn:aws:kms:REGION:ACCOUNT:key/ID, \
+                              …:alias/NAME or alias/NAME (the wrapped key is added to it)",
+                });
+            }
+        };
+        let key = key.as_str();
         let aws = self.aws()?;
         let _busy = ui.busy("asking AWS KMS for a data key");
         let (passphrase, blob) = match explicit {

@@ -71,9 +71,29 @@ impl ProviderSettings {
         dirs
     }
 
+    /// Says (as debug lines: `-v`) which backend `provider` is and, for a built-in one, its key manager: server,
+    /// region, endpoint, credential source (never a secret), KMIP protocol version.
+    pub fn describe(&self, provider: &str, ui: &dyn Interaction) {
+        use crate::kms::backends::{self, Client};
+        let backend = backends::by_provider(provider);
+        ui.debug(&format!(
+            "provider `{provider}`: {}",
+            backend.map_or("a plugin (machineadm-plugin-encryption-provider-NAME)", |b| b.title)
+        ));
+        let needs = |client| backend.is_some_and(|b| b.needs(client));
+        for line in backends::describe_clients(
+            self.vault.as_deref().filter(|_| needs(Client::Vault)),
+            self.aws.as_deref().filter(|_| needs(Client::Aws)),
+            self.kmip.as_deref().filter(|_| needs(Client::Kmip)),
+        ) {
+            ui.debug(&line);
+        }
+    }
+
     /// Fetches the passphrase of a document on the machine (`get-passphrase`).
     pub fn get_passphrase(&self, provider: &str, uri: &str, ui: &dyn Interaction) -> Result<Passphrase, Error> {
         validate_provider_name(provider)?;
+        self.describe(provider, ui);
         if provider == BUILTIN_FILE_PROVIDER {
             return read_passphrase_file(uri);
         }

@@ -420,6 +420,15 @@ fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a 
     None
 }
 
+impl ProviderSettings {
+    /// The RemoteConfig plugin of `provider` when one is on the search path (the one `open` would run), so that
+    /// `seal` refuses a name nothing on the machine could fetch.
+    pub fn find_remote_plugin(&self, provider: &str) -> Result<Option<PathBuf>, Error> {
+        validate_provider_name(provider)?;
+        self.find_executable(&format!("{REMOTE_PLUGIN_PREFIX}{provider}"))
+    }
+}
+
 /// The built-in `file` provider: `file:///absolute/path`, at most [`MAX_REMOTE_BYTES`].
 fn read_file(uri: &str) -> Result<SecretBytes, Error> {
     let path = parse_file_uri(uri).map_err(|problem| Error::BadRemoteUri {

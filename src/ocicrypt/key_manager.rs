@@ -88,7 +88,8 @@ impl ManagedKey {
     pub fn parse(text: &str) -> Result<Self, kms::Error> {
         let bad =
             |problem: &str| kms::Error::BadReference { reference: crate::redact::url(text), problem: problem.into() };
-        match KeyRef::parse(text)? {
+        let (reference, _) = kms::backends::parse_for(text, kms::backends::Use::Recipient, "an image key")?;
+        match reference {
             KeyRef::VaultTransit { mount, key, wrapped: None } => Ok(Self::Transit { mount, key }),
             KeyRef::AwsKms { key } if key.starts_with("arn:") => Ok(Self::AwsKms { arn: key }),
             KeyRef::AwsKms { .. } => Err(bad(
@@ -101,9 +102,7 @@ impl ManagedKey {
 
     /// Whether `text` is written in one of the schemes of these keys.
     pub fn is_reference(text: &str) -> bool {
-        [reference::VAULT_TRANSIT, reference::AWS_KMS]
-            .iter()
-            .any(|scheme| text.strip_prefix(scheme).is_some_and(|rest| rest.starts_with(':')))
+        kms::backends::is_key_manager_reference(text, kms::backends::Use::Recipient)
     }
 
     /// The key manager that holds the key.

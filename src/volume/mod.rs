@@ -170,7 +170,10 @@ impl Classify for Error {
             }
             Error::VolumeNotFound { .. } => "check the volume path (an image file or a block device)",
             Error::NoStoredKey { .. } => {
-                "check the volume id and the key store; a file store's DIR/<volume-id>/current must hold the passphrase"
+                return Some(Cow::Owned(format!(
+                    "check the volume id and the key store: it holds no current passphrase for this volume ({})",
+                    crate::kms::backends::store_locations()
+                )));
             }
             Error::WrongPassphrase { .. } => "give the passphrase that opens the volume now (it is checked first)",
             Error::AlreadyStored { .. } => {

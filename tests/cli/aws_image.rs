@@ -261,7 +261,8 @@ fn misuse_is_refused_with_its_exit_status_and_writes_nothing() {
     ] {
         let mut command = with_keys(aws, &aws.admin);
         command.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{closed}"));
-        let command = command.args(["image", "encrypt", "--recipient", "aws-kms://arn:aws:kms:eu-west-1:1:key/k"]);
+        let command =
+            command.args(["image", "encrypt", "--recipient", "aws-kms://arn:aws:kms:eu-west-1:123456789012:key/k"]);
         command
             .args([flag, bad])
             .arg(oci(src))

@@ -250,8 +250,18 @@ fn remote_configs_come_first_and_are_fetched_skipped_or_refused_when_opening() {
     scratch.write("pass", VECTOR_PASSPHRASE);
     scratch.write("plain.yaml", VECTOR_PLAINTEXT);
     let uri = format!("file://{}", scratch.path("pass").display());
+    // The sealing host has the `objstore` plugin (seal refuses a RemoteConfig provider it cannot find:
+    // tests/cli/backends.rs); the machine below has not.
+    let bin = scratch.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let plugin = bin.join("machineadm-remote-configuration-provider-objstore");
+    std::fs::write(&plugin, "#!/bin/sh\nexit 1\n").unwrap();
+    for path in [&plugin, &bin] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
     cryptadm()
         .current_dir(scratch.dir.path())
+        .env("PATH", &bin)
         .args(["bootstrap", "seal", "--in", "plain.yaml", "--provider", "file", "--passphrase-uri", &uri])
         .args([
             "--passphrase-file",

@@ -76,6 +76,7 @@ fn man_page(command: &clap::Command, all_pages: &[String]) -> Vec<u8> {
         }
         roff.control("fi", []);
     }
+    key_references(command, &mut roff);
     roff.control("SH", ["EXIT STATUS"]);
     for (status, meaning, example) in cryptadm::exit::TABLE {
         roff.control("TP", [])
@@ -93,6 +94,52 @@ fn man_page(command: &clap::Command, all_pages: &[String]) -> Vec<u8> {
     roff.to_writer(&mut out).unwrap();
     man.render_version_section(&mut out).unwrap();
     out
+}
+
+/// KEY REFERENCES: for each flag of the command that takes key references, every form the backend table of
+/// src/kms/backends.rs accepts there.
+fn key_references(command: &clap::Command, roff: &mut Roff) {
+    use cryptadm::kms::backends::{self, Use};
+    let uses: Vec<Use> = Use::ALL
+        .into_iter()
+        .filter(|usage| {
+            let path = command.get_bin_name().unwrap_or(command.get_name());
+            usage.commands().iter().any(|noun| path.starts_with(noun))
+                && command
+                    .get_arguments()
+                    .any(|a| !a.is_hide_set() && a.get_long().is_some_and(|l| usage.longs().contains(&l)))
+        })
+        .collect();
+    if uses.is_empty() {
+        return;
+    }
+    roff.control("SH", ["KEY REFERENCES"]);
+    for usage in uses {
+        let flags: Vec<String> = usage.longs().iter().map(|l| format!("--{l}")).collect();
+        roff.control("TP", []).text([bold(flags.join(", "))]);
+        for backend in backends::BACKENDS.iter().filter(|b| b.can(usage)) {
+            let forms: Vec<&str> = backend.syntaxes(usage).collect();
+            roff.text([roman(format!("{}: {} ({})", backend.title, forms.join(", "), backend.help))]);
+            roff.control("br", []);
+        }
+    }
+}
+
+const KEY_MANAGERS: &str = "docs/key-managers.md";
+const BACKENDS_START: &str = "<!-- backends:start (generated from src/kms/backends.rs) -->\n";
+const BACKENDS_END: &str = "<!-- backends:end -->";
+
+/// docs/key-managers.md with the table of every reference form, generated from the backend table.
+fn key_managers_with_table(text: &str) -> String {
+    let table = format!(
+        "{}\n**What each flag takes** (every backend that fits it):\n\n{}",
+        cryptadm::kms::backends::markdown_table(),
+        cryptadm::kms::backends::markdown_uses()
+    );
+    let start =
+        text.find(BACKENDS_START).expect("docs/key-managers.md has the backends table markers") + BACKENDS_START.len();
+    let end = text.find(BACKENDS_END).expect("docs/key-managers.md has the backends table end marker");
+    format!("{}{table}{}", &text[..start], &text[end..])
 }
 
 const TABLE_START: &str = "<!-- exit-codes:start (generated from src/exit.rs) -->\n";
@@ -113,6 +160,8 @@ fn expected_files() -> Vec<(PathBuf, Vec<u8>)> {
     files.extend(man_pages());
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
     files.push((PathBuf::from("README.md"), readme_with_table(&readme).into_bytes()));
+    let key_managers = std::fs::read_to_string(repo().join(KEY_MANAGERS)).expect(KEY_MANAGERS);
+    files.push((PathBuf::from(KEY_MANAGERS), key_managers_with_table(&key_managers).into_bytes()));
     files
 }
 
@@ -129,6 +178,24 @@ fn stale_extras(expected: &[(PathBuf, Vec<u8>)]) -> Vec<PathBuf> {
         }
     }
     extras
+}
+
+/// The backend table in docs/key-managers.md is the one src/kms/backends.rs generates (also in a test-vectors
+/// build: the table does not depend on features).
+#[test]
+fn key_managers_table_is_current() {
+    let text = std::fs::read_to_string(repo().join(KEY_MANAGERS)).expect(KEY_MANAGERS);
+    if std::env::var_os("CRYPTADM_BLESS").is_some() {
+        std::fs::write(repo().join(KEY_MANAGERS), key_managers_with_table(&text)).unwrap();
+        return;
+    }
+    assert!(
+        text == key_managers_with_table(&text),
+        "docs/key-managers.md's backend table is stale; regenerate it with: {BLESS_COMMAND}"
+    );
+    for backend in cryptadm::kms::backends::BACKENDS {
+        assert!(text.contains(&format!("[{}]({})", backend.title, backend.doc)), "{} missing", backend.name);
+    }
 }
 
 #[test]

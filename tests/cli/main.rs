@@ -21,6 +21,7 @@ mod aws_deploy;
 mod aws_image;
 mod aws_proxy;
 mod aws_roles;
+mod backends;
 mod bootstrap;
 mod cloud_init;
 // These prove OpenPGP recipients too, so they need the default `pgp` feature.

@@ -33,21 +33,10 @@ pub const EXAMPLES: &str = "Examples:
 
 /// Decrypt a machineadm configuration stream back into the machine configuration
 ///
-/// Documents are processed in order: each EncryptedConfig is decrypted and authenticated; each RemoteConfig is
-/// fetched by its provider and what it returns takes its place: a machineadm stream is processed the same way
-/// (nested at most 4 deep, a loop refused), anything else is plain configuration used as it is. `file`
-/// (file:///absolute/path) and `https` (TLS verified against the system roots and --cert-dir) are built in; any
-/// other provider runs machineadm-remote-configuration-provider-NAME as `fetch URI`. --strict refuses
-/// RemoteConfig documents, --skip-remote skips them. Every document is checked and every RemoteConfig fetched
-/// before any passphrase is fetched; a fetch may return at most 16 MiB. The passphrase comes from --passphrase-file, CRYPTADM_PASSPHRASE_FILE or
-/// CRYPTADM_PASSPHRASE if given, else from each document's provider: `file` reads the file its passphraseURI
-/// names; any other provider runs the plugin machineadm-plugin-encryption-provider-NAME from PATH,
-/// /usr/libexec/machineadm or /usr/local/libexec/machineadm as `get-passphrase URI`.
-///
-/// The plaintext is written only to --out (mode 0600, atomically); an --out that already holds it is left
-/// untouched, so cloud-init can run this on every boot. Nothing is written when any document fails.
+/// Documents are processed in order; see `cryptadm bootstrap open --help` (its long help is generated from the
+/// backend table of `kms/`).
 #[derive(Args, Debug)]
-#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
+#[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES), long_about = long_about())]
 pub struct OpenArgs {
     /// The sealed stream (`-`: standard input)
     #[arg(long = "in", value_name = "FILE")]
@@ -67,6 +56,34 @@ pub struct OpenArgs {
     plugin: PluginArgs,
     #[command(flatten)]
     remote: RemoteArgs,
+}
+
+/// The long help: the built-in providers and RemoteConfig sources come from the backend table.
+fn long_about() -> String {
+    use crate::kms::backends;
+    let quoted = |names: Vec<&str>| {
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        backends::or_list(&names.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    format!(
+        "Decrypt a machineadm configuration stream back into the machine configuration\n\n\
+         Documents are processed in order: each EncryptedConfig is decrypted and authenticated; each RemoteConfig \
+         is fetched by its provider and what it returns takes its place: a machineadm stream is processed the same \
+         way (nested at most 4 deep, a loop refused), anything else is plain configuration used as it is. Built-in \
+         RemoteConfig providers: {remote} (`file`: file:///absolute/path; `https`: TLS verified against the system \
+         roots and --cert-dir; the AWS ones with the AWS settings); any other provider runs \
+         machineadm-remote-configuration-provider-NAME as `fetch URI`. --strict refuses RemoteConfig documents, \
+         --skip-remote skips them. Every document is checked and every RemoteConfig fetched before any passphrase \
+         is fetched; a fetch may return at most 16 MiB. The passphrase comes from --passphrase-file, \
+         CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE if given, else from each document's provider: {providers} \
+         are built in (`file` reads the file its passphraseURI names; the others ask their key manager, with its \
+         settings below); any other provider runs the plugin machineadm-plugin-encryption-provider-NAME from PATH, \
+         /usr/libexec/machineadm or /usr/local/libexec/machineadm as `get-passphrase URI`.\n\n\
+         The plaintext is written only to --out (mode 0600, atomically); an --out that already holds it is left \
+         untouched, so cloud-init can run this on every boot. Nothing is written when any document fails.",
+        remote = quoted(backends::remote_sources().collect()),
+        providers = quoted(backends::providers().collect()),
+    )
 }
 
 /// Runs `cryptadm bootstrap open`.

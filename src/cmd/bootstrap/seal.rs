@@ -9,6 +9,7 @@ use crate::cmd::printer::plural;
 use crate::cmd::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::kms::backends::{self, Use};
 use crate::machineadm::{self, Nonces, RemoteConfig, SealRequest};
 use anyhow::Context;
 use clap::Args;
@@ -22,9 +23,10 @@ pub const EXAMPLES: &str = "Examples:
       --passphrase-uri file:///etc/machineadm/passphrase --passphrase-file passphrase \\
       --out sealed.yaml
 
-  # Let a KMS plugin make the passphrase (new-passphrase), and print cloud-init userdata
-  cryptadm bootstrap seal --in machine-config.yaml --provider aws \\
-      --passphrase-uri arn:aws:kms:us-west-2:111122223333:key/1234abcd --cloud-init > userdata
+  # Let AWS KMS make the passphrase (GenerateDataKey), and print cloud-init userdata; the machine
+  # unwraps it with KMS Decrypt (its instance profile)
+  cryptadm bootstrap seal --in machine-config.yaml --provider aws-kms --cloud-init \\
+      --passphrase-uri aws-kms://arn:aws:kms:us-west-2:111122223333:alias/capi > userdata
 
   # ... or an Ignition config (Fedora CoreOS, Flatcar), with cryptadm installed elsewhere on the
   # machine
@@ -72,20 +74,19 @@ pub struct SealArgs {
     /// The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream
     #[arg(long = "in", value_name = "FILE")]
     pub input: PathBuf,
-    /// Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a
-    /// plugin name
-    #[arg(long, value_name = "NAME")]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "NAME", help = crate::kms::backends::provider_help())]
     pub provider: String,
-    /// Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis`
-    /// records its own (`clevis:<JWE>`)
-    #[arg(long, value_name = "URI", required_unless_present = "clevis_pin")]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "URI", help = crate::kms::backends::help_for(Use::Provider))]
     pub passphrase_uri: Option<String>,
     #[command(flatten)]
     clevis: crate::cmd::clevis_args::ClevisArgs,
     #[command(flatten)]
     passphrase: PassphraseArgs,
-    /// Put a RemoteConfig document before the EncryptedConfig (repeatable)
-    #[arg(long, value_name = "PROVIDER=URI", value_parser = parse_remote_config)]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "PROVIDER=URI", value_parser = parse_remote_config,
+          help = crate::kms::backends::help_for(Use::RemoteConfig), help_heading = "Remote configuration")]
     pub remote_config: Vec<(String, String)>,
     /// Print #cloud-config userdata that writes the sealed stream (0600, /run/machineadm/machineadm_config.yaml)
     /// and runs `cryptadm bootstrap open` from runcmd
@@ -187,6 +188,7 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
             uri: uri.clone(),
         })
         .collect();
+    check_provider(args)?;
     let request = SealRequest {
         provider: args.provider.clone(),
         passphrase_uri: args.passphrase_uri.clone().unwrap_or_default(),
@@ -199,6 +201,81 @@ fn resolve(args: &SealArgs, stdin: &mut StdinClaim) -> anyhow::Result<Settings> 
         crate::cmd::refuse_same_file(&args.input, out, "--in", "--out")?;
     }
     Ok(Settings { plaintext, request, rendering, out })
+}
+
+/// `--provider` and `--passphrase-uri` together, checked through the backend table before anything is asked of a
+/// key manager: a built-in provider takes its own backend's references only.
+fn check_provider(args: &SealArgs) -> anyhow::Result<()> {
+    let Some(backend) = backends::by_provider(&args.provider) else {
+        // A plugin: its URI is its own.
+        return match &args.passphrase_uri {
+            Some(_) => Ok(()),
+            None => {
+                Err(Failure::new(ExitStatus::Usage, format!("--provider {} needs --passphrase-uri", args.provider))
+                    .with_hint("give the URI the plugin takes")
+                    .into())
+            }
+        };
+    };
+    let takes = backends::or_list(&backend.syntaxes(Use::Provider).collect::<Vec<_>>());
+    let Some(uri) = &args.passphrase_uri else {
+        if takes.is_empty() {
+            // It records its own (clevis); its own flags are checked where it seals.
+            return Ok(());
+        }
+        return Err(Failure::new(ExitStatus::Usage, format!("--provider {} needs --passphrase-uri", args.provider))
+            .with_hint(format!("--provider {} takes --passphrase-uri {takes}", args.provider))
+            .into());
+    };
+    if takes.is_empty() || backends::backend_of(uri).is_plugin() {
+        // No backend's scheme at all (`/etc/passphrase`): the provider's own check says what it takes.
+        return Ok(());
+    }
+    let (_, found) = crate::cmd::key_refs::parse(uri, Use::Provider, "--passphrase-uri")?;
+    if !std::ptr::eq(found, backend) {
+        return Err(Failure::new(
+            ExitStatus::Usage,
+            format!(
+                "--provider {} takes --passphrase-uri {takes}; `{}` is {}",
+                args.provider,
+                crate::redact::url(uri),
+                found.title
+            ),
+        )
+        .with_hint(match found.provider {
+            Some(provider) => format!("use --provider {provider} for this reference, or give {takes}"),
+            None => format!("give {takes}"),
+        })
+        .into());
+    }
+    Ok(())
+}
+
+/// Every `--remote-config` provider is built in or a plugin found here: a mistyped name is refused now, not at the
+/// machine's first boot.
+fn check_remote_providers(args: &SealArgs, providers: &machineadm::ProviderSettings) -> anyhow::Result<()> {
+    for (provider, _) in &args.remote_config {
+        if backends::remote_sources().any(|source| source == provider) {
+            continue;
+        }
+        if providers.find_remote_plugin(provider)?.is_none() {
+            let built_in: Vec<&str> = backends::remote_sources().collect();
+            return Err(Failure::new(
+                ExitStatus::Usage,
+                format!(
+                    "--remote-config {provider}=…: `{provider}` is no built-in RemoteConfig provider and no plugin \
+                     {}{provider} is on PATH",
+                    machineadm::REMOTE_PLUGIN_PREFIX
+                ),
+            )
+            .with_hint(format!(
+                "built-in providers: {}; or install the plugin on PATH here too",
+                backends::or_list(&built_in)
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(not(feature = "test-vectors"))]
@@ -257,6 +334,10 @@ pub fn run(args: SealArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let settings = resolve(&args, &mut stdin)?;
     let explicit = args.passphrase.read(&mut stdin)?;
     let providers = args.plugin.settings()?;
+    check_remote_providers(&args, &providers)?;
+    if printer.is_verbose() {
+        providers.describe(&args.provider, printer);
+    }
     let mut settings = settings;
     let (explicit, clevis_uri) = clevis_passphrase(&args, explicit, &providers, printer)?;
     if let Some(uri) = clevis_uri {

@@ -7,8 +7,10 @@ pub mod serve;
 
 use super::env_vars;
 use super::printer::Printer;
+use crate::cmd::key_refs::StoreRefs;
 use crate::exit::ExitStatus;
 use crate::interact::Interaction;
+use crate::kms::backends::Client;
 use crate::volume::Step;
 use crate::volume::operation::Settings;
 use clap::{Args, Subcommand};
@@ -98,13 +100,12 @@ impl ResolveArgs {
     }
 }
 
-/// The OpenBao/Vault settings of `vault-kv://` key stores.
+/// The settings of every key store and wrap: `--key-wrap`, and each backend's client flags under its own heading.
 #[derive(Args, Debug, Clone)]
 pub struct VaultStoreArgs {
-    /// Store every passphrase wrapped, never in plain: by a Transit key (vault-transit://MOUNT/KEY), an AWS KMS key
-    /// (aws-kms://ARN) or a KMIP symmetric key (kmip://UID, AES-GCM on the KMIP server), each with a file://,
-    /// vault-kv:// or kmip:// store
-    #[arg(long, value_name = "URI", help_heading = "OpenBao/Vault (vault-transit://, vault-kv://)")]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "URI", help = crate::kms::backends::help_for(crate::kms::backends::Use::Wrap),
+          help_heading = KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
     #[command(flatten)]
@@ -117,124 +118,53 @@ pub struct VaultStoreArgs {
     pub aws: crate::cmd::aws_args::AwsArgs,
 }
 
+/// The help heading of --key-store and --key-wrap.
+pub const KEY_STORE_HEADING: &str = "Key store";
+
 /// The OpenBao/Vault client of a `vault-kv://` key store and the `--key-wrap` key.
 #[derive(Debug, Clone)]
 pub struct VaultStore {
     /// The client.
     pub client: std::sync::Arc<crate::kms::vault::Vault>,
-    /// The Transit key wrapping every stored value (`--key-wrap`).
+    /// The key wrapping every stored value (`--key-wrap`).
     pub key_wrap: Option<crate::kms::KeyRef>,
 }
 
 impl VaultStoreArgs {
-    /// The store settings, when the key store is `vault-kv://` (a usage error without a server address).
+    /// The store settings, when the key store needs an OpenBao/Vault client (a usage error without a server
+    /// address).
     pub fn resolve(&self, key_store: &str) -> anyhow::Result<Option<VaultStore>> {
-        let is_vault = key_store.starts_with("vault-kv:");
-        if key_store.starts_with("kmip:") {
+        let refs = StoreRefs::parse(key_store, self.key_wrap.as_deref())?;
+        if !refs.store.needs(Client::Vault) {
             return Ok(None);
         }
-        if !is_vault {
-            if self.aws_key_wrap()?.is_some() && key_store.starts_with("file://") {
-                return Ok(None);
-            }
-            if self.key_wrap.is_some() {
-                return Err(crate::cmd::error::Failure::new(
-                    ExitStatus::Usage,
-                    "--key-wrap applies only to a vault-kv:// key store",
-                )
-                .with_hint("use --key-store vault-kv://MOUNT/PREFIX, or drop --key-wrap")
-                .into());
-            }
-            return Ok(None);
-        }
-        let key_wrap = match self.aws_key_wrap()? {
-            Some(reference) => Some(reference),
-            None => self.key_wrap.as_deref().map(parse_transit).transpose()?,
-        };
         let client = self.vault.require(std::time::Duration::from_secs(30), 3, &format!("key store `{key_store}`"))?;
-        Ok(Some(VaultStore { client, key_wrap }))
+        Ok(Some(VaultStore { client, key_wrap: refs.key_wrap().cloned() }))
     }
-}
 
-impl VaultStoreArgs {
-    /// `--key-wrap aws-kms://…`, parsed; `None` for any other (or no) wrap.
-    fn aws_key_wrap(&self) -> anyhow::Result<Option<crate::kms::KeyRef>> {
-        match self.key_wrap.as_deref() {
-            Some(text) if text.starts_with("aws-kms:") => Ok(Some(crate::kms::KeyRef::parse(text).map_err(|e| {
-                crate::cmd::error::Failure::new(ExitStatus::Usage, e.to_string())
-                    .with_hint("give aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID (or aws-kms://alias/NAME)")
-            })?)),
-            _ => Ok(None),
-        }
+    /// The clients the store and the wrap need, built from their settings, and the parsed wrap.
+    pub fn backends(&self, key_store: &str) -> anyhow::Result<crate::volume::keystore::Backends> {
+        let refs = StoreRefs::parse(key_store, self.key_wrap.as_deref())?;
+        let timeout = std::time::Duration::from_secs(30);
+        let what = match &self.key_wrap {
+            Some(wrap) if !refs.store.needs(Client::Vault) => format!("--key-wrap `{}`", crate::redact::url(wrap)),
+            _ => format!("key store `{}`", crate::redact::url(key_store)),
+        };
+        let vault = refs.needs(Client::Vault).then(|| self.vault.require(timeout, 3, &what)).transpose()?;
+        let what = match &self.key_wrap {
+            Some(wrap) if !refs.store.needs(Client::Kmip) => format!("--key-wrap `{}`", crate::redact::url(wrap)),
+            _ => format!("key store `{}`", crate::redact::url(key_store)),
+        };
+        let kmip = refs.needs(Client::Kmip).then(|| self.kmip.require(timeout, &what)).transpose()?;
+        let aws = refs.needs(Client::Aws).then(|| self.aws.client(timeout, 3));
+        Ok(crate::volume::keystore::Backends {
+            plugins: crate::volume::keystore::PluginSettings { search_dirs: crate::cmd::env_vars::path_dirs() },
+            key_wrap: refs.key_wrap().cloned(),
+            vault,
+            kmip,
+            aws,
+        })
     }
-}
-
-/// `vault-transit://MOUNT/KEY` (without a wrapped key); a usage error otherwise.
-pub(crate) fn parse_transit(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
-    match crate::kms::KeyRef::parse(text) {
-        Ok(reference @ crate::kms::KeyRef::VaultTransit { wrapped: None, .. }) => Ok(reference),
-        _ => Err(crate::cmd::error::Failure::new(
-            ExitStatus::Usage,
-            format!("`{}` is not a Transit key", crate::redact::url(text)),
-        )
-        .with_hint("give vault-transit://MOUNT/KEY, e.g. vault-transit://transit/volumes")
-        .into()),
-    }
-}
-
-/// `--key-wrap`, parsed: a Transit key, an AWS KMS key or a KMIP key (`kmip://UID`); a usage error otherwise.
-fn parse_key_wrap(text: &str) -> anyhow::Result<crate::kms::KeyRef> {
-    if text.starts_with("aws-kms:") {
-        return Ok(crate::kms::KeyRef::parse(text).map_err(|e| {
-            crate::cmd::error::Failure::new(ExitStatus::Usage, e.to_string())
-                .with_hint("give aws-kms://arn:aws:kms:REGION:ACCOUNT:key/ID (or aws-kms://alias/NAME)")
-        })?);
-    }
-    if text.starts_with("kmip://") {
-        return Ok(crate::kms::KeyRef::Plugin { name: "kmip".into(), uri: text.into() });
-    }
-    match crate::kms::KeyRef::parse(text) {
-        Ok(reference @ crate::kms::KeyRef::VaultTransit { wrapped: None, .. }) => Ok(reference),
-        _ => Err(crate::cmd::error::Failure::new(
-            ExitStatus::Usage,
-            format!("`{}` is not a key that can wrap stored passphrases", crate::redact::url(text)),
-        )
-        .with_hint("give --key-wrap vault-transit://MOUNT/KEY, aws-kms://ARN or kmip://UID")
-        .into()),
-    }
-}
-
-/// The clients a key store and its `--key-wrap` key need: OpenBao/Vault for `vault-kv://` stores and Transit
-/// wraps, KMIP for `kmip://` stores and KMIP wraps, AWS for KMS wraps. Any wrap goes with any built-in store
-/// (`file://`, `vault-kv://`, `kmip://`); a plugin store keeps its own values, so `--key-wrap` is refused there.
-fn backends(key_store: &str, args: &VaultStoreArgs) -> anyhow::Result<crate::volume::keystore::Backends> {
-    use crate::kms::KeyRef;
-    let key_wrap = args.key_wrap.as_deref().map(parse_key_wrap).transpose()?;
-    let built_in = ["file://", "vault-kv:", "kmip:"].iter().any(|scheme| key_store.starts_with(scheme));
-    if key_wrap.is_some() && !built_in {
-        return Err(crate::cmd::error::Failure::new(
-            ExitStatus::Usage,
-            "--key-wrap applies to the built-in key stores: file://DIR, vault-kv://MOUNT/PREFIX and kmip://PREFIX",
-        )
-        .with_hint("a key-store plugin keeps its own values: drop --key-wrap, or use a built-in store")
-        .into());
-    }
-    let what = format!("key store `{}`", crate::redact::url(key_store));
-    let needs_vault = key_store.starts_with("vault-kv:") || matches!(key_wrap, Some(KeyRef::VaultTransit { .. }));
-    let needs_kmip =
-        key_store.starts_with("kmip:") || matches!(&key_wrap, Some(KeyRef::Plugin { name, .. }) if name == "kmip");
-    let vault =
-        if needs_vault { Some(args.vault.require(std::time::Duration::from_secs(30), 3, &what)?) } else { None };
-    let kmip = if needs_kmip { Some(args.kmip.require(std::time::Duration::from_secs(30), &what)?) } else { None };
-    let aws =
-        matches!(key_wrap, Some(KeyRef::AwsKms { .. })).then(|| args.aws.client(std::time::Duration::from_secs(30), 3));
-    Ok(crate::volume::keystore::Backends {
-        plugins: crate::volume::keystore::PluginSettings { search_dirs: crate::cmd::env_vars::path_dirs() },
-        key_wrap,
-        vault,
-        kmip,
-        aws,
-    })
 }
 
 /// The directory of the per-volume-id locks.
@@ -253,7 +183,7 @@ fn settings(
     Ok(Settings {
         key_store: key_store.to_owned(),
         lock_dir: lock_dir(),
-        backends: backends(key_store, vault)?,
+        backends: vault.backends(key_store)?,
         resolver,
         take_over_claim: false,
     })

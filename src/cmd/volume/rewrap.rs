@@ -46,7 +46,34 @@ pub struct RewrapArgs {
     pub no_rotate: bool,
     #[allow(missing_docs)]
     #[command(flatten)]
-    pub vault: super::VaultStoreArgs,
+    pub vault: RewrapStoreArgs,
+}
+
+/// The settings of the stores and wraps `rewrap` works on: no KMIP (a KMIP server cannot rewrap in place).
+#[derive(Args, Debug, Clone)]
+pub struct RewrapStoreArgs {
+    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN
+    /// (vault-kv:// and file:// stores)
+    #[arg(long, value_name = "URI", help_heading = super::KEY_STORE_HEADING)]
+    pub key_wrap: Option<String>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
+}
+
+impl RewrapStoreArgs {
+    fn resolve(&self, key_store: &str) -> anyhow::Result<Option<super::VaultStore>> {
+        super::VaultStoreArgs {
+            key_wrap: self.key_wrap.clone(),
+            vault: self.vault.clone(),
+            kmip: Default::default(),
+            aws: self.aws.clone(),
+        }
+        .resolve(key_store)
+    }
 }
 
 /// Runs `cryptadm volume rewrap`.
@@ -58,8 +85,12 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     let Ok(KeyRef::VaultKv { mount, prefix }) = KeyRef::parse(&args.key_store) else {
         return Err(usage(
-            format!("`{}` is not a vault-kv:// key store", crate::redact::url(&args.key_store)),
-            "give --key-store vault-kv://MOUNT/PREFIX",
+            format!(
+                "volume rewrap rewraps vault-kv:// and file:// key stores in place; `{}` is neither",
+                crate::redact::url(&args.key_store)
+            ),
+            "give --key-store vault-kv://MOUNT/PREFIX (wrapped by vault-transit:// or aws-kms://) or file:///DIR \
+             (wrapped by aws-kms://)",
         )
         .into());
     };

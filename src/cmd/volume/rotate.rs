@@ -87,9 +87,9 @@ pub struct RotateArgs {
     /// --volume-path-template and --sysfs-root)
     #[arg(long, value_name = "PATH", conflicts_with = "request")]
     pub volume_path: Option<PathBuf>,
-    /// Where the volume's passphrase is kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:...
-    /// for the plugin cryptadm-plugin-kms-NAME
-    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE,
+          help = crate::kms::backends::help_for(crate::kms::backends::Use::Store), help_heading = super::KEY_STORE_HEADING)]
     pub key_store: String,
     /// Set the passphrase in FILE (byte for byte) instead of generating one
     #[arg(long, value_name = "FILE")]
@@ -137,6 +137,11 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         take_over_claim: args.take_over_claim,
         ..settings(&args.key_store, args.resolve.resolver()?, &args.vault)?
     };
+    if printer.is_verbose() {
+        for line in crate::cmd::key_refs::describe(&args.key_store, &settings.backends) {
+            printer.debug(&line);
+        }
+    }
     let mut observe = step_observer(printer);
     let outcome = operation::rotate_volume(&request, &settings, &mut observe)
         .with_context(|| format!("rotating the key of volume `{}`", request.volume_id))?;

@@ -62,9 +62,9 @@ pub struct ServeArgs {
     /// Where to listen: unix:///absolute/path.sock
     #[arg(long, value_name = "ENDPOINT")]
     pub endpoint: String,
-    /// Where volume passphrases are kept: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2), or NAME:...
-    /// for the plugin cryptadm-plugin-kms-NAME
-    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
+    #[allow(missing_docs)]
+    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE,
+          help = crate::kms::backends::help_for(crate::kms::backends::Use::Store), help_heading = super::KEY_STORE_HEADING)]
     pub key_store: String,
     /// The name GetIdentity returns: the CSI driver whose volumes this node rotates (the PV's spec.csi.driver)
     #[arg(long, value_name = "NAME", default_value = DRIVER_NAME)]
@@ -87,6 +87,11 @@ pub struct ServeArgs {
 pub fn run(args: ServeArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let socket = socket_path(&args.endpoint)?;
     let settings = Arc::new(settings(&args.key_store, args.resolve.resolver()?, &args.vault)?);
+    if printer.is_verbose() {
+        for line in crate::cmd::key_refs::describe(&args.key_store, &settings.backends) {
+            printer.debug(&line);
+        }
+    }
     if args.drivername.is_empty() {
         return Err(Failure::new(ExitStatus::Usage, "--drivername is empty")
             .with_hint("give the CSI driver's name, as in the PVs' spec.csi.driver")

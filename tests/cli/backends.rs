@@ -1,0 +1,333 @@
+//! The backend table of src/kms/backends.rs, seen from the command line: one reference per key in every command
+//! that can use it, unsupported combinations refused (exit 2) by naming what the flag takes, malformed references
+//! refused before any request, help listing every backend of every flag that takes a reference, and -v naming
+//! the backend. The real servers: moto (AWS), PyKMIP, tang with clevis.
+
+use crate::support::{Scratch, cryptadm};
+use crate::support_aws::{Moto, moto};
+use crate::support_kmip::Kmip;
+use crate::support_luks::LuksImage;
+
+const CONFIG: &str = "apiVersion: v1\nkind: Config\n";
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn help(args: &[&str]) -> String {
+    let output = cryptadm().args(args).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The lines of `--help` under `heading` (up to the next heading).
+fn section<'a>(help: &'a str, heading: &str) -> Vec<&'a str> {
+    help.lines()
+        .skip_while(|l| !l.starts_with(heading))
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .collect()
+}
+
+fn seal_args(scratch: &Scratch, provider: &str) -> assert_cmd::Command {
+    let mut command = cryptadm();
+    let input = scratch.write("config.yaml", CONFIG);
+    command.args(["bootstrap", "seal", "--retries", "0", "--provider", provider, "--in"]).arg(input);
+    command
+}
+
+/// A closed loopback port: a request sent there would fail as "unreachable".
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn malformed_kms_keys_are_refused_with_exit_2_before_any_request_in_every_command() {
+    let scratch = Scratch::new();
+    let endpoint = format!("http://127.0.0.1:{}", closed_port());
+    let image = LuksImage::new("malformed", "old", 1000);
+    let store = format!("file://{}", scratch.path("keys").display());
+    for key in [
+        "arn:aws:kms:eu-west-1:111122223333:key/",
+        "arn:aws:kms:eu-west-1:111122223333:alias/",
+        "arn:aws:kms:eu-west-1:11112:key/1234abcd",
+        "alias/",
+    ] {
+        for form in [key.to_owned(), format!("aws-kms://{key}")] {
+            let runs: Vec<(&str, assert_cmd::Command)> = vec![
+                ("seal", {
+                    let mut c = seal_args(&scratch, "aws-kms");
+                    c.args(["--passphrase-uri", &form]);
+                    c
+                }),
+                ("rotate", {
+                    let mut c = cryptadm();
+                    c.env("CRYPTADM_RUN_DIR", scratch.path("run"))
+                        .args(["volume", "rotate", "--volume-id", &image.id, "--volume-path"])
+                        .arg(&image.image)
+                        .args(["--key-store", &store, "--key-wrap", &form]);
+                    c
+                }),
+                ("encrypt", {
+                    let mut c = cryptadm();
+                    c.args(["image", "encrypt", "--recipient", &form, "oci:/nonexistent:a", "oci:/nonexistent:b"]);
+                    c
+                }),
+            ];
+            for (what, mut command) in runs {
+                command
+                    .env("AWS_ENDPOINT_URL", &endpoint)
+                    .env("AWS_REGION", "eu-west-1")
+                    .env("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+                    .env("AWS_SECRET_ACCESS_KEY", "secret");
+                let output = command.output().unwrap();
+                let text = stderr(&output);
+                assert_eq!(output.status.code(), Some(2), "{what} {form}: {text}");
+                assert!(!text.contains("unreachable") && !text.contains("refused"), "{what} {form}: {text}");
+                if what != "encrypt" {
+                    assert!(text.contains("aws-kms://ARN"), "{what} {form}: the hint names the forms: {text}");
+                }
+            }
+        }
+    }
+    assert!(image.opens(b"old"), "nothing changed");
+}
+
+#[test]
+fn unsupported_wraps_and_stores_name_what_the_flag_takes() {
+    let scratch = Scratch::new();
+    let image = LuksImage::new("combos", "old", 1000);
+    let rotate = |store: &str, wrap: &str| {
+        cryptadm()
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .env_remove("VAULT_ADDR")
+            .env_remove("BAO_ADDR")
+            .args(["volume", "rotate", "--volume-id", &image.id, "--volume-path"])
+            .arg(&image.image)
+            .args(["--key-store", store, "--key-wrap", wrap])
+            .output()
+            .unwrap()
+    };
+    let file_store = format!("file://{}", scratch.path("keys").display());
+    // A KV store is no wrap: the message lists every wrap.
+    let output = rotate(&file_store, "vault-kv://kv/x");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    for form in ["vault-transit://MOUNT/KEY", "aws-kms://ARN", "kmip://UID"] {
+        assert!(stderr(&output).contains(form), "{}", stderr(&output));
+    }
+    // A KMIP wrap on a file store is no longer "vault-kv only": it needs the KMIP server, and says so.
+    let output = rotate(&file_store, "kmip://some-uid");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("needs a KMIP server"), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("applies only to a vault-kv"), "{}", stderr(&output));
+    // A plugin's store takes no wrap: the built-in stores are named.
+    let output = rotate("myplugin:volumes", "aws-kms://alias/volumes");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    for form in ["file:///DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
+        assert!(stderr(&output).contains(form), "{}", stderr(&output));
+    }
+    // An image key that is a KMIP key: named for what it is, with what --recipient takes.
+    let output = cryptadm()
+        .args(["image", "encrypt", "--recipient", "kmip://uid", "oci:/nonexistent:a", "oci:/nonexistent:b"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("KMIP") && stderr(&output).contains("aws-kms://ARN"), "{}", stderr(&output));
+    assert!(image.opens(b"old"));
+}
+
+#[test]
+fn help_lists_every_backend_of_every_flag_that_takes_a_reference() {
+    let seal = help(&["bootstrap", "seal"]);
+    for provider in ["`file`", "`vault-transit`", "`aws-kms`", "`clevis`", "`kmip`"] {
+        assert!(seal.contains(provider), "seal --help names {provider}: {seal}");
+    }
+    assert!(!seal.contains("--provider aws "), "no example of a plugin nobody ships");
+    assert!(seal.contains("--provider aws-kms"));
+    let clevis = section(&seal, "Clevis").join("\n");
+    assert!(!clevis.contains("--remote-config"), "--remote-config is not under the Clevis heading: {clevis}");
+    let remote = section(&seal, "Remote configuration").join("\n");
+    assert!(remote.contains("--remote-config"), "{seal}");
+    let long_seal =
+        String::from_utf8(cryptadm().args(["bootstrap", "seal", "--help"]).output().unwrap().stdout).unwrap();
+    for source in ["s3", "aws-secrets-manager", "aws-ssm", "https"] {
+        assert!(long_seal.contains(source), "{source}");
+    }
+    let open = help(&["bootstrap", "open"]);
+    for source in ["`file`", "`https`", "`s3`", "`aws-secrets-manager`", "`aws-ssm`"] {
+        assert!(open.contains(source), "open --help names {source} as built in: {open}");
+    }
+    for provider in ["`aws-kms`", "`clevis`", "`kmip`", "`vault-transit`"] {
+        assert!(open.contains(provider), "open --help names the provider {provider}");
+    }
+    for verb in ["rotate", "serve"] {
+        let text = help(&["volume", verb]);
+        for form in ["file:///DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
+            assert!(text.contains(form), "volume {verb} --key-store lists {form}");
+        }
+        for form in ["vault-transit://MOUNT/KEY", "aws-kms://ARN", "kmip://UID"] {
+            assert!(text.contains(form), "volume {verb} --key-wrap lists {form}");
+        }
+        // Each backend's flags under its own heading, nothing else there.
+        let kmip = section(&text, "KMIP");
+        assert!(kmip.iter().filter(|l| l.trim_start().starts_with("--")).all(|l| l.contains("--kmip-")), "{text}");
+        let aws = section(&text, "AWS");
+        assert!(aws.iter().filter(|l| l.trim_start().starts_with("--")).all(|l| l.contains("--aws-")), "{text}");
+    }
+    let rewrap = help(&["volume", "rewrap"]);
+    assert!(!rewrap.contains("--kmip-"), "rewrap offers no KMIP flags: it cannot rewrap a KMIP store");
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/cryptadm-volume-rotate.1")).unwrap();
+    assert!(man.contains("KEY REFERENCES") && man.contains("kmip://PREFIX"), "the man page lists them");
+}
+
+#[test]
+fn bootstrap_seal_refuses_what_would_fail_at_first_boot() {
+    let scratch = Scratch::new();
+    // A mistyped RemoteConfig provider: refused now (exit 2), naming the built-in ones.
+    let output = seal_args(&scratch, "file")
+        .args(["--passphrase-uri", "file:///etc/machineadm/passphrase", "--passphrase-file"])
+        .arg(scratch.write("pass", "passphrase"))
+        .args(["--remote-config", "aws-s3=s3://bucket/key.yaml"])
+        .env("PATH", scratch.path("bin"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("aws-s3") && stderr(&output).contains("aws-secrets-manager"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(output.stdout.is_empty(), "nothing sealed");
+    // ... unless a plugin by that name is on PATH.
+    let bin = scratch.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let plugin = bin.join("machineadm-remote-configuration-provider-aws-s3");
+    std::fs::write(&plugin, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = seal_args(&scratch, "file")
+        .args(["--passphrase-uri", "file:///etc/machineadm/passphrase", "--passphrase-file"])
+        .arg(scratch.path("pass"))
+        .args(["--remote-config", "aws-s3=s3://bucket/key.yaml"])
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    // --provider clevis without --clevis-pin asks for the pin, not for --passphrase-uri.
+    let output = seal_args(&scratch, "clevis").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--clevis-pin"), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("--passphrase-uri"), "{}", stderr(&output));
+    // A provider given another backend's key: named, with the provider that takes it.
+    let output =
+        seal_args(&scratch, "vault-transit").args(["--passphrase-uri", "aws-kms://alias/capi"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--provider aws-kms"), "{}", stderr(&output));
+}
+
+fn with_keys(aws: &Moto) -> assert_cmd::Command {
+    let mut command = cryptadm();
+    aws.env_with(&mut command, &aws.admin);
+    command
+}
+
+/// The same AWS key, bare or as aws-kms://, seals for the aws-kms provider and the machine opens it; the bare
+/// ARN is what the passphraseURI records either way.
+#[test]
+fn one_aws_key_reference_seals_in_both_spellings() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    for key in [aws.key.clone(), format!("aws-kms://{}", aws.key)] {
+        let mut command = with_keys(aws);
+        let input = scratch.write("config.yaml", CONFIG);
+        let sealed = command
+            .args(["bootstrap", "seal", "--retries", "0", "--provider", "aws-kms", "--passphrase-uri", &key, "-v"])
+            .arg("--in")
+            .arg(input)
+            .output()
+            .unwrap();
+        assert!(sealed.status.success(), "{key}: {}", stderr(&sealed));
+        let text = String::from_utf8_lossy(&sealed.stdout).into_owned();
+        assert!(text.contains(&format!("@{}", aws.key)) && !text.contains("@aws-kms://"), "{text}");
+        // -v names the backend, the region, the endpoint and where the credentials come from, not the secret.
+        let log = stderr(&sealed);
+        assert!(log.contains("AWS KMS") && log.contains("region") && log.contains(&aws.endpoint), "{log}");
+        assert!(log.contains("credentials from") && !log.contains(&aws.admin.1), "{log}");
+        let sealed_file = scratch.write("sealed.yaml", &sealed.stdout);
+        let opened = with_keys(aws)
+            .args(["bootstrap", "open", "--retries", "0", "--in"])
+            .arg(sealed_file)
+            .args(["--out", "-"])
+            .output()
+            .unwrap();
+        assert!(opened.status.success(), "{}", stderr(&opened));
+        assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+    }
+}
+
+/// A file:// store wrapped by a KMIP key (the store code takes any wrap): the volume seeded with a value wrapped by
+/// Python's cryptography rotates, and the new value is wrapped; -v names the KMIP protocol version.
+#[test]
+fn a_file_store_wrapped_by_a_kmip_key_rotates() {
+    let kmip: &Kmip = crate::support_kmip::server();
+    let image = LuksImage::new("file-kmip", "old volume passphrase", 1000);
+    let key = [0x24u8; 32];
+    let uid = kmip.oracle(&["register-aes", "test/file-store-wrap", &hex::encode(key)]);
+    let wrap = |plaintext: &[u8]| -> String {
+        let output = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys,os,base64; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
+                 k=bytes.fromhex(sys.argv[1]); iv=os.urandom(12); ct=G(k).encrypt(iv, bytes.fromhex(sys.argv[2]), \
+                 b'cryptadm volume key v1'); \
+                 print('kmip:v1:'+base64.urlsafe_b64encode(iv+ct[-16:]+ct[:-16]).decode().rstrip('='))",
+                &hex::encode(key),
+                &hex::encode(plaintext),
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let dir = image.scratch.path("keys");
+    let volume_dir = dir.join(&image.id);
+    std::fs::create_dir_all(&volume_dir).unwrap();
+    std::fs::set_permissions(&volume_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let current = volume_dir.join("current");
+    std::fs::write(&current, wrap(b"old volume passphrase")).unwrap();
+    std::fs::set_permissions(&current, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", image.scratch.path("run"))
+        .args(["-v", "volume", "rotate", "--volume-id", &image.id, "--volume-path"])
+        .arg(&image.image)
+        .args(["--key-store", &format!("file://{}", dir.display()), "--key-wrap", &format!("kmip://{uid}")])
+        .args(kmip.flags())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("KMIP protocol 1."), "{}", stderr(&output));
+    let stored = std::fs::read_to_string(&current).unwrap();
+    assert!(stored.starts_with("kmip:v1:"), "the new value is stored wrapped: {stored}");
+    assert!(!image.opens(b"old volume passphrase"), "the old passphrase's keyslot is gone");
+}
+
+/// A Tang URL without a scheme (as clevis takes and writes it) is opened over http, as clevis opens it.
+#[test]
+fn a_tang_url_without_a_scheme_is_http() {
+    crate::support_tang::require_tang();
+    let servers = crate::support_tang::servers();
+    let tang = &servers.tangs[0];
+    let url = tang.url();
+    let bare = url.strip_prefix("http://").expect("the test servers are http");
+    let scratch = Scratch::new();
+    let config = format!("{{\"url\":\"{bare}\",\"thp\":\"{}\"}}", tang.thp());
+    let sealed =
+        seal_args(&scratch, "clevis").args(["--clevis-pin", "tang", "--clevis-config", &config]).output().unwrap();
+    assert!(sealed.status.success(), "{}", stderr(&sealed));
+    let sealed_file = scratch.write("sealed.yaml", &sealed.stdout);
+    let opened =
+        cryptadm().args(["bootstrap", "open", "--in"]).arg(&sealed_file).args(["--out", "-"]).output().unwrap();
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+}
