@@ -20,6 +20,7 @@ pub mod ocicrypt_pgp;
 pub mod pkcs7_unwrap;
 pub mod qcow2_image;
 pub mod stream_payload;
+pub mod tpm2_response;
 pub mod volume_request;
 
 /// A target's body: panics on a bug.
@@ -44,5 +45,6 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("pkcs7_unwrap", pkcs7_unwrap::run),
     ("qcow2_image", qcow2_image::run),
     ("stream_payload", stream_payload::run),
+    ("tpm2_response", tpm2_response::run),
     ("volume_request", volume_request::run),
 ];

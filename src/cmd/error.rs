@@ -83,6 +83,7 @@ classified_errors!(
     crate::kms::Error,
     crate::kms::kmip::ttlv::DecodeError,
     crate::kms::clevis::Error,
+    crate::kms::tpm2::Error,
     crate::process::Untrusted,
     crate::machineadm::remote::HopRefused,
     crate::machineadm::remote::LocalOnly,

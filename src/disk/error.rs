@@ -106,6 +106,12 @@ pub enum Error {
     /// The volume has no clevis token (`disk decrypt --clevis`).
     #[error("`{0}` has no clevis binding (no LUKS2 token of type `clevis`)")]
     NoClevisBinding(String),
+    /// A TPM2 enrolment could not be made or used.
+    #[error(transparent)]
+    Tpm2(#[from] crate::kms::tpm2::Error),
+    /// The volume has no `systemd-tpm2` token (`disk decrypt --tpm2`).
+    #[error("`{0}` has no TPM2 enrolment (no LUKS2 token of type `systemd-tpm2`)")]
+    NoTpm2Enrollment(String),
     /// Reading or writing failed.
     #[error("{context}: {source}")]
     Io {
@@ -141,7 +147,8 @@ impl Classify for Error {
             Error::Qcow2(inner) => inner.status(),
             Error::Luks(inner) => inner.status(),
             Error::Clevis(inner) => inner.status(),
-            Error::NoClevisBinding(_) => ExitStatus::NotFound,
+            Error::NoClevisBinding(_) | Error::NoTpm2Enrollment(_) => ExitStatus::NotFound,
+            Error::Tpm2(inner) => inner.status(),
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
@@ -165,6 +172,10 @@ impl Classify for Error {
             Error::NoClevisBinding(_) => Some(Cow::Borrowed(
                 "bind it with `cryptadm disk clevis-bind` (or `clevis luks bind`), or give a passphrase",
             )),
+            Error::NoTpm2Enrollment(_) => Some(Cow::Borrowed(
+                "enrol it with `cryptadm disk tpm2-enroll` (or `systemd-cryptenroll --tpm2-device`), or give a passphrase",
+            )),
+            Error::Tpm2(inner) => inner.hint(),
             Error::Usage(_) | Error::Invalid(_) => None,
             Error::Io { source, context } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 context.starts_with("writing").then_some(Cow::Borrowed(

@@ -59,6 +59,8 @@ pub struct ProviderSettings {
     pub kmip: Option<std::sync::Arc<crate::kms::kmip::Kmip>>,
     /// The AWS client of the `aws-kms` provider (see `aws_kms.rs`).
     pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
+    /// The TPM of the `clevis` provider's tpm2 pins.
+    pub tpm2: crate::kms::tpm2::Device,
 }
 
 impl ProviderSettings {
@@ -185,7 +187,7 @@ impl ProviderSettings {
             first_backoff: self.first_backoff,
             ..Default::default()
         };
-        crate::kms::clevis::Settings { http, trust_unpinned }
+        crate::kms::clevis::Settings { http, trust_unpinned, tpm2: self.tpm2.clone() }
     }
 
     /// `open` with `clevis`: the passphrase from the JWE in `clevis:<JWE>`, recovered from its Tang servers.

@@ -505,6 +505,7 @@ mod tests {
             vault: None,
             kmip: None,
             aws: None,
+            tpm2: Default::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -528,6 +529,7 @@ mod tests {
             vault: None,
             kmip: None,
             aws: None,
+            tpm2: Default::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

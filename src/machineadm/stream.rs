@@ -360,6 +360,7 @@ mod tests {
             vault: None,
             kmip: None,
             aws: None,
+            tpm2: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ mod support_luks;
 mod support_openbao;
 mod support_openstack;
 mod support_tang;
+mod support_tpm2;
 
 mod aws;
 mod aws_deploy;
@@ -82,6 +83,7 @@ mod secret;
 mod stream_decrypt;
 mod tang;
 mod terminal;
+mod tpm2;
 mod volume;
 mod volume_deploy;
 mod volume_sidecar;

@@ -25,6 +25,7 @@ fn no_plugins() -> ProviderSettings {
         vault: None,
         kmip: None,
         aws: None,
+        tpm2: Default::default(),
     }
 }
 
