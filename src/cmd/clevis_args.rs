@@ -55,14 +55,15 @@ impl ClevisArgs {
     }
 }
 
-/// The TPM of tpm2 pins: `--tpm2-device` (or CRYPTADM_TPM2_DEVICE, which clap reads into it), else tpm2-tools'
-/// TPM2TOOLS_TCTI, else /dev/tpmrm0.
+/// The TPM of tpm2 pins: `--tpm2-device`, else CRYPTADM_TPM2_DEVICE, else tpm2-tools' TPM2TOOLS_TCTI, else
+/// /dev/tpmrm0.
 pub fn tpm2_device(flag: Option<&str>) -> anyhow::Result<crate::kms::tpm2::Device> {
-    let tcti = crate::cmd::env_vars::var_os(crate::cmd::env_vars::TPM2TOOLS_TCTI);
-    let text = match (flag, tcti.as_deref().and_then(std::ffi::OsStr::to_str)) {
-        (Some(flag), _) => flag.to_owned(),
-        (None, Some(tcti)) if !tcti.is_empty() => tcti.to_owned(),
-        _ => return Ok(crate::kms::tpm2::Device::default()),
+    use crate::cmd::env_vars::{CRYPTADM_TPM2_DEVICE, TPM2TOOLS_TCTI, var_os};
+    let from_env = |name| var_os(name).and_then(|v| v.into_string().ok()).filter(|v| !v.is_empty());
+    let Some(text) =
+        flag.map(str::to_owned).or_else(|| from_env(CRYPTADM_TPM2_DEVICE)).or_else(|| from_env(TPM2TOOLS_TCTI))
+    else {
+        return Ok(crate::kms::tpm2::Device::default());
     };
     crate::kms::tpm2::Device::parse(&text).map_err(|e| {
         Failure::new(ExitStatus::InvalidInput, format!("--tpm2-device: {e}"))

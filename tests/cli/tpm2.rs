@@ -119,7 +119,9 @@ fn the_client_reads_what_tpm2_tools_read() {
         // 24 PCRs take several PCR_Read commands (a TPM answers at most 8 digests per command).
         let ours = client.pcr_read(&selection).unwrap().concat();
         assert_eq!(&ours, theirs, "{}", bank.name());
-        assert_ne!(ours[16 * bank.size()..17 * bank.size()], vec![0u8; bank.size()][..], "PCR 16 was extended");
+        if *bank != Hash::Sha384 {
+            assert_ne!(ours[16 * bank.size()..17 * bank.size()], vec![0u8; bank.size()][..], "PCR 16 was extended");
+        }
     }
     // The policy digest of PolicyPCR: computed here, by the TPM in a trial session, and by tpm2_createpolicy.
     let selection = PcrSelection::parse(Hash::Sha256, "0,7,16").unwrap();
@@ -172,10 +174,11 @@ fn clevis_decrypt_opens_what_cryptadm_seals() {
 fn cryptadm_opens_what_clevis_encrypts() {
     let swtpm = tpm();
     let scratch = Scratch::new();
-    // pcr_digest: the PCRs' values as `tpm2_pcrread -o` writes them, base64 (here their current values).
+    // pcr_digest: the PCRs' values as `tpm2_pcrread -o` writes them, base64url (here their current values).
     let values = scratch.path("values");
     swtpm.tools("tpm2_pcrread", &["sha256:7", "-o", values.to_str().unwrap()], b"");
-    let digest = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, std::fs::read(&values).unwrap());
+    let digest =
+        base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, std::fs::read(&values).unwrap());
     let with_digest = format!(r#"{{"pcr_ids":"7","pcr_bank":"sha256","pcr_digest":"{digest}"}}"#);
     for config in [
         r#"{}"#,

@@ -66,10 +66,6 @@ pub struct PluginArgs {
     #[allow(missing_docs)]
     #[command(flatten)]
     pub kmip: crate::cmd::kmip_args::KmipArgs,
-    /// The TPM of `clevis:` documents' tpm2 pins: a device path or a TCTI string (`device:PATH`,
-    /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
-    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
-    pub tpm2_device: Option<String>,
 }
 
 impl PluginArgs {
@@ -90,7 +86,8 @@ impl PluginArgs {
             vault,
             aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
             kmip: self.kmip.client(std::time::Duration::from_secs(self.plugin_timeout))?,
-            tpm2: crate::cmd::clevis_args::tpm2_device(self.tpm2_device.as_deref())?,
+            // CRYPTADM_TPM2_DEVICE, else TPM2TOOLS_TCTI (`bootstrap open --tpm2-device` replaces it).
+            tpm2: crate::cmd::clevis_args::tpm2_device(None)?,
         })
     }
 }
