@@ -166,5 +166,6 @@ replay_tests!(
     pkcs7_unwrap,
     qcow2_image,
     stream_payload,
+    tpm2_response,
     volume_request,
 );
