@@ -475,3 +475,34 @@ fn systemd_tpm2_tokens_open_both_ways() {
     );
     assert_eq!(std::fs::read(&out).unwrap().len(), std::fs::metadata(&theirs).unwrap().len() as usize - (16 << 20));
 }
+
+#[test]
+fn sss_of_tang_and_tpm2_both_ways() {
+    let trio = crate::support_tang::servers();
+    let swtpm = tpm();
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    let tang = trio.tangs[0].config();
+    // t=2 of a Tang server and the TPM (PCR 23): clevis opens what cryptadm sealed, and cryptadm opens it.
+    let both = format!(r#"{{"t":2,"pins":{{"tang":[{tang}],"tpm2":{{"pcr_ids":"23","pcr_bank":"sha256"}}}}}}"#);
+    let scratch = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch, "sss", &both), "seal sss tang+tpm2");
+    let header = header_of(&recorded_jwe(&scratch));
+    assert_eq!(header["clevis"]["pin"], "sss");
+    assert_ok(&swtpm.run("clevis", &["decrypt"], recorded_jwe(&scratch).as_bytes()), "clevis decrypt of sss");
+    assert_ok(&open(&swtpm, &scratch), "open sss tang+tpm2");
+    // t=1 of the same: survives a changed PCR through Tang; t=2 is refused, naming the TPM's PCR.
+    let either = both.replacen(r#""t":2"#, r#""t":1"#, 1);
+    let scratch1 = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch1, "sss", &either), "seal sss t=1");
+    // clevis's own sss of tang+tpm2, for cryptadm to open.
+    let clevis_made = swtpm.tools("clevis", &["encrypt", "sss", &both, "-y"], b"p");
+    swtpm.tools("tpm2_pcrextend", &["23:sha256=0505050505050505050505050505050505050505050505050505050505050505"], b"");
+    std::fs::remove_file(scratch.path("opened.yaml")).unwrap();
+    assert_failed(&open(&swtpm, &scratch), 1, &["1 of the 2 pins", "PCR 23", "sha256 bank"]);
+    assert!(!scratch.path("opened.yaml").exists(), "nothing written");
+    assert_ok(&open(&swtpm, &scratch1), "open sss t=1 through Tang");
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    let scratch2 = Scratch::new();
+    python_seals(&scratch2, b"p", std::str::from_utf8(&clevis_made).unwrap().trim());
+    assert_ok(&open(&swtpm, &scratch2), "open of clevis's sss tang+tpm2");
+}
