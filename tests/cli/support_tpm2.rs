@@ -32,6 +32,11 @@ pub fn require_tpm2_tools() {
 }
 
 impl Swtpm {
+    /// A second, fresh TPM ("another machine"), stopped when dropped.
+    pub fn another() -> Self {
+        Self::start()
+    }
+
     fn start() -> Self {
         require_tpm2_tools();
         let dir = Scratch::new();
@@ -115,5 +120,13 @@ impl Swtpm {
             let status = self.command("tpm2_flushcontext").arg(flag).stderr(Stdio::null()).status().unwrap();
             assert!(status.success(), "tpm2_flushcontext {flag}");
         }
+    }
+}
+
+impl Drop for Swtpm {
+    fn drop(&mut self) {
+        // SIGTERM to the watchdog, which kills swtpm.
+        let _ = Command::new("kill").arg(self._child.id().to_string()).status();
+        let _ = self._child.wait();
     }
 }

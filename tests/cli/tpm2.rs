@@ -506,3 +506,14 @@ fn sss_of_tang_and_tpm2_both_ways() {
     python_seals(&scratch2, b"p", std::str::from_utf8(&clevis_made).unwrap().trim());
     assert_ok(&open(&swtpm, &scratch2), "open of clevis's sss tang+tpm2");
 }
+
+#[test]
+fn another_tpm_refuses_the_secret() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch, "tpm2", "{}"), "seal");
+    let other = Swtpm::another();
+    assert_failed(&open(&other, &scratch), 16, &["does not belong to this TPM", "TPM_RC_INTEGRITY", "hint:"]);
+    assert!(!scratch.path("opened.yaml").exists(), "nothing written");
+    assert_ok(&open(&swtpm, &scratch), "open on the TPM it was sealed on");
+}
