@@ -61,8 +61,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--in', '--in', [CompletionResultType]::ParameterName, 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream')
             [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name')
             [CompletionResult]::new('--passphrase-uri', '--passphrase-uri', [CompletionResultType]::ParameterName, 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)')
-            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
-            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--remote-config', '--remote-config', [CompletionResultType]::ParameterName, 'Put a RemoteConfig document before the EncryptedConfig (repeatable)')
             [CompletionResult]::new('--cryptadm-path', '--cryptadm-path', [CompletionResultType]::ParameterName, 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`')
@@ -142,6 +143,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--kmip-username', '--kmip-username', [CompletionResultType]::ParameterName, 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]')
             [CompletionResult]::new('--kmip-password-file', '--kmip-password-file', [CompletionResultType]::ParameterName, 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]')
             [CompletionResult]::new('--cert-dir', '--cert-dir', [CompletionResultType]::ParameterName, 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of `clevis:` documents'' tpm2 pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'In-band configuration only: fail on RemoteConfig documents instead of fetching them')
@@ -527,6 +529,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
+            [CompletionResult]::new('tpm2-enroll', 'tpm2-enroll', [CompletionResultType]::ParameterValue, 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -557,8 +560,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)')
             [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again')
             [CompletionResult]::new('--os-cloud', '--os-cloud', [CompletionResultType]::ParameterName, 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings')
-            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
-            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('--glance', '--glance', [CompletionResultType]::ParameterName, 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret')
@@ -595,10 +599,12 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of the binding''s tpm2 pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace a non-empty --out file, or overwrite a block device that holds data')
-            [CompletionResult]::new('--clevis', '--clevis', [CompletionResultType]::ParameterName, 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase')
+            [CompletionResult]::new('--clevis', '--clevis', [CompletionResultType]::ParameterName, 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers and TPM, as `clevis luks unlock` does, instead of with a passphrase')
+            [CompletionResult]::new('--tpm2', '--tpm2', [CompletionResultType]::ParameterName, 'Unlock through the volume''s TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll writes it), asking the TPM, instead of with a passphrase')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -648,11 +654,32 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
         'cryptadm;disk;clevis-bind' {
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
-            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
-            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'cryptadm;disk;tpm2-enroll' {
+            [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does')
+            [CompletionResult]::new('--tpm2-pcrs', '--tpm2-pcrs', [CompletionResultType]::ParameterName, 'The PCRs whose current values the secret is sealed to, e.g. `7` or `0,7` (systemd-cryptenroll''s --tpm2-pcrs, `+` separators accepted); empty: no PCR policy')
+            [CompletionResult]::new('--tpm2-pcr-bank', '--tpm2-pcr-bank', [CompletionResultType]::ParameterName, 'The PCR bank of --tpm2-pcrs')
+            [CompletionResult]::new('--tpm2-primary-alg', '--tpm2-primary-alg', [CompletionResultType]::ParameterName, 'The storage primary key''s algorithm')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
@@ -670,6 +697,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
+            [CompletionResult]::new('tpm2-enroll', 'tpm2-enroll', [CompletionResultType]::ParameterValue, 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -686,6 +714,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;disk;help;clevis-bind' {
+            break
+        }
+        'cryptadm;disk;help;tpm2-enroll' {
             break
         }
         'cryptadm;disk;help;help' {
@@ -977,6 +1008,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)')
             [CompletionResult]::new('clevis-bind', 'clevis-bind', [CompletionResultType]::ParameterValue, 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does')
+            [CompletionResult]::new('tpm2-enroll', 'tpm2-enroll', [CompletionResultType]::ParameterValue, 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does')
             break
         }
         'cryptadm;help;disk;luks-format' {
@@ -992,6 +1024,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;disk;clevis-bind' {
+            break
+        }
+        'cryptadm;help;disk;tpm2-enroll' {
             break
         }
         'cryptadm;help;volume' {

@@ -70,6 +70,9 @@ _cryptadm() {
             cryptadm__subcmd__disk,luks-format)
                 cmd="cryptadm__subcmd__disk__subcmd__luks__subcmd__format"
                 ;;
+            cryptadm__subcmd__disk,tpm2-enroll)
+                cmd="cryptadm__subcmd__disk__subcmd__tpm2__subcmd__enroll"
+                ;;
             cryptadm__subcmd__disk__subcmd__help,clevis-bind)
                 cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__clevis__subcmd__bind"
                 ;;
@@ -87,6 +90,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__disk__subcmd__help,luks-format)
                 cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__luks__subcmd__format"
+                ;;
+            cryptadm__subcmd__disk__subcmd__help,tpm2-enroll)
+                cmd="cryptadm__subcmd__disk__subcmd__help__subcmd__tpm2__subcmd__enroll"
                 ;;
             cryptadm__subcmd__help,bootstrap)
                 cmd="cryptadm__subcmd__help__subcmd__bootstrap"
@@ -126,6 +132,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__help__subcmd__disk,luks-format)
                 cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__luks__subcmd__format"
+                ;;
+            cryptadm__subcmd__help__subcmd__disk,tpm2-enroll)
+                cmd="cryptadm__subcmd__help__subcmd__disk__subcmd__tpm2__subcmd__enroll"
                 ;;
             cryptadm__subcmd__help__subcmd__image,authorize)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__authorize"
@@ -360,7 +369,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__open)
-            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --skip-remote --cert-dir --allow-http --allow-local-targets --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --in --out --passphrase-file --strict --creates --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --skip-remote --cert-dir --allow-http --allow-local-targets --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -486,6 +495,10 @@ _cryptadm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --tpm2-device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -502,7 +515,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__bootstrap__subcmd__seal)
-            opts="-q -v -h -V --in --provider --passphrase-uri --clevis-pin --clevis-config --clevis-trust-adv --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --in --provider --passphrase-uri --clevis-pin --clevis-config --clevis-trust-adv --tpm2-device --passphrase-file --remote-config --cloud-init --ignition --cryptadm-path --template --out --output-format --plugin-timeout --retries --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --kmip-server --kmip-cacert --kmip-client-cert --kmip-client-key --kmip-username --kmip-password-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -521,10 +534,14 @@ _cryptadm() {
                     return 0
                     ;;
                 --clevis-pin)
-                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "tang tpm2 sss" -- "${cur}"))
                     return 0
                     ;;
                 --clevis-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -668,7 +685,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version luks-format inspect decrypt convert clevis-bind help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version luks-format inspect decrypt convert clevis-bind tpm2-enroll help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -690,7 +707,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__clevis__subcmd__bind)
-            opts="-q -v -h -V --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --clevis-pin --clevis-config --clevis-trust-adv --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -705,10 +722,14 @@ _cryptadm() {
                     return 0
                     ;;
                 --clevis-pin)
-                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "tang tpm2 sss" -- "${cur}"))
                     return 0
                     ;;
                 --clevis-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -822,7 +843,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__decrypt)
-            opts="-q -v -h -V --passphrase-file --key-file --out --force --clevis --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --out --force --clevis --tpm2 --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -837,6 +858,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -856,7 +881,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__help)
-            opts="luks-format inspect decrypt convert clevis-bind help"
+            opts="luks-format inspect decrypt convert clevis-bind tpm2-enroll help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -953,6 +978,20 @@ _cryptadm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cryptadm__subcmd__disk__subcmd__help__subcmd__tpm2__subcmd__enroll)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cryptadm__subcmd__disk__subcmd__inspect)
             opts="-q -v -h -V --output-format --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -980,7 +1019,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__luks__subcmd__format)
-            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --clevis-pin --clevis-config --clevis-trust-adv --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --type --passphrase-file --key-file --format --cluster-size --secret-type --cipher --key-size --hash --sector-size --pbkdf --iter-time --pbkdf-force-iterations --pbkdf-memory --pbkdf-parallel --label --uuid --size --from --glance --key-id --delete-key-with-image --key-deletion-policy --output-format --key-manager --secret --upload --os-cloud --force --clevis-pin --clevis-config --clevis-trust-adv --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1091,10 +1130,60 @@ _cryptadm() {
                     return 0
                     ;;
                 --clevis-pin)
-                    COMPREPLY=($(compgen -W "tang sss" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "tang tpm2 sss" -- "${cur}"))
                     return 0
                     ;;
                 --clevis-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__disk__subcmd__tpm2__subcmd__enroll)
+            opts="-q -v -h -V --passphrase-file --key-file --tpm2-pcrs --tpm2-pcr-bank --tpm2-primary-alg --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --passphrase-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-pcrs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-pcr-bank)
+                    COMPREPLY=($(compgen -W "sha1 sha256 sha384 sha512" -- "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-primary-alg)
+                    COMPREPLY=($(compgen -W "ecc rsa" -- "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1170,7 +1259,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__disk)
-            opts="luks-format inspect decrypt convert clevis-bind"
+            opts="luks-format inspect decrypt convert clevis-bind tpm2-enroll"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1240,6 +1329,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__disk__subcmd__luks__subcmd__format)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__disk__subcmd__tpm2__subcmd__enroll)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

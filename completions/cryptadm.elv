@@ -56,8 +56,9 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --in 'The machine configuration to seal (`-`: standard input); any bytes, usually a YAML stream'
             cand --provider 'Provider that fetches the passphrase on the machine: `file`, `vault-transit`, `clevis` (built in) or a plugin name'
             cand --passphrase-uri 'Where the provider finds the passphrase (for `file`: file:///absolute/path on the machine); `clevis` records its own (`clevis:<JWE>`)'
-            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
-            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file'
+            cand --tpm2-device 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --remote-config 'Put a RemoteConfig document before the EncryptedConfig (repeatable)'
             cand --cryptadm-path 'Where --cloud-init and --ignition expect cryptadm on the machine: an absolute path of letters, digits and `/._-+`'
@@ -136,6 +137,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --kmip-username 'Username of a KMIP Username and Password credential [env: CRYPTADM_KMIP_USERNAME]'
             cand --kmip-password-file 'File holding the credential''s password [env: CRYPTADM_KMIP_PASSWORD_FILE, CRYPTADM_KMIP_PASSWORD]'
             cand --cert-dir 'Also trust the CA certificates in DIR (`*.crt`, PEM) for the `https` provider, besides the system roots (repeatable)'
+            cand --tpm2-device 'The TPM of `clevis:` documents'' tpm2 pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --strict 'In-band configuration only: fail on RemoteConfig documents instead of fetching them'
@@ -494,6 +496,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
             cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
+            cand tpm2-enroll 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;luks-format'= {
@@ -523,8 +526,9 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --secret 'An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its lowercase hex, as os-brick derives it)'
             cand --upload 'Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property), and register it as a consumer of its secret; on any failure what was created is deleted again'
             cand --os-cloud 'The cloud of clouds.yaml to log in to (OS_CLOUD); OS_* variables override its settings'
-            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
-            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file'
+            cand --tpm2-device 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --glance 'Print the output''s Glance properties, the `openstack image create` line and, when encrypted, the `openstack secret store` line for its secret'
@@ -559,10 +563,12 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
             cand --out 'Where to write the raw image (`-`: standard output): a new file, or a block device (written in place)'
+            cand --tpm2-device 'The TPM of the binding''s tpm2 pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
-            cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as `clevis luks unlock` does, instead of with a passphrase'
+            cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers and TPM, as `clevis luks unlock` does, instead of with a passphrase'
+            cand --tpm2 'Unlock through the volume''s TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll writes it), asking the TPM, instead of with a passphrase'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -610,11 +616,31 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;clevis-bind'= {
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
-            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
-            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file'
+            cand --tpm2-device 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --color 'When to colour messages'
             cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'cryptadm;disk;tpm2-enroll'= {
+            cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
+            cand --key-file 'Read the passphrase from FILE (`-`: standard input), the whole file byte for byte, as cryptsetup does'
+            cand --tpm2-pcrs 'The PCRs whose current values the secret is sealed to, e.g. `7` or `0,7` (systemd-cryptenroll''s --tpm2-pcrs, `+` separators accepted); empty: no PCR policy'
+            cand --tpm2-pcr-bank 'The PCR bank of --tpm2-pcrs'
+            cand --tpm2-primary-alg 'The storage primary key''s algorithm'
+            cand --tpm2-device 'The TPM: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
+            cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work: key managers, registries, RemoteConfig fetches [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
             cand -v 'Print details of each step'
@@ -631,6 +657,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
             cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
+            cand tpm2-enroll 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;disk;help;luks-format'= {
@@ -642,6 +669,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;disk;help;convert'= {
         }
         &'cryptadm;disk;help;clevis-bind'= {
+        }
+        &'cryptadm;disk;help;tpm2-enroll'= {
         }
         &'cryptadm;disk;help;help'= {
         }
@@ -906,6 +935,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand decrypt 'Decrypt the payload of a LUKS1 or LUKS2 image or device, or a qcow2+LUKS image, into a raw image'
             cand convert 'Convert a disk image between raw, raw LUKS, qcow2 and qcow2+LUKS in one stream (qemu-img convert''s verb)'
             cand clevis-bind 'Bind a LUKS2 volume to Tang servers (clevis''s `tang` or `sss` pin), as `clevis luks bind` does'
+            cand tpm2-enroll 'Enrol a LUKS2 volume with the TPM, as `systemd-cryptenroll --tpm2-device` does'
         }
         &'cryptadm;help;disk;luks-format'= {
         }
@@ -916,6 +946,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;disk;convert'= {
         }
         &'cryptadm;help;disk;clevis-bind'= {
+        }
+        &'cryptadm;help;disk;tpm2-enroll'= {
         }
         &'cryptadm;help;volume'= {
             cand rotate 'Rotate the passphrase (key-encryption key) of a LUKS1 or LUKS2 volume'

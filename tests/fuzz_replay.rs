@@ -167,5 +167,6 @@ replay_tests!(
     qcow2_image,
     redact_decoder,
     stream_payload,
+    tpm2_response,
     volume_request,
 );

@@ -3,7 +3,8 @@
 //! the network). On arbitrary bytes nothing panics, no server is contacted, and an advertisement accepted as
 //! signed names at least one signing key.
 //!
-//! The seed corpus holds what Debian's tangd and clevis wrote: an advertisement, a `tang` and an `sss` JWE.
+//! The seed corpus holds what Debian's tangd and clevis wrote: an advertisement, a `tang`, an `sss` and a `tpm2`
+//! JWE (clevis 19 on swtpm, `{"pcr_ids":"7"}`).
 
 use cryptadm::kms::clevis;
 use cryptadm::kms::tang::{Advertisement, TangHeader};
@@ -15,6 +16,11 @@ pub fn run(data: &[u8]) {
         && jwe.pin() == Some("tang")
     {
         let _ = TangHeader::parse(&jwe.header);
+    }
+    if let Ok(jwe) = clevis::Jwe::parse(&text)
+        && jwe.pin() == Some("tpm2")
+    {
+        let _ = clevis::tpm2::Tpm2Header::parse(&jwe.header);
     }
     let _ = clevis::describe(&text);
     if let Ok(advertisement) = Advertisement::from_jws("http://fuzz.invalid", data) {

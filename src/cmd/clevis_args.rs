@@ -13,17 +13,23 @@ use serde_json::Value;
 /// Flags of a Clevis binding.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ClevisArgs {
-    /// Clevis pin to encrypt to: `tang` (one Tang server) or `sss` (a threshold of pins), as `clevis encrypt PIN`
-    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "PIN", value_parser = ["tang", "sss"], requires = "clevis_config")]
+    /// Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine's TPM) or `sss` (a threshold of
+    /// pins), as `clevis encrypt PIN`
+    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "PIN", value_parser = ["tang", "tpm2", "sss"], requires = "clevis_config")]
     pub clevis_pin: Option<String>,
     /// The pin's configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang,
-    /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…},{"url":…}]}}` for sss; `"adv"` may name an advertisement file
+    /// `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`),
+    /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file
     #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "JSON", requires = "clevis_pin")]
     pub clevis_config: Option<String>,
     /// Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt's `-y`); without it such a
     /// server is refused and its signing-key thumbprints are printed
     #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, requires = "clevis_pin")]
     pub clevis_trust_adv: bool,
+    /// The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`,
+    /// `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
+    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    pub tpm2_device: Option<String>,
 }
 
 impl ClevisArgs {
@@ -38,11 +44,33 @@ impl ClevisArgs {
         Ok(Some(Pin::parse(name, &json.to_string())?))
     }
 
-    /// The settings of the Tang requests, with --clevis-trust-adv and the environment's proxies.
-    pub fn settings(&self, http: crate::kms::http::HttpSettings) -> clevis::Settings {
+    /// The settings of the Tang requests, with --clevis-trust-adv and the environment's proxies, and the TPM of
+    /// tpm2 pins.
+    pub fn settings(&self, http: crate::kms::http::HttpSettings) -> anyhow::Result<clevis::Settings> {
         let http = crate::kms::http::HttpSettings { proxies: super::proxy::from_env(), ..http };
-        clevis::Settings { http, trust_unpinned: self.clevis_trust_adv }
+        Ok(clevis::Settings {
+            http,
+            trust_unpinned: self.clevis_trust_adv,
+            tpm2: tpm2_device(self.tpm2_device.as_deref())?,
+        })
     }
+}
+
+/// The TPM of tpm2 pins: `--tpm2-device`, else CRYPTADM_TPM2_DEVICE, else tpm2-tools' TPM2TOOLS_TCTI, else
+/// /dev/tpmrm0.
+pub fn tpm2_device(flag: Option<&str>) -> anyhow::Result<crate::kms::tpm2::Device> {
+    use crate::cmd::env_vars::{CRYPTADM_TPM2_DEVICE, TPM2TOOLS_TCTI, var_os};
+    let from_env = |name| var_os(name).and_then(|v| v.into_string().ok()).filter(|v| !v.is_empty());
+    let Some(text) =
+        flag.map(str::to_owned).or_else(|| from_env(CRYPTADM_TPM2_DEVICE)).or_else(|| from_env(TPM2TOOLS_TCTI))
+    else {
+        return Ok(crate::kms::tpm2::Device::default());
+    };
+    crate::kms::tpm2::Device::parse(&text).map_err(|e| {
+        Failure::new(ExitStatus::InvalidInput, format!("--tpm2-device: {e}"))
+            .with_hint("e.g. --tpm2-device /dev/tpmrm0 or --tpm2-device swtpm:host=127.0.0.1,port=2321")
+            .into()
+    })
 }
 
 /// Replaces each tang configuration's `"adv": "FILE"` by the file's JSON (clevis reads it the same way).

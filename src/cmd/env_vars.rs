@@ -9,6 +9,10 @@ pub const CRYPTADM_PASSPHRASE: &str = "CRYPTADM_PASSPHRASE";
 pub const CRYPTADM_TIMEOUT: &str = "CRYPTADM_TIMEOUT";
 /// Directories searched for provider plugins, before the system plugin directories.
 pub const PATH: &str = "PATH";
+/// The TPM of clevis `tpm2` pins: a device path or a TCTI string (same as `--tpm2-device`).
+pub const CRYPTADM_TPM2_DEVICE: &str = "CRYPTADM_TPM2_DEVICE";
+/// tpm2-tools' TCTI string, honoured when neither `--tpm2-device` nor CRYPTADM_TPM2_DEVICE is given.
+pub const TPM2TOOLS_TCTI: &str = "TPM2TOOLS_TCTI";
 /// ocicrypt's key-provider configuration file (JSON), read by the image commands.
 pub const OCICRYPT_KEYPROVIDER_CONFIG: &str = "OCICRYPT_KEYPROVIDER_CONFIG";
 /// Where gpg keeps its keyring (pgp: recipients).
@@ -353,6 +357,14 @@ pub const DOCUMENTED: &[(&str, &str)] = &[
     (
         CRYPTADM_TIMEOUT,
         "Overall deadline in seconds of a command's network work (key managers, Tang servers, registries, RemoteConfig fetches), as --timeout, which wins over it; when it passes, the command ends with exit status 4. `bootstrap open` defaults to 120; `volume serve` and `image keyprovider` ignore it.",
+    ),
+    (
+        CRYPTADM_TPM2_DEVICE,
+        "The TPM of clevis tpm2 pins (default /dev/tpmrm0): a device path, or a TCTI string as tpm2-tools take it (device:PATH, swtpm:host=H,port=P, mssim:host=H,port=P). --tpm2-device wins over it.",
+    ),
+    (
+        TPM2TOOLS_TCTI,
+        "tpm2-tools' TCTI string (as clevis's tpm2 pin uses it), honoured when neither --tpm2-device nor CRYPTADM_TPM2_DEVICE is given.",
     ),
     (NO_COLOR, "When set and not empty, no colour is used unless --color always is given."),
     (

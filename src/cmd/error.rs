@@ -84,6 +84,7 @@ classified_errors!(
     crate::kms::kmip::ttlv::DecodeError,
     crate::kms::clevis::Error,
     crate::deadline::Passed,
+    crate::kms::tpm2::Error,
     crate::process::Untrusted,
     crate::machineadm::remote::HopRefused,
     crate::machineadm::remote::LocalOnly,

@@ -134,6 +134,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm disk decrypt" => Some(disk::decrypt::EXAMPLES),
         "cryptadm disk convert" => Some(disk::convert::EXAMPLES),
         "cryptadm disk clevis-bind" => Some(disk::clevis_bind::EXAMPLES),
+        "cryptadm disk tpm2-enroll" => Some(disk::tpm2_enroll::EXAMPLES),
         "cryptadm volume" => Some(volume::EXAMPLES),
         "cryptadm volume rotate" => Some(volume::rotate::EXAMPLES),
         "cryptadm volume serve" => Some(volume::serve::EXAMPLES),

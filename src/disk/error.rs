@@ -110,6 +110,12 @@ pub enum Error {
     /// caller holds the error that says why.
     #[error("the output was not put in place: the step before its rename failed")]
     Withheld,
+    /// A TPM2 enrolment could not be made or used.
+    #[error(transparent)]
+    Tpm2(#[from] crate::kms::tpm2::Error),
+    /// The volume has no `systemd-tpm2` token (`disk decrypt --tpm2`).
+    #[error("`{0}` has no TPM2 enrolment (no LUKS2 token of type `systemd-tpm2`)")]
+    NoTpm2Enrollment(String),
     /// Reading or writing failed.
     #[error("{context}: {source}")]
     Io {
@@ -145,8 +151,9 @@ impl Classify for Error {
             Error::Qcow2(inner) => inner.status(),
             Error::Luks(inner) => inner.status(),
             Error::Clevis(inner) => inner.status(),
-            Error::NoClevisBinding(_) => ExitStatus::NotFound,
+            Error::NoClevisBinding(_) | Error::NoTpm2Enrollment(_) => ExitStatus::NotFound,
             Error::Withheld => ExitStatus::Failure,
+            Error::Tpm2(inner) => inner.status(),
             Error::Io { source, .. } => crate::exit::io_status(source.kind()),
         }
     }
@@ -170,6 +177,10 @@ impl Classify for Error {
             Error::NoClevisBinding(_) => Some(Cow::Borrowed(
                 "bind it with `cryptadm disk clevis-bind` (or `clevis luks bind`), or give a passphrase",
             )),
+            Error::NoTpm2Enrollment(_) => Some(Cow::Borrowed(
+                "enrol it with `cryptadm disk tpm2-enroll` (or `systemd-cryptenroll --tpm2-device`), or give a passphrase",
+            )),
+            Error::Tpm2(inner) => inner.hint(),
             Error::Usage(_) | Error::Invalid(_) | Error::Withheld => None,
             Error::Io { source, context } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 context.starts_with("writing").then_some(Cow::Borrowed(

@@ -7,6 +7,7 @@ pub mod device;
 mod error;
 pub mod output;
 pub mod pipeline;
+pub mod tpm2;
 
 pub use error::Error;
 pub use output::Output;

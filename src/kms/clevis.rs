@@ -1,12 +1,13 @@
-//! Clevis: secrets encrypted to "pins" (here `tang` and `sss`) as compact JWEs that Debian's, Fedora's and
+//! Clevis: secrets encrypted to "pins" (here `tang`, `tpm2` and `sss`) as compact JWEs that Debian's, Fedora's and
 //! RHEL's `clevis decrypt` open, and that cryptadm opens when `clevis encrypt` made them.
 //!
 //! `clevis encrypt PIN CONFIG` ↔ [`encrypt`], `clevis decrypt` ↔ [`decrypt`]. The configurations are the JSON
-//! clevis takes: `tang` `{"url":…,"thp":…,"adv":…}`, `sss` `{"t":N,"pins":{"tang":[{…},…],"sss":{…}}}`.
+//! clevis takes: `tang` `{"url":…,"thp":…,"adv":…}`, `tpm2` `{"pcr_ids":"7",…}` ([`tpm2`]), `sss` `{"t":N,"pins":{"tang":[{…},…],"sss":{…}}}`.
 //! Every JWE is compact, its protected header written as jose writes JSON (keys sorted, no spaces), so that the
 //! bytes are what clevis itself would print for the same random values.
 
 pub mod sss;
+pub mod tpm2;
 
 use super::http::HttpSettings;
 use super::tang::{self, TangConfig, Trust};
@@ -31,6 +32,8 @@ pub struct Settings {
     pub http: HttpSettings,
     /// Whether an advertisement no `thp` pins is accepted (`--clevis-trust-adv`, clevis's `-y`).
     pub trust_unpinned: bool,
+    /// The TPM of `tpm2` pins (`--tpm2-device`; `/dev/tpmrm0` by default).
+    pub tpm2: crate::kms::tpm2::Device,
 }
 
 /// What failed in a clevis operation. Messages hold no secret; URLs are redacted.
@@ -107,6 +110,9 @@ pub enum Error {
     /// The content does not authenticate with the recovered key: altered data or a wrong server answer.
     #[error("the clevis JWE does not decrypt: its data or the key server's answer was altered")]
     Integrity,
+    /// A `tpm2` pin's TPM failed or refused.
+    #[error("tpm2 pin: {0}")]
+    Tpm2(#[from] crate::kms::tpm2::Error),
 }
 
 impl Error {
@@ -125,6 +131,7 @@ impl Classify for Error {
             Self::UnknownKey { .. } => ExitStatus::NotFound,
             Self::Threshold { cut_by_deadline: true, .. } => ExitStatus::DeadlineExceeded,
             Self::Threshold { .. } => ExitStatus::Failure,
+            Self::Tpm2(source) => source.status(),
         }
     }
 
@@ -155,6 +162,7 @@ impl Classify for Error {
             }
             Self::Threshold { cut_by_deadline: true, .. } => Some(crate::deadline::HINT.into()),
             Self::Threshold { .. } => Some("bring enough of the named servers back, then retry".into()),
+            Self::Tpm2(source) => source.hint(),
             _ => None,
         }
     }
@@ -277,6 +285,8 @@ impl Jwe {
 pub enum Pin {
     /// One Tang server.
     Tang(TangConfig),
+    /// This machine's TPM.
+    Tpm2(tpm2::Tpm2Config),
     /// Shamir's secret sharing: `threshold` of `pins`.
     Sss {
         /// `t`.
@@ -299,10 +309,11 @@ impl Pin {
         }
         match name {
             "tang" => Ok(Self::Tang(TangConfig::from_json(config)?)),
+            "tpm2" => Ok(Self::Tpm2(tpm2::Tpm2Config::from_json(config)?)),
             "sss" => sss::config_from_json(config, depth),
-            other => {
-                Err(Error::Config(format!("pin `{other}` is not supported (cryptadm implements `tang` and `sss`)")))
-            }
+            other => Err(Error::Config(format!(
+                "pin `{other}` is not supported (cryptadm implements `tang`, `tpm2` and `sss`)"
+            ))),
         }
     }
 
@@ -310,6 +321,7 @@ impl Pin {
     pub fn describe(&self) -> String {
         match self {
             Self::Tang(config) => format!("tang {}", crate::redact::url(&config.url)),
+            Self::Tpm2(config) => config.describe(),
             Self::Sss { threshold, pins } => {
                 let pins: Vec<String> = pins.iter().map(Self::describe).collect();
                 format!("sss {threshold} of [{}]", pins.join(", "))
@@ -325,11 +337,13 @@ pub fn encrypt(pin: &Pin, plaintext: &[u8], settings: &Settings) -> Result<Strin
             let trust = if settings.trust_unpinned { Trust::Any } else { Trust::PinnedOnly };
             tang::encrypt(config, trust, &settings.http, plaintext)
         }
+        Pin::Tpm2(config) => tpm2::encrypt(config, &settings.tpm2, plaintext),
         Pin::Sss { threshold, pins } => sss::encrypt(*threshold, pins, plaintext, settings),
     }
 }
 
-/// Decrypts a compact JWE that `clevis encrypt tang|sss` (or [`encrypt`]) wrote, asking its Tang servers.
+/// Decrypts a compact JWE that `clevis encrypt tang|tpm2|sss` (or [`encrypt`]) wrote, asking its Tang servers
+/// and the TPM.
 pub fn decrypt(jwe: &str, settings: &Settings) -> Result<SecretBytes, Error> {
     decrypt_at(&Jwe::parse(jwe)?, settings, 0)
 }
@@ -341,13 +355,14 @@ fn decrypt_at(jwe: &Jwe, settings: &Settings, depth: usize) -> Result<SecretByte
             let cek = tang::recover_key(&header, &settings.http)?;
             jwe.open(&cek)
         }
+        Some("tpm2") => tpm2::decrypt(jwe, &settings.tpm2),
         Some("sss") if depth < MAX_DEPTH => {
             let cek = sss::recover_key(&jwe.header, settings, depth)?;
             jwe.open(&cek)
         }
         Some("sss") => Err(Error::Malformed(format!("sss pins nested more than {MAX_DEPTH} deep"))),
         Some(other) => {
-            Err(Error::Malformed(format!("pin `{other}` is not supported (cryptadm opens `tang` and `sss`)")))
+            Err(Error::Malformed(format!("pin `{other}` is not supported (cryptadm opens `tang`, `tpm2` and `sss`)")))
         }
         None => Err(Error::Malformed("the protected header has no `clevis.pin`".into())),
     }
@@ -364,6 +379,7 @@ fn describe_at(jwe: &Jwe, depth: usize) -> Result<String, Error> {
             let url = jwe.header.pointer("/clevis/tang/url").and_then(Value::as_str).unwrap_or("?");
             Ok(format!("tang {}", crate::redact::url(url)))
         }
+        Some("tpm2") => Ok(tpm2::Tpm2Header::parse(&jwe.header)?.describe()),
         Some("sss") if depth < MAX_DEPTH => {
             let (threshold, children) = sss::header_parts(&jwe.header)?;
             let children: Result<Vec<String>, Error> =
@@ -408,7 +424,7 @@ mod tests {
             ("sss", r#"{"t":3,"pins":{"tang":[{"url":"http://a"},{"url":"http://b"}]}}"#),
             ("sss", r#"{"t":0,"pins":{"tang":{"url":"http://a"}}}"#),
             ("sss", r#"{"t":1}"#),
-            ("tpm2", "{}"),
+            ("tpm2", r#"{"pcr_ids":"x"}"#),
             ("tang", "not json"),
         ] {
             assert!(matches!(Pin::parse(name, config), Err(Error::Config(_))), "{config}");

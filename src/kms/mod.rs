@@ -34,6 +34,7 @@ pub mod keystone;
 pub mod kmip;
 pub mod reference;
 pub mod tang;
+pub mod tpm2;
 pub mod vault;
 
 pub use reference::KeyRef;

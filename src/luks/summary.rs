@@ -107,6 +107,9 @@ pub struct Token {
     /// For a `clevis` token, its binding (`tang URL`, `sss T of […]`), set by the caller that reads JWEs.
     #[serde(skip_serializing_if = "Option::is_none")]
     clevis: Option<String>,
+    /// For a `systemd-tpm2` token, what it is sealed to (`systemd-tpm2 sha256:7 (ecc)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tpm2: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -149,6 +152,13 @@ impl Summary {
     pub fn describe_token(&mut self, id: u32, binding: String) {
         if let Some(token) = self.tokens.iter_mut().find(|t| t.id == id) {
             token.clevis = Some(binding);
+        }
+    }
+
+    /// Describes the `systemd-tpm2` token `id` (its PCRs, bank and primary key).
+    pub fn describe_tpm2_token(&mut self, id: u32, description: String) {
+        if let Some(token) = self.tokens.iter_mut().find(|t| t.id == id) {
+            token.tpm2 = Some(description);
         }
     }
 }
@@ -279,6 +289,7 @@ pub fn summarize(path: String, volume: &Volume) -> Summary {
                 kind: t.kind.clone(),
                 keyslots: t.keyslots.iter().map(|k| k.0).collect(),
                 clevis: None,
+                tpm2: None,
             })
             .collect(),
         digests: meta

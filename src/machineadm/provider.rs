@@ -61,6 +61,8 @@ pub struct ProviderSettings {
     pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
     /// The proxies of the `clevis` provider's Tang requests.
     pub proxies: crate::proxy::Proxies,
+    /// The TPM of the `clevis` provider's tpm2 pins.
+    pub tpm2: crate::kms::tpm2::Device,
 }
 
 impl ProviderSettings {
@@ -208,7 +210,7 @@ impl ProviderSettings {
             proxies: self.proxies.clone(),
             ..Default::default()
         };
-        crate::kms::clevis::Settings { http, trust_unpinned }
+        crate::kms::clevis::Settings { http, trust_unpinned, tpm2: self.tpm2.clone() }
     }
 
     /// `open` with `clevis`: the passphrase from the JWE in `clevis:<JWE>`, recovered from its Tang servers.

@@ -501,6 +501,7 @@ mod tests {
             kmip: None,
             aws: None,
             proxies: crate::proxy::Proxies::default(),
+            tpm2: Default::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();
@@ -525,6 +526,7 @@ mod tests {
             kmip: None,
             aws: None,
             proxies: crate::proxy::Proxies::default(),
+            tpm2: Default::default(),
         };
         let ui = crate::interact::NonInteractive;
         let settings = RemoteSettings::default();

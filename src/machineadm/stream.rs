@@ -361,6 +361,7 @@ mod tests {
             kmip: None,
             aws: None,
             proxies: crate::proxy::Proxies::default(),
+            tpm2: Default::default(),
         }
     }
 

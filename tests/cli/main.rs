@@ -15,6 +15,7 @@ mod support_misbehaving;
 mod support_openbao;
 mod support_openstack;
 mod support_tang;
+mod support_tpm2;
 
 mod aws;
 mod aws_deploy;
@@ -89,6 +90,7 @@ mod stores;
 mod stream_decrypt;
 mod tang;
 mod terminal;
+mod tpm2;
 mod volume;
 mod volume_deploy;
 mod volume_sidecar;

@@ -26,6 +26,7 @@ fn no_plugins() -> ProviderSettings {
         kmip: None,
         aws: None,
         proxies: Default::default(),
+        tpm2: Default::default(),
     }
 }
 

@@ -89,6 +89,8 @@ impl PluginArgs {
             aws: Some(self.aws.client(std::time::Duration::from_secs(self.plugin_timeout), self.retries)),
             kmip: self.kmip.client(std::time::Duration::from_secs(self.plugin_timeout))?,
             proxies: crate::cmd::proxy::from_env(),
+            // CRYPTADM_TPM2_DEVICE, else TPM2TOOLS_TCTI (`bootstrap open --tpm2-device` replaces it).
+            tpm2: crate::cmd::clevis_args::tpm2_device(None)?,
         })
     }
 }

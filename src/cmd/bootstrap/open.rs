@@ -56,6 +56,10 @@ pub struct OpenArgs {
     plugin: PluginArgs,
     #[command(flatten)]
     remote: RemoteArgs,
+    /// The TPM of `clevis:` documents' tpm2 pins: a device path or a TCTI string (`device:PATH`,
+    /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
+    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    pub tpm2_device: Option<String>,
 }
 
 /// The long help: the built-in providers and RemoteConfig sources come from the backend table.
@@ -109,7 +113,11 @@ pub fn run(args: OpenArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let explicit = args.passphrase.read(&mut stdin)?;
     let options =
         OpenOptions { strict: args.strict, skip_remote: args.remote.skip_remote, remote: args.remote.settings() };
-    let opened = machineadm::open_stream(&input, explicit.as_ref(), &args.plugin.settings()?, &options, printer)
+    let providers = crate::machineadm::ProviderSettings {
+        tpm2: crate::cmd::clevis_args::tpm2_device(args.tpm2_device.as_deref())?,
+        ..args.plugin.settings()?
+    };
+    let opened = machineadm::open_stream(&input, explicit.as_ref(), &providers, &options, printer)
         .with_context(|| format!("opening {}", describe_input(&args.input)))?;
 
     if to_stdout {

@@ -320,7 +320,7 @@ fn clevis_passphrase(
             .into());
     }
     let passphrase = explicit.unwrap_or_else(crate::cmd::clevis_args::random_passphrase);
-    let settings = args.clevis.settings(providers.clevis_settings(false).http);
+    let settings = args.clevis.settings(providers.clevis_settings(false).http)?;
     let jwe = {
         let _busy = ui.busy(&format!("encrypting the passphrase to {}", pin.describe()));
         crate::kms::clevis::encrypt(&pin, passphrase.expose(), &settings)?

@@ -56,7 +56,7 @@ pub fn run(args: ClevisBindArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     // The servers first: nothing is written when one cannot be reached or is not trusted.
     let prepared = {
         let _busy = printer.busy(&format!("encrypting a new passphrase to {}", pin.describe()));
-        crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?
+        crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default())?)?
     };
     let (new_slot, token) = {
         let _busy = printer.busy("unlocking, then adding the keyslot and its clevis token");

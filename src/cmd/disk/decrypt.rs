@@ -46,20 +46,49 @@ pub struct DecryptArgs {
     /// Replace a non-empty --out file, or overwrite a block device that holds data
     #[arg(long)]
     pub force: bool,
-    /// Unlock through the volume's clevis binding (its LUKS2 `clevis` token), asking its Tang servers, as
+    /// Unlock through the volume's clevis binding (its LUKS2 `clevis` token), asking its Tang servers and TPM, as
     /// `clevis luks unlock` does, instead of with a passphrase
     #[arg(long, conflicts_with_all = ["passphrase_file", "key_file"])]
     pub clevis: bool,
+    /// Unlock through the volume's TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll
+    /// writes it), asking the TPM, instead of with a passphrase
+    #[arg(long, conflicts_with_all = ["passphrase_file", "key_file", "clevis"])]
+    pub tpm2: bool,
+    /// The TPM of the binding's tpm2 pins: a device path or a TCTI string (`device:PATH`,
+    /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
+    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    pub tpm2_device: Option<String>,
 }
 
 /// The passphrase of the volume's clevis-bound keyslot, from its Tang servers.
-fn clevis_passphrase(target: &std::path::Path, printer: &Printer) -> anyhow::Result<crate::crypto::Passphrase> {
+fn clevis_passphrase(
+    target: &std::path::Path,
+    tpm2_device: Option<&str>,
+    printer: &Printer,
+) -> anyhow::Result<crate::crypto::Passphrase> {
     let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
     let _busy = printer.busy("recovering the passphrase from the clevis binding");
-    let settings = crate::kms::clevis::Settings::default();
+    let settings = crate::kms::clevis::Settings {
+        tpm2: crate::cmd::clevis_args::tpm2_device(tpm2_device)?,
+        ..crate::kms::clevis::Settings::default()
+    };
     let (slot, passphrase) =
         crate::disk::clevis::recover_passphrase(&volume, &target.display().to_string(), &settings)?;
     printer.debug(&format!("keyslot {slot} opens with the clevis binding"));
+    Ok(passphrase)
+}
+
+/// The passphrase of the volume's TPM2-enrolled keyslot, unsealed by the TPM.
+fn tpm2_passphrase(
+    target: &std::path::Path,
+    tpm2_device: Option<&str>,
+    printer: &Printer,
+) -> anyhow::Result<crate::crypto::Passphrase> {
+    let device = crate::cmd::clevis_args::tpm2_device(tpm2_device)?;
+    let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
+    let _busy = printer.busy("unsealing the passphrase of the TPM2 enrolment");
+    let (slot, passphrase) = crate::disk::tpm2::recover_passphrase(&volume, &target.display().to_string(), &device)?;
+    printer.debug(&format!("keyslot {slot} opens with the TPM2 enrolment"));
     Ok(passphrase)
 }
 
@@ -83,10 +112,11 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         Volume::open(&args.target, false).with_context(|| format!("reading `{}`", args.target.display()))?;
     }
     super::warn_all(&source.warnings(), printer);
-    let passphrase = match (source.encrypted(), args.clevis) {
-        (true, true) => Some(clevis_passphrase(&args.target, printer)?),
-        (true, false) => Some(args.passphrase.resolve(printer, false)?),
-        (false, _) => None,
+    let passphrase = match (source.encrypted(), args.clevis, args.tpm2) {
+        (true, true, _) => Some(clevis_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
+        (true, false, true) => Some(tpm2_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
+        (true, false, false) => Some(args.passphrase.resolve(printer, false)?),
+        (false, _, _) => None,
     };
     let passphrase = passphrase.as_ref().map(|p| p.expose());
     let decrypted = match &output {

@@ -46,6 +46,9 @@ pub fn run(args: InspectArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     for binding in crate::disk::clevis::bindings(&volume) {
         summary.describe_token(binding.token, binding.description);
     }
+    for enrollment in crate::disk::tpm2::enrollments(&volume) {
+        summary.describe_tpm2_token(enrollment.token, enrollment.description());
+    }
     let text = crate::render::documents(args.output_format.into(), [summary])?;
     printer.data(text.as_bytes()).context("writing to standard output")?;
     Ok(ExitStatus::Success)

@@ -423,7 +423,7 @@ fn clevis_prepare(
         return Err(usage("--clevis-pin needs LUKS2 (LUKS1 has no tokens)").into());
     }
     let _busy = printer.busy(&format!("encrypting the binding's passphrase to {}", pin.describe()));
-    let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default()))?;
+    let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default())?)?;
     Ok(Some((pin, prepared)))
 }
 

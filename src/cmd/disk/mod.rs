@@ -6,6 +6,7 @@ pub mod convert;
 pub mod decrypt;
 pub mod inspect;
 pub mod luks_format;
+pub mod tpm2_enroll;
 
 use super::printer::Printer;
 use super::secrets::{NO_SOURCE_HINT, PassphraseArgs, StdinClaim, is_stdin};
@@ -62,6 +63,9 @@ pub enum DiskCommand {
     Convert(convert::ConvertArgs),
     #[allow(missing_docs)]
     ClevisBind(clevis_bind::ClevisBindArgs),
+    #[allow(missing_docs)]
+    #[command(name = "tpm2-enroll")]
+    Tpm2Enroll(tpm2_enroll::Tpm2EnrollArgs),
 }
 
 /// Runs a disk verb.
@@ -72,6 +76,7 @@ pub fn run(namespace: DiskNamespace, printer: &Printer) -> anyhow::Result<ExitSt
         DiskCommand::Decrypt(args) => decrypt::run(args, printer),
         DiskCommand::Convert(args) => convert::run(args, printer),
         DiskCommand::ClevisBind(args) => clevis_bind::run(args, printer),
+        DiskCommand::Tpm2Enroll(args) => tpm2_enroll::run(args, printer),
     }
 }
 

@@ -1,0 +1,519 @@
+//! TPM 2.0, proven against Debian's `swtpm` on loopback ([`crate::support_tpm2`]) with tpm2-tools and clevis's
+//! `tpm2` pin as the oracles: the client's PCR_Read, GetCapability, GetRandom and trial-session policy digests agree
+//! with `tpm2_pcrread` and `tpm2_createpolicy`; `clevis decrypt` opens what `bootstrap seal --clevis-pin tpm2`
+//! seals and cryptadm opens what `clevis encrypt tpm2` made, for every configuration key clevis takes; a PCR
+//! extended between seal and open is refused (16) with nothing written; bad devices are refused before any work.
+
+use crate::support::{Scratch, cryptadm};
+use crate::support_tpm2::{Swtpm, tpm};
+use cryptadm::kms::tpm2::{self, Device, Hash, PcrSelection, Tpm};
+
+const CONFIG: &[u8] = b"apiVersion: v1\nkind: Config\nclusters: [tpm2]\n";
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_ok(output: &std::process::Output, what: &str) {
+    assert!(output.status.success(), "{what} failed: {}", stderr(output));
+}
+
+fn assert_failed(output: &std::process::Output, code: i32, needles: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{text}");
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+fn open_client(swtpm: &Swtpm) -> Tpm {
+    Tpm::open(&Device::parse(&swtpm.tcti()).unwrap()).unwrap()
+}
+
+/// `bootstrap seal --provider clevis --clevis-pin PIN --clevis-config CONFIG` into `sealed.yaml`, the TPM named by
+/// --tpm2-device.
+fn seal(swtpm: &Swtpm, scratch: &Scratch, pin: &str, config: &str) -> std::process::Output {
+    let input = scratch.write("config.yaml", CONFIG);
+    cryptadm()
+        .args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", pin, "--clevis-config", config])
+        .args(["--tpm2-device", &swtpm.tcti()])
+        .arg("--in")
+        .arg(input)
+        .arg("--out")
+        .arg(scratch.path("sealed.yaml"))
+        .output()
+        .expect("run cryptadm")
+}
+
+/// `bootstrap open` of `sealed.yaml`, the TPM named by tpm2-tools' TPM2TOOLS_TCTI.
+fn open(swtpm: &Swtpm, scratch: &Scratch) -> std::process::Output {
+    cryptadm()
+        .env("TPM2TOOLS_TCTI", swtpm.tcti())
+        .args(["bootstrap", "open", "--in"])
+        .arg(scratch.path("sealed.yaml"))
+        .arg("--out")
+        .arg(scratch.path("opened.yaml"))
+        .output()
+        .expect("run cryptadm")
+}
+
+/// The JWE in the sealed document's `passphraseURI: clevis:<JWE>`.
+fn recorded_jwe(scratch: &Scratch) -> String {
+    let document = std::fs::read_to_string(scratch.path("sealed.yaml")).unwrap();
+    let line = document.lines().find(|l| l.trim_start().starts_with("passphraseURI:")).expect("a passphraseURI");
+    let uri = line.split_once(':').unwrap().1.trim().trim_matches(|c| c == '"' || c == '\'');
+    uri.strip_prefix("clevis:").unwrap_or_else(|| panic!("not a clevis URI: {uri}")).to_owned()
+}
+
+fn header_of(jwe: &str) -> serde_json::Value {
+    let bytes =
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, jwe.split('.').next().unwrap())
+            .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The Python sealer seals [`CONFIG`] with `passphrase`, recording `provider: clevis` and `clevis:<jwe>`.
+fn python_seals(scratch: &Scratch, passphrase: &[u8], jwe: &str) {
+    let pass = scratch.write("pass", passphrase);
+    let input = scratch.write("config.yaml", CONFIG);
+    let output = std::process::Command::new("python3")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/machineadm_oracle.py"))
+        .args(["seal", "--in"])
+        .arg(input)
+        .arg("--passphrase-file")
+        .arg(pass)
+        .args(["--provider", "clevis", "--passphrase-uri", &format!("clevis:{jwe}")])
+        .output()
+        .unwrap();
+    assert_ok(&output, "the Python sealer");
+    scratch.write("sealed.yaml", output.stdout);
+}
+
+#[test]
+fn the_client_reads_what_tpm2_tools_read() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    // Something other than the reset value in PCR 16 (resettable, used by no other test) of both banks.
+    swtpm.tools(
+        "tpm2_pcrextend",
+        &["16:sha1=0101010101010101010101010101010101010101,sha256=0202020202020202020202020202020202020202020202020202020202020202"],
+        b"",
+    );
+    // The simulator serves one connection at a time: the tools run while no client is open.
+    let all: Vec<String> = (0..=23).map(|i: u8| i.to_string()).collect();
+    let banks = [Hash::Sha1, Hash::Sha256, Hash::Sha384];
+    let theirs: Vec<Vec<u8>> = banks
+        .iter()
+        .map(|bank| {
+            let file = scratch.path(&format!("pcrs-{}", bank.name()));
+            let spec = format!("{}:{}", bank.name(), all.join(","));
+            swtpm.tools("tpm2_pcrread", &[&spec, "-o", file.to_str().unwrap()], b"");
+            std::fs::read(&file).unwrap()
+        })
+        .collect();
+    let mut client = open_client(&swtpm);
+    let allocated = client.pcr_banks().unwrap();
+    assert!(allocated.contains(&Hash::Sha1) && allocated.contains(&Hash::Sha256), "{allocated:?}");
+    for (bank, theirs) in banks.iter().zip(&theirs) {
+        let selection = PcrSelection::parse(*bank, &all.join(",")).unwrap();
+        // 24 PCRs take several PCR_Read commands (a TPM answers at most 8 digests per command).
+        let ours = client.pcr_read(&selection).unwrap().concat();
+        assert_eq!(&ours, theirs, "{}", bank.name());
+        if *bank != Hash::Sha384 {
+            assert_ne!(ours[16 * bank.size()..17 * bank.size()], vec![0u8; bank.size()][..], "PCR 16 was extended");
+        }
+    }
+    // The policy digest of PolicyPCR: computed here, by the TPM in a trial session, and by tpm2_createpolicy.
+    let selection = PcrSelection::parse(Hash::Sha256, "0,7,16").unwrap();
+    let values = client.pcr_read(&selection).unwrap().concat();
+    let computed = tpm2::policy_pcr_digest(Hash::Sha256, &selection, &values);
+    assert_eq!(client.trial_policy_pcr(Hash::Sha256, &selection, &values).unwrap(), computed);
+    let random = client.get_random(100).unwrap();
+    assert_eq!(random.len(), 100);
+    assert_ne!(random, client.get_random(100).unwrap());
+    drop(client);
+    let values_file = scratch.write("values", &values);
+    let policy_file = scratch.path("policy");
+    swtpm.tools(
+        "tpm2_createpolicy",
+        &[
+            "--policy-pcr",
+            "-l",
+            "sha256:0,7,16",
+            "-f",
+            values_file.to_str().unwrap(),
+            "-L",
+            policy_file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(std::fs::read(&policy_file).unwrap(), computed);
+    swtpm.tools("tpm2_pcrreset", &["16"], b"");
+}
+
+#[test]
+fn clevis_decrypt_opens_what_cryptadm_seals() {
+    let swtpm = tpm();
+    for config in [r#"{"pcr_ids":"7"}"#, r#"{}"#, r#"{"pcr_ids":[0,7],"pcr_bank":"sha256","key":"rsa"}"#] {
+        let scratch = Scratch::new();
+        assert_ok(&seal(&swtpm, &scratch, "tpm2", config), &format!("seal {config}"));
+        let jwe = recorded_jwe(&scratch);
+        let header = header_of(&jwe);
+        assert_eq!(header["alg"], "dir");
+        assert_eq!(header["enc"], "A256GCM");
+        assert_eq!(header["clevis"]["pin"], "tpm2");
+        let recovered = swtpm.run("clevis", &["decrypt"], jwe.as_bytes());
+        assert_ok(&recovered, &format!("clevis decrypt of {config}"));
+        assert_eq!(recovered.stdout.len(), 43, "a 256-bit printable passphrase");
+        assert_ok(&open(&swtpm, &scratch), "open");
+        assert_eq!(std::fs::read(scratch.path("opened.yaml")).unwrap(), CONFIG);
+    }
+}
+
+#[test]
+fn cryptadm_opens_what_clevis_encrypts() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    // pcr_digest: the PCRs' values as `tpm2_pcrread -o` writes them, base64url (here their current values).
+    let values = scratch.path("values");
+    swtpm.tools("tpm2_pcrread", &["sha256:7", "-o", values.to_str().unwrap()], b"");
+    let digest =
+        base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, std::fs::read(&values).unwrap());
+    let with_digest = format!(r#"{{"pcr_ids":"7","pcr_bank":"sha256","pcr_digest":"{digest}"}}"#);
+    for config in [
+        r#"{}"#,
+        r#"{"pcr_ids":"7"}"#,
+        r#"{"pcr_ids":"0,7","pcr_bank":"sha256"}"#,
+        r#"{"key":"rsa","pcr_ids":"7","pcr_bank":"sha256"}"#,
+        r#"{"hash":"sha384","pcr_ids":"7","pcr_bank":"sha384"}"#,
+        with_digest.as_str(),
+    ] {
+        let scratch = Scratch::new();
+        let passphrase = b"clevis-made passphrase \xff";
+        let jwe = swtpm.tools("clevis", &["encrypt", "tpm2", config], passphrase);
+        python_seals(&scratch, passphrase, std::str::from_utf8(&jwe).unwrap().trim());
+        assert_ok(&open(&swtpm, &scratch), &format!("open of a `clevis encrypt tpm2 {config}` document"));
+        assert_eq!(std::fs::read(scratch.path("opened.yaml")).unwrap(), CONFIG);
+    }
+}
+
+#[test]
+fn a_pcr_extended_after_sealing_refuses_the_secret() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    assert_ok(&seal(&swtpm, &scratch, "tpm2", r#"{"pcr_ids":"7,23","pcr_bank":"sha256"}"#), "seal");
+    let clevis_made = swtpm.tools("clevis", &["encrypt", "tpm2", r#"{"pcr_ids":"23","pcr_bank":"sha1"}"#], b"x");
+    swtpm.tools("tpm2_pcrextend", &["23:sha1=0303030303030303030303030303030303030303,sha256=0404040404040404040404040404040404040404040404040404040404040404"], b"");
+    let refused = open(&swtpm, &scratch);
+    assert_failed(&refused, 16, &["PCR 7,23", "sha256 bank", "hint:"]);
+    assert!(!scratch.path("opened.yaml").exists(), "nothing written");
+    // clevis agrees: its own JWE and ours stay closed.
+    assert!(!swtpm.run("clevis", &["decrypt"], recorded_jwe(&scratch).as_bytes()).status.success());
+    python_seals(&scratch, b"x", std::str::from_utf8(&clevis_made).unwrap().trim());
+    assert_failed(&open(&swtpm, &scratch), 16, &["PCR 23", "sha1 bank"]);
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    assert_ok(&open(&swtpm, &scratch), "open once PCR 23 is back");
+}
+
+#[test]
+fn bad_and_absent_devices_are_refused() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let input = scratch.write("config.yaml", CONFIG);
+    let seal_with = |device: &str| {
+        cryptadm()
+            .args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "tpm2", "--clevis-config", "{}"])
+            .args(["--tpm2-device", device, "--in"])
+            .arg(&input)
+            .arg("--out")
+            .arg(scratch.path("sealed.yaml"))
+            .output()
+            .unwrap()
+    };
+    assert_failed(&seal_with("tabrmd:bus_name=x"), 3, &["--tpm2-device", "TCTI"]);
+    assert_failed(&seal_with("/nonexistent/tpmrm0"), 1, &["/nonexistent/tpmrm0", "hint:"]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    assert_failed(&seal_with(&format!("swtpm:host=127.0.0.1,port={closed}")), 1, &["cannot reach the TPM"]);
+    assert!(!scratch.path("sealed.yaml").exists(), "nothing written");
+    let config = r#"{"pcr_ids":"24"}"#;
+    assert_failed(&seal(&swtpm, &scratch, "tpm2", config), 3, &["PCR `24`"]);
+    assert_failed(&seal(&swtpm, &scratch, "tpm2", r#"{"pcr_bank":"md5","pcr_ids":"7"}"#), 3, &["md5"]);
+}
+
+const FAST_KDF: &[&str] = &["--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"];
+
+/// A command of either kind (the reference tools', cryptadm's).
+trait Run {
+    fn run(&mut self) -> std::io::Result<std::process::Output>;
+}
+
+impl Run for std::process::Command {
+    fn run(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+impl Run for assert_cmd::Command {
+    fn run(&mut self) -> std::io::Result<std::process::Output> {
+        self.output()
+    }
+}
+
+fn run_ok(command: &mut impl Run, what: &str) -> Vec<u8> {
+    let output = command.run().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_ok(&output, what);
+    output.stdout
+}
+
+/// A LUKS2 image of `raw` that cryptsetup made, with passphrase `pass`.
+fn cryptsetup_image(scratch: &Scratch, name: &str, pass: &std::path::Path) -> std::path::PathBuf {
+    let image = scratch.path(name);
+    std::fs::File::create(&image).unwrap().set_len(20 << 20).unwrap();
+    run_ok(
+        std::process::Command::new("cryptsetup")
+            .args(["luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"])
+            .arg("--key-file")
+            .arg(pass)
+            .arg(&image),
+        "cryptsetup luksFormat",
+    );
+    image
+}
+
+/// `cryptsetup open --test-passphrase` of keyslot `slot` with `passphrase`.
+fn assert_keyslot_opens(scratch: &Scratch, image: &std::path::Path, slot: &str, passphrase: &[u8]) {
+    let file = scratch.write(&format!("pass-{slot}"), passphrase);
+    run_ok(
+        std::process::Command::new("cryptsetup")
+            .args(["open", "--test-passphrase", "--key-slot", slot, "--key-file"])
+            .arg(file)
+            .arg(image),
+        "cryptsetup open --test-passphrase",
+    );
+}
+
+fn luks_tokens(image: &std::path::Path) -> serde_json::Value {
+    let dump = run_ok(
+        std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(image),
+        "luksDump",
+    );
+    serde_json::from_slice::<serde_json::Value>(&dump).unwrap()["tokens"].clone()
+}
+
+#[test]
+fn clevis_luks_opens_volumes_cryptadm_binds_to_the_tpm() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"the first passphrase");
+    let formatted = scratch.path("formatted.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--size", "4M", "--key-file"])
+            .arg(&pass)
+            .args(FAST_KDF)
+            .args(["--clevis-pin", "tpm2", "--clevis-config", r#"{"pcr_ids":"7","pcr_bank":"sha256"}"#])
+            .args(["--tpm2-device", &swtpm.tcti()])
+            .arg(&formatted),
+        "luks-format --clevis-pin tpm2",
+    );
+    assert_eq!(luks_tokens(&formatted)["0"]["type"], "clevis");
+    let formatted_arg = formatted.to_str().unwrap();
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", formatted_arg, "-s", "1"], b"");
+    assert_eq!(pass1.len(), 43, "a 256-bit printable passphrase");
+    assert_keyslot_opens(&scratch, &formatted, "1", &pass1);
+    // clevis-bind on a volume cryptsetup made.
+    let theirs = cryptsetup_image(&scratch, "cryptsetup.img", &pass);
+    run_ok(
+        cryptadm()
+            .env("CRYPTADM_TPM2_DEVICE", swtpm.tcti())
+            .args(["disk", "clevis-bind", "--key-file"])
+            .arg(&pass)
+            .args(["--clevis-pin", "tpm2", "--clevis-config", r#"{"pcr_ids":"0,7"}"#])
+            .arg(&theirs),
+        "disk clevis-bind --clevis-pin tpm2",
+    );
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", theirs.to_str().unwrap(), "-s", "1"], b"");
+    assert_keyslot_opens(&scratch, &theirs, "1", &pass1);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&theirs), "inspect")).unwrap();
+    assert!(inspect.contains("clevis: tpm2 sha1:0,7"), "{inspect}");
+}
+
+#[test]
+fn cryptadm_opens_volumes_clevis_luks_binds_to_the_tpm() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let raw: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+    let raw_path = scratch.write("raw", &raw);
+    let image = scratch.path("bound.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--from"])
+            .arg(&raw_path)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(FAST_KDF)
+            .arg(&image),
+        "luks-format --from",
+    );
+    let image_arg = image.to_str().unwrap();
+    swtpm.tools(
+        "clevis",
+        &["luks", "bind", "-k", pass.to_str().unwrap(), "-d", image_arg, "tpm2", r#"{"pcr_ids":"7"}"#],
+        b"",
+    );
+    // Only the binding opens it now.
+    run_ok(std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q", image_arg, "0"]), "luksKillSlot");
+    let out = scratch.path("decrypted.raw");
+    run_ok(
+        cryptadm()
+            .args(["disk", "decrypt", "--clevis", "--tpm2-device", &swtpm.tcti()])
+            .arg(&image)
+            .arg("--out")
+            .arg(&out),
+        "decrypt --clevis",
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), raw);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains("clevis: tpm2 sha1:7"), "{inspect}");
+}
+
+#[test]
+fn systemd_tpm2_tokens_open_both_ways() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let raw: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2246822519) >> 24) as u8).collect();
+    let raw_path = scratch.write("raw", &raw);
+    // systemd-cryptenroll enrols, cryptadm opens and shows.
+    let image = scratch.path("enrolled.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--from"])
+            .arg(&raw_path)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(FAST_KDF)
+            .arg(&image),
+        "luks-format --from",
+    );
+    let enrolled = swtpm
+        .command("systemd-cryptenroll")
+        .env("PASSWORD", "pw")
+        .arg(format!("--tpm2-device={}", swtpm.tcti()))
+        .args(["--tpm2-pcrs=7"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    swtpm.flush();
+    assert_ok(&enrolled, "systemd-cryptenroll --tpm2-device");
+    assert_eq!(luks_tokens(&image)["0"]["type"], "systemd-tpm2");
+    run_ok(std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q"]).arg(&image).arg("0"), "luksKillSlot");
+    let out = scratch.path("decrypted.raw");
+    run_ok(
+        cryptadm()
+            .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &swtpm.tcti()])
+            .arg(&image)
+            .arg("--out")
+            .arg(&out),
+        "decrypt --tpm2",
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), raw);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains("tpm2: systemd-tpm2 sha256:7 (ecc)"), "{inspect}");
+
+    // cryptadm enrols; systemd-cryptenroll lists the slot, and its secret opens the keyslot.
+    let theirs = cryptsetup_image(&scratch, "ours.img", &pass);
+    run_ok(
+        cryptadm()
+            .args(["disk", "tpm2-enroll", "--key-file"])
+            .arg(&pass)
+            .args(["--tpm2-pcrs", "7", "--tpm2-device", &swtpm.tcti()])
+            .arg(&theirs),
+        "disk tpm2-enroll",
+    );
+    let tokens = luks_tokens(&theirs);
+    assert_eq!(tokens["0"]["type"], "systemd-tpm2");
+    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]));
+    assert_eq!(tokens["0"]["tpm2-pcrs"], serde_json::json!([7]));
+    assert_eq!(tokens["0"]["tpm2-pcr-bank"], "sha256");
+    let listed = run_ok(swtpm.command("systemd-cryptenroll").arg(&theirs), "systemd-cryptenroll (list)");
+    let listed = String::from_utf8(listed).unwrap();
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["1", "tpm2"])), "{listed}");
+    // tpm2-tools unseal the token's blob as systemd-cryptsetup does (the owner hierarchy's ECC primary key, a
+    // PolicyPCR session), and the secret's base64 opens the keyslot.
+    let blob =
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, tokens["0"]["tpm2-blob"].as_str().unwrap())
+            .unwrap();
+    let private_len = 2 + usize::from(u16::from_be_bytes([blob[0], blob[1]]));
+    let private = scratch.write("sealed.priv", &blob[..private_len]);
+    let public = scratch.write("sealed.pub", &blob[private_len..]);
+    let (primary, object) = (scratch.path("primary.ctx"), scratch.path("object.ctx"));
+    let path = |p: &std::path::PathBuf| p.to_str().unwrap().to_owned();
+    swtpm.tools("tpm2_createprimary", &["-Q", "-C", "o", "-g", "sha256", "-G", "ecc", "-c", &path(&primary)], b"");
+    swtpm.tools(
+        "tpm2_load",
+        &["-Q", "-C", &path(&primary), "-u", &path(&public), "-r", &path(&private), "-c", &path(&object)],
+        b"",
+    );
+    let secret = swtpm.run("tpm2_unseal", &["-c", &path(&object), "-p", "pcr:sha256:7"], b"");
+    assert_ok(&secret, "tpm2_unseal");
+    assert_eq!(secret.stdout.len(), 32);
+    let passphrase = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &secret.stdout);
+    assert_keyslot_opens(&scratch, &theirs, "1", passphrase.as_bytes());
+    run_ok(std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q"]).arg(&theirs).arg("0"), "luksKillSlot");
+    let out = scratch.path("ours.raw");
+    run_ok(
+        cryptadm()
+            .env("TPM2TOOLS_TCTI", swtpm.tcti())
+            .args(["disk", "decrypt", "--tpm2"])
+            .arg(&theirs)
+            .arg("--out")
+            .arg(&out),
+        "decrypt --tpm2 of our enrolment",
+    );
+    assert_eq!(std::fs::read(&out).unwrap().len(), std::fs::metadata(&theirs).unwrap().len() as usize - (16 << 20));
+}
+
+#[test]
+fn sss_of_tang_and_tpm2_both_ways() {
+    let trio = crate::support_tang::servers();
+    let swtpm = tpm();
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    let tang = trio.tangs[0].config();
+    // t=2 of a Tang server and the TPM (PCR 23): clevis opens what cryptadm sealed, and cryptadm opens it.
+    let both = format!(r#"{{"t":2,"pins":{{"tang":[{tang}],"tpm2":{{"pcr_ids":"23","pcr_bank":"sha256"}}}}}}"#);
+    let scratch = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch, "sss", &both), "seal sss tang+tpm2");
+    let header = header_of(&recorded_jwe(&scratch));
+    assert_eq!(header["clevis"]["pin"], "sss");
+    assert_ok(&swtpm.run("clevis", &["decrypt"], recorded_jwe(&scratch).as_bytes()), "clevis decrypt of sss");
+    assert_ok(&open(&swtpm, &scratch), "open sss tang+tpm2");
+    // t=1 of the same: survives a changed PCR through Tang; t=2 is refused, naming the TPM's PCR.
+    let either = both.replacen(r#""t":2"#, r#""t":1"#, 1);
+    let scratch1 = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch1, "sss", &either), "seal sss t=1");
+    // clevis's own sss of tang+tpm2, for cryptadm to open.
+    let clevis_made = swtpm.tools("clevis", &["encrypt", "sss", &both, "-y"], b"p");
+    swtpm.tools("tpm2_pcrextend", &["23:sha256=0505050505050505050505050505050505050505050505050505050505050505"], b"");
+    std::fs::remove_file(scratch.path("opened.yaml")).unwrap();
+    assert_failed(&open(&swtpm, &scratch), 1, &["1 of the 2 pins", "PCR 23", "sha256 bank"]);
+    assert!(!scratch.path("opened.yaml").exists(), "nothing written");
+    assert_ok(&open(&swtpm, &scratch1), "open sss t=1 through Tang");
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    let scratch2 = Scratch::new();
+    python_seals(&scratch2, b"p", std::str::from_utf8(&clevis_made).unwrap().trim());
+    assert_ok(&open(&swtpm, &scratch2), "open of clevis's sss tang+tpm2");
+}
+
+#[test]
+fn another_tpm_refuses_the_secret() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    assert_ok(&seal(&swtpm, &scratch, "tpm2", "{}"), "seal");
+    let other = Swtpm::another();
+    assert_failed(&open(&other, &scratch), 16, &["does not belong to this TPM", "TPM_RC_INTEGRITY", "hint:"]);
+    assert!(!scratch.path("opened.yaml").exists(), "nothing written");
+    assert_ok(&open(&swtpm, &scratch), "open on the TPM it was sealed on");
+}
