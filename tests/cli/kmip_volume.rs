@@ -158,6 +158,37 @@ fn kmip_store_errors_no_key_5_no_server_2_plain_value_under_key_wrap_3() {
 }
 
 #[test]
+fn a_client_that_does_not_own_the_objects_sees_none_exit_5_with_a_hint_naming_both_causes() {
+    // PyKMIP's Locate lists only the objects the client's certificate owns: for another client of the same CA a
+    // seeded volume looks unseeded (no Permission Denied to map to 16), so the message names both causes.
+    let kmip = server();
+    let volume = Volume::new("not-mine", 1000);
+    seed(kmip, &volume, false);
+    let output = cryptadm()
+        .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", &volume.id, "--volume-path"])
+        .arg(&volume.image)
+        .args(["--key-store", &format!("kmip://{PREFIX}"), "--kmip-server", &kmip.server, "--kmip-cacert"])
+        .arg(&kmip.ca)
+        .arg("--kmip-client-cert")
+        .arg(&kmip.other.cert)
+        .arg("--kmip-client-key")
+        .arg(&kmip.other.key)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let message = stderr(&output);
+    for needle in ["no object named", "volume import", "another client", "--kmip-client-cert"] {
+        assert!(message.contains(needle), "{needle}: {message}");
+    }
+    assert!(!message.contains(OLD_KEY), "{message}");
+    assert!(volume.opens(OLD_KEY.as_bytes()), "nothing rotated");
+    // The owner still rotates it.
+    let output = volume.rotate(kmip, &[]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
 fn two_nodes_rotating_one_volume_one_wins_the_other_exits_10() {
     let kmip = server();
     let node_a = Volume::new("race", 400_000);

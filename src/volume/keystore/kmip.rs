@@ -192,6 +192,25 @@ impl KmipStore {
         }
     }
 
+    /// No `current` object this client can see. A KMIP server's Locate lists only the objects the client may use
+    /// (PyKMIP: the ones its certificate's CN owns; it answers another client's Locate with an empty list, never
+    /// Permission Denied), so an unseeded volume and a volume seeded by another client look the same: exit 5,
+    /// with a hint naming both.
+    fn nothing_visible(&self) -> Error {
+        Error::Store {
+            status: ExitStatus::NotFound,
+            message: format!(
+                "KMIP key store `{}` of volume `{}`: no object named `{}` that this client may use (hint: seed the \
+                 volume with `cryptadm volume import`; if it is seeded, the objects may belong to another client: a \
+                 KMIP server lists only the objects this client may use (PyKMIP: those its client certificate owns), \
+                 so give the --kmip-client-cert that seeded the volume, or have the key manager grant this one)",
+                self.base,
+                self.volume_id,
+                self.name("current")
+            ),
+        }
+    }
+
     /// Every slot, opened, and the resolved keys.
     fn state(&self) -> Result<(Slot, Slot, Slot, StoredKeys), Error> {
         let (currents, pendings, previous) = (self.read("current")?, self.read("pending")?, self.read("previous")?);
@@ -202,7 +221,7 @@ impl KmipStore {
         }
         let pending = pending_keys.into_iter().next();
         let current = match current_keys.len() {
-            0 => return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() }),
+            0 => return Err(self.nothing_visible()),
             1 => current_keys.into_iter().next().expect("one"),
             2 if pending.as_ref().is_some_and(|p| current_keys.iter().filter(|c| same(c, p)).count() == 1) => {
                 let p = pending.as_ref().expect("checked");
@@ -416,7 +435,7 @@ impl KeyStore for KmipStore {
 
     fn claim(&self, claim: &Claim, force: bool) -> Result<Option<Claim>, Error> {
         if self.client.locate(&self.name("current")).map_err(store_error)?.is_empty() {
-            return Err(Error::NoStoredKey { volume_id: self.volume_id.clone() });
+            return Err(self.nothing_visible());
         }
         let held = self.claims()?;
         if let Some((_, other)) = held.iter().find(|(_, other)| !claim.may_replace(other, force)) {
