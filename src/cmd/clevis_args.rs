@@ -28,7 +28,7 @@ pub struct ClevisArgs {
     pub clevis_trust_adv: bool,
     /// The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`,
     /// `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
-    #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    #[arg(help_heading = crate::kms::backends::TPM2_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
     pub tpm2_device: Option<String>,
 }
 

@@ -132,6 +132,8 @@ pub enum Client {
     OpenStack,
     /// Tang servers, through clevis pins (`--clevis-*`).
     Clevis,
+    /// This machine's TPM 2.0, through clevis's `tpm2` pin (`--tpm2-device`).
+    Tpm2,
 }
 
 /// A backend's settings: the client they build, the help heading its flags sit under and the prefix they share.
@@ -205,6 +207,8 @@ pub const AWS_HEADING: &str = "AWS (aws-kms://, arn:aws:kms:…, kms://…@ARN, 
 pub const KMIP_HEADING: &str = "KMIP (kmip://)";
 /// The Clevis settings heading.
 pub const CLEVIS_HEADING: &str = "Clevis (Tang network-bound keys)";
+/// The TPM 2.0 settings heading (clevis's `tpm2` pin).
+pub const TPM2_HEADING: &str = "TPM 2.0 (clevis tpm2 pin)";
 /// The OpenStack settings heading.
 pub const OPENSTACK_HEADING: &str = "OpenStack";
 
@@ -380,6 +384,31 @@ pub static BACKENDS: &[Backend] = &[
         bare: no_bare,
     },
     Backend {
+        name: "tpm2",
+        title: "TPM 2.0 (Clevis)",
+        // No reference scheme of its own: a tpm2 pin is configured (`--clevis-pin tpm2 --clevis-config JSON`, or
+        // inside an sss pin), and what it sealed is recorded as the clevis row's `clevis:<compact JWE>`.
+        schemes: &[],
+        forms: &[Form {
+            syntax: "tpm2: {\"pcr_bank\":BANK,\"pcr_ids\":IDS}",
+            names: "this machine's TPM 2.0 (clevis's `tpm2` pin: the key sealed under the owner hierarchy, to the \
+                    PCRs named, if any; `hash`, `key`, `pcr_digest` as clevis takes them)",
+            uses: &[Use::ThresholdPin],
+        }],
+        provider: None,
+        remote_sources: &[],
+        settings: Some(Settings {
+            client: Client::Tpm2,
+            heading: TPM2_HEADING,
+            flag_prefix: "--tpm2-",
+            variables: "CRYPTADM_TPM2_DEVICE, TPM2TOOLS_TCTI",
+        }),
+        help: "this machine's TPM 2.0 through clevis's `tpm2` pin (alone or in `sss`): machine-bound, no server",
+        doc: "tpm2.md",
+        parse: pin_only,
+        bare: no_bare,
+    },
+    Backend {
         name: KMIP,
         title: "KMIP",
         schemes: &[KMIP],
@@ -435,6 +464,16 @@ pub static BACKENDS: &[Backend] = &[
 
 fn no_bare(_: &str) -> bool {
     false
+}
+
+/// The parse of a row without a scheme (never reached through [`by_scheme`]): a pin is configured, not written as
+/// a reference.
+fn pin_only(text: &str) -> Result<KeyRef, Error> {
+    Err(Error::BadReference {
+        reference: crate::redact::url(text),
+        problem: "a tpm2 pin is configured with --clevis-pin tpm2 --clevis-config JSON, not written as a reference"
+            .into(),
+    })
 }
 
 /// The row of `scheme`; the plugins row for a scheme no other row claims.
@@ -641,6 +680,22 @@ mod tests {
             }
             assert!(!backend.forms.is_empty(), "{}", backend.name);
         }
+        assert_eq!(plugins().name, PLUGINS);
+    }
+
+    #[test]
+    fn the_tpm2_pin_is_a_threshold_pin_with_its_own_settings_and_no_scheme() {
+        let tpm2 = by_name("tpm2").expect("a tpm2 row");
+        assert!(tpm2.can(Use::ThresholdPin) && !tpm2.can(Use::Provider) && !tpm2.can(Use::Recorded));
+        assert!(tpm2.schemes.is_empty() && tpm2.provider.is_none() && !tpm2.is_plugin());
+        let settings = tpm2.settings.as_ref().expect("settings");
+        assert_eq!((settings.client, settings.heading, settings.flag_prefix), (Client::Tpm2, TPM2_HEADING, "--tpm2-"));
+        assert!(settings.variables.contains("CRYPTADM_TPM2_DEVICE") && settings.variables.contains("TPM2TOOLS_TCTI"));
+        assert!(help_for(Use::ThresholdPin).contains("tpm2: {"), "{}", help_for(Use::ThresholdPin));
+        assert!(markdown_table().contains("[TPM 2.0 (Clevis)](tpm2.md)"));
+        // `tpm2:` is no reference scheme: it stays a plugin's, and the row's parse refuses a reference.
+        assert!(by_scheme("tpm2").is_plugin());
+        assert!(matches!((tpm2.parse)("tpm2:x"), Err(Error::BadReference { .. })));
         assert_eq!(plugins().name, PLUGINS);
     }
 

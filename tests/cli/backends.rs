@@ -181,6 +181,24 @@ fn help_lists_every_backend_of_every_flag_that_takes_a_reference() {
 }
 
 #[test]
+fn the_tpm2_pin_is_listed_with_its_setting_under_its_own_heading() {
+    for args in [&["bootstrap", "seal"][..], &["disk", "luks-format"], &["disk", "clevis-bind"]] {
+        let text = help(args);
+        let tpm2 = section(&text, "TPM 2.0").join("\n");
+        assert!(tpm2.contains("--tpm2-device"), "{args:?}: --tpm2-device under the TPM 2.0 heading: {text}");
+        let clevis = section(&text, "Clevis").join("\n");
+        assert!(clevis.contains("--clevis-pin") && !clevis.contains("--tpm2-"), "{args:?}: {text}");
+    }
+    for page in ["cryptadm-bootstrap-seal.1", "cryptadm-disk-luks-format.1", "cryptadm-disk-clevis-bind.1"] {
+        let man =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man").join(page)).unwrap();
+        assert!(man.contains("TPM 2.0 (Clevis): tpm2:"), "{page} lists the tpm2 pin under KEY REFERENCES");
+    }
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/key-managers.md")).unwrap();
+    assert!(docs.contains("| `tpm2: {\"pcr_bank\":BANK,\"pcr_ids\":IDS}` | [TPM 2.0 (Clevis)](tpm2.md) |"), "{docs}");
+}
+
+#[test]
 fn bootstrap_seal_refuses_what_would_fail_at_first_boot() {
     let scratch = Scratch::new();
     // A mistyped RemoteConfig provider: refused now (exit 2), naming the built-in ones.
