@@ -93,10 +93,8 @@ impl Polynomial {
 /// `clevis encrypt sss`: shares to every child pin, the plaintext under the polynomial's constant term.
 pub(super) fn encrypt(threshold: usize, pins: &[Pin], plaintext: &[u8], settings: &Settings) -> Result<String, Error> {
     let polynomial = Polynomial::random(threshold);
-    let children = pins
-        .iter()
-        .map(|pin| super::encrypt(pin, &polynomial.point(), settings))
-        .collect::<Result<Vec<String>, Error>>()?;
+    let points: Vec<SecretBytes> = pins.iter().map(|_| polynomial.point()).collect();
+    let children = encrypt_children(pins, &points, settings)?;
     let header = json!({
         "alg": "dir",
         "clevis": {"pin": "sss", "sss": {"jwe": children, "p": b64_encode(&to_bytes(&polynomial.p)), "t": threshold}},
@@ -104,6 +102,36 @@ pub(super) fn encrypt(threshold: usize, pins: &[Pin], plaintext: &[u8], settings
     });
     let key = SecretBytes::new(to_bytes(&polynomial.coefficients[0]));
     Ok(super::compact_encrypt(&header, &key, plaintext))
+}
+
+/// Each child pin's point encrypted to it, in pin order. Tang pins all at once, each on a thread of its own: each
+/// fetches its server's advertisement (within the request bound and the overall deadline), so sealing to n servers
+/// takes as long as the slowest, not the sum. Other pins (tpm2: one TPM device; nested sss, which does the same
+/// for its own children) run on this thread meanwhile, in order. The first failure in pin order is returned; the
+/// threads still running end with their own request's bound (the scope waits for them).
+fn encrypt_children(pins: &[Pin], points: &[SecretBytes], settings: &Settings) -> Result<Vec<String>, Error> {
+    std::thread::scope(|scope| {
+        let asked: Vec<_> = pins
+            .iter()
+            .zip(points)
+            .map(|(pin, point)| match pin {
+                Pin::Tang(_) => std::thread::Builder::new()
+                    .name("cryptadm-sss-pin".into())
+                    .spawn_scoped(scope, move || super::encrypt(pin, point, settings))
+                    .ok(),
+                _ => None,
+            })
+            .collect();
+        pins.iter()
+            .zip(points)
+            .zip(asked)
+            .map(|((pin, point), thread)| match thread {
+                Some(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // Not a Tang pin, or no thread could be started for it: here.
+                None => super::encrypt(pin, point, settings),
+            })
+            .collect()
+    })
 }
 
 /// `t` and the child JWEs of an sss header.
@@ -265,5 +293,48 @@ mod tests {
         assert_eq!(polynomial.p.bits(), 256);
         let repeated = [points[0].clone(), points[0].clone()];
         assert_eq!(interpolate_at_zero(&polynomial.p, &repeated), None);
+    }
+
+    /// A loopback server that answers every request with a 404 after `delay`; counts the requests it saw.
+    fn slow_server(delay: std::time::Duration) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut request = [0u8; 4096];
+                let _ = stream.read(&mut request);
+                std::thread::sleep(delay);
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            }
+        });
+        (url, seen)
+    }
+
+    /// Sealing to an sss of Tang pins fetches every advertisement at once: two servers that each take 1.5 s take
+    /// about 1.5 s together (one after the other took 3 s), both are asked, and the failure named is the first
+    /// pin's.
+    #[test]
+    fn sealing_fetches_the_tang_advertisements_in_parallel() {
+        let delay = std::time::Duration::from_millis(1500);
+        let (first, first_seen) = slow_server(delay);
+        let (second, second_seen) = slow_server(delay);
+        let config = format!(r#"{{"t":2,"pins":{{"tang":[{{"url":"{first}"}},{{"url":"{second}"}}]}}}}"#);
+        let pin = Pin::parse("sss", &config).unwrap();
+        let mut settings = Settings::default();
+        settings.http.retries = 0;
+        settings.http.timeout = std::time::Duration::from_secs(10);
+        let started = std::time::Instant::now();
+        let error = super::super::encrypt(&pin, b"secret", &settings).unwrap_err().to_string();
+        let took = started.elapsed();
+        assert!(took >= delay && took < 2 * delay - std::time::Duration::from_millis(300), "took {took:?}");
+        assert_eq!(first_seen.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(second_seen.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(error.contains(first.trim_start_matches("http://")), "{error}");
+        assert!(!error.contains("secret"), "{error}");
     }
 }
