@@ -678,6 +678,93 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), "a plain passphrase");
 }
 
+/// Issue 41, crash points of `volume rewrap` of a `file://` store wrapped by `aws-kms://`: it checks and
+/// re-encrypts every value first, then writes them one by one. The process is aborted (`CRYPTADM_FAULT_POINT`,
+/// fault-injection builds) once every value is checked (`rewrap-checked`) and after each value written
+/// (`rewrap-wrote-N`); at every point each value is either byte for byte as before or re-encrypted (exactly the
+/// first N, in order), boto3 decrypts each into the same passphrase, each volume opens with its stored `current`
+/// (cryptsetup), no other file is left in the store, and a rerun completes, re-encrypting every value.
+#[test]
+fn volume_rewrap_of_a_file_store_crashed_at_every_step_is_as_before_or_rewrapped() {
+    let aws = moto();
+    let _serial = aws.lock();
+    let scratch = Scratch::new();
+    let keys = scratch.path("keys");
+    let alpha = LuksImage::new("rewrap-a", "alpha passphrase", 1000);
+    let bravo = LuksImage::new("rewrap-b", "bravo passphrase", 1000);
+    // (file, plaintext, the blob seeded), in the order rewrap writes them (entries sorted, then current, pending,
+    // previous).
+    let seeded: Vec<(PathBuf, &[u8], String)> = [
+        ("a", "current", &b"alpha passphrase"[..]),
+        ("b", "current", b"bravo passphrase"),
+        ("b", "previous", b"older"),
+    ]
+    .into_iter()
+    .map(|(entry, name, plain)| (keys.join(entry).join(name), plain, aws.encrypt(&scratch, plain)))
+    .collect();
+    let seed = || {
+        let _ = std::fs::remove_dir_all(&keys);
+        for (path, _, blob) in &seeded {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, blob).unwrap();
+        }
+    };
+    let rewrap = |point: Option<&str>| {
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rewrap", "--key-store", &format!("file://{}", keys.display())])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        if let Some(point) = point {
+            command.env("CRYPTADM_FAULT_POINT", point);
+        }
+        command.output().unwrap()
+    };
+    // Each value as before or re-encrypted (the same plaintext); returns how many were re-encrypted, and checks
+    // that these come first, the store holds nothing else and each volume opens with its stored current.
+    let check = |point: &str| -> usize {
+        let mut rewritten = Vec::new();
+        for (path, plain, blob) in &seeded {
+            let now = std::fs::read(path).unwrap_or_else(|e| panic!("{point}: {}: {e}", path.display()));
+            if now != blob.as_bytes() {
+                assert_eq!(aws.decrypt(&scratch, &now), *plain, "{point}: {} is unreadable", path.display());
+            }
+            rewritten.push(now != blob.as_bytes());
+        }
+        let n = rewritten.iter().filter(|r| **r).count();
+        assert!(rewritten.iter().take(n).all(|r| *r), "{point}: not the first {n} values: {rewritten:?}");
+        for (entry, names) in [("a", vec!["current"]), ("b", vec!["current", "previous"])] {
+            let mut found: Vec<String> = std::fs::read_dir(keys.join(entry))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            found.sort();
+            assert_eq!(found, names, "{point}: entry {entry}");
+        }
+        for (volume, entry) in [(&alpha, "a"), (&bravo, "b")] {
+            let current = aws.decrypt(&scratch, &std::fs::read(keys.join(entry).join("current")).unwrap());
+            assert!(volume.opens(&current), "{point}: volume {entry} does not open with its stored current");
+        }
+        n
+    };
+    let points = ["rewrap-checked", "rewrap-wrote-1", "rewrap-wrote-2", "rewrap-wrote-3"];
+    for (written, point) in points.into_iter().enumerate() {
+        seed();
+        let crashed = rewrap(Some(point));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&crashed.status),
+            Some(6),
+            "{point}: not aborted there: {}",
+            stderr(&crashed)
+        );
+        assert_eq!(check(point), written, "{point}: values re-encrypted when it stopped");
+        let rerun = rewrap(None);
+        assert!(rerun.status.success(), "{point}: the rerun: {}", stderr(&rerun));
+        assert!(stderr(&rerun).contains("rewrapped 3 value(s) of 2 volume(s)"), "{}", stderr(&rerun));
+        assert_eq!(check(&format!("{point}, rerun")), 3, "{point}: the rerun left a value as it was");
+    }
+}
+
 /// Temporary credentials that expire in the middle of one command: the instance profile's (IMDSv2 stand-in) live
 /// 2 seconds, and `volume rotate --key-wrap aws-kms://…` makes KMS calls before and after the keyslot's PBKDF2
 /// work (Decrypt of the current key, Encrypt of the new one, then Decrypts while committing). The client renews

@@ -1110,6 +1110,85 @@ fn a_refused_upload_with_force_leaves_the_old_file() {
     assert_eq!(image_save(os, &id, &work.path("keep1.saved")), std::fs::read(&keep1).unwrap());
 }
 
+/// Issue 41, `user_storage_quota`: Glance refuses (413 "exceeds the quota") an upload that would take the owner
+/// past its storage quota. In project `quota`, filled to the harness's quota by one stored image (its size and
+/// location written into Glance's database: uploading a quota's worth of bytes is no test), an 8 MiB
+/// `luks-format … --force keep.img` (under `image_size_cap`) exits 1 naming the quota: keep.img byte for byte,
+/// no image and no secret in the project, no partial file. With that image deleted, the same run replaces it.
+#[test]
+fn an_upload_over_the_storage_quota_with_force_leaves_the_old_file() {
+    tools();
+    let os = openstack();
+    let work = Scratch::new();
+    let quota_json = |args: &[&str]| -> Value {
+        let mut all = args.to_vec();
+        all.extend(["-f", "json"]);
+        let output = os.quota_client(&all).output().unwrap();
+        assert!(output.status.success(), "openstack {all:?}: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    // The ballast: an image of project `quota` whose stored size is the whole quota.
+    let project = os.json(&["project", "show", "quota"])["id"].as_str().unwrap().to_owned();
+    let ballast = unique("ballast");
+    let id = os.json(&["image", "create", &ballast, "--project", &project, "--disk-format", "raw"])["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sql = |sql: &str| {
+        let output =
+            Command::new("sqlite3").args(["-cmd", ".timeout 20000"]).arg(os.glance_db()).arg(sql).output().unwrap();
+        assert!(output.status.success(), "sqlite3: {}", String::from_utf8_lossy(&output.stderr));
+    };
+    sql(&format!(
+        "UPDATE images SET size = {size}, status = 'active' WHERE id = '{id}';
+         INSERT INTO image_locations (image_id, value, meta_data, status, created_at, deleted)
+         VALUES ('{id}', 'file:///nonexistent/{id}', '{{}}', 'active', datetime('now'), 0);",
+        size = os.glance_quota()
+    ));
+
+    let old = b"the image that was here before\n".repeat(4096);
+    let keep = work.write("keep.img", &old);
+    let name = unique("keep-quota");
+    let output = os
+        .quota_cryptadm()
+        .args(["disk", "luks-format", "--size", "8M", "--key-manager", "barbican", "--upload", &name, "--force"])
+        .args(CHEAP)
+        .arg(&keep)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("413"), "{stderr}");
+    assert!(stderr.contains("quota"), "the refusal is the storage quota's, not the size cap's: {stderr}");
+    assert!(!stderr.contains("removed `"), "{stderr}");
+    assert_eq!(std::fs::read(&keep).unwrap(), old, "keep.img is as it was");
+    assert_eq!(quota_json(&["image", "list", "--name", &name]), Value::Array(vec![]), "an image left behind");
+    assert_eq!(os.images_named(&name), Vec::<Value>::new(), "an image left behind");
+    assert_eq!(
+        quota_json(&["secret", "list", "--name", &format!("{name}-key")]),
+        Value::Array(vec![]),
+        "an orphan secret"
+    );
+    no_partials(&work);
+
+    // The ballast gone (deleted in Glance's database), the same user and project replace keep.img: the refusal
+    // above was the quota's.
+    sql(&format!("UPDATE images SET status = 'deleted', deleted = 1, deleted_at = datetime('now') WHERE id = '{id}';"));
+    let name = unique("keep-quota-ok");
+    let output = os
+        .quota_cryptadm()
+        .args(["disk", "luks-format", "--size", "1M", "--key-manager", "barbican", "--upload", &name, "--force"])
+        .args(CHEAP)
+        .arg(&keep)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = stdout_line(&output);
+    assert_eq!(quota_json(&["image", "show", &id])["status"], "active");
+    assert_ne!(std::fs::read(&keep).unwrap(), old, "keep.img was replaced");
+    no_partials(&work);
+}
+
 /// Issue 41: image B made with its own new secret and --delete-key-with-image; a later run shared that secret
 /// (`luks-format --secret SB`, `convert shelve --source-secret SB`) with exit 0, and `openstack image delete B`
 /// then deleted the secret under the second image. Sharing a secret that an image deletes with itself is refused

@@ -182,6 +182,31 @@ impl OpenStack {
         env.lines().find_map(|l| l.strip_prefix("GLANCE_SIZE_CAP=")).unwrap().parse().unwrap()
     }
 
+    /// Glance's user_storage_quota in this harness (bytes per owner; no project reaches it by uploading).
+    pub(crate) fn glance_quota(&self) -> u64 {
+        let env = std::fs::read_to_string(self.root().join("env")).unwrap();
+        env.lines().find_map(|l| l.strip_prefix("GLANCE_QUOTA=")).unwrap().parse().unwrap()
+    }
+
+    /// Glance's sqlite database (for a test that must make an owner's stored bytes reach the quota).
+    pub(crate) fn glance_db(&self) -> PathBuf {
+        self.root().join("glance/glance.db")
+    }
+
+    /// The openstack client as user `quota` in project `quota` (cloud `quota` of clouds.yaml).
+    pub(crate) fn quota_client(&self, args: &[&str]) -> Command {
+        let mut cmd = self.client(args);
+        cmd.env("OS_CLOUD", "quota");
+        cmd
+    }
+
+    /// `cryptadm` logged in as user `quota` in project `quota`.
+    pub(crate) fn quota_cryptadm(&self) -> assert_cmd::Command {
+        let mut cmd = self.cryptadm();
+        cmd.env("OS_CLOUD", "quota");
+        cmd
+    }
+
     /// A valid admin token (for OS_TOKEN tests).
     pub(crate) fn token(&self) -> String {
         self.api("keystone", "GET", "token", None).1.trim().to_owned()

@@ -170,11 +170,25 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
     let client = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
     let run_dir = crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| std::path::PathBuf::from(super::DEFAULT_RUN_DIR), std::path::PathBuf::from);
+    #[cfg(feature = "fault-injection")]
+    let crash_at =
+        crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_FAULT_POINT).and_then(|v| v.into_string().ok());
+    // Step `rewrap-checked` (every value checked, nothing written), then `rewrap-wrote-N` after the Nth value.
+    let mut written = |n: usize| {
+        let step = if n == 0 { "rewrap-checked".to_owned() } else { format!("rewrap-wrote-{n}") };
+        printer.debug(&format!("step done: {step}"));
+        // Builds with the `fault-injection` feature abort at the step CRYPTADM_FAULT_POINT names, as a crash would.
+        #[cfg(feature = "fault-injection")]
+        if crash_at.as_deref() == Some(step.as_str()) {
+            std::process::abort();
+        }
+    };
     let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
         &client,
         &key,
         std::path::Path::new(dir),
         &run_dir.join("volume-locks"),
+        &mut written,
     )
     .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(

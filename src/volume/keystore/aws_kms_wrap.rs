@@ -78,12 +78,17 @@ const NAMED_VALUES: usize = 10;
 /// is never sent to KMS), and a store holding any value that is not a KMS blob, or that KMS refuses, is refused
 /// whole, naming each such value, with nothing written. Then each entry, under its volume's lock (`lock_dir`) so
 /// no rotation runs meanwhile, is read again and its files replaced atomically (a value a rotation changed in
-/// between is re-encrypted anew).
+/// between is re-encrypted anew). A crash between two values leaves each one either as it was or re-encrypted
+/// (the same plaintext), and a rerun completes.
+///
+/// `written(n)` is called once every value is checked (n = 0) and after the nth value is in place (a step, for
+/// the log and for crash tests).
 pub fn rewrap_file_store(
     client: &Aws,
     key: &str,
     dir: &std::path::Path,
     lock_dir: &std::path::Path,
+    written: &mut dyn FnMut(usize),
 ) -> Result<Rewrapped, Error> {
     let io = |what: &std::path::Path| {
         let what = what.display().to_string();
@@ -145,6 +150,8 @@ pub fn rewrap_file_store(
             ),
         });
     }
+    // Every value checked and re-encrypted, nothing written yet: step 0; then step N once the Nth value is in place.
+    written(0);
     let mut done = Rewrapped::default();
     for entry in &entries {
         let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -163,6 +170,7 @@ pub fn rewrap_file_store(
             };
             crate::atomic::write(path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(path))?;
             done.values += 1;
+            written(done.values);
         }
         done.volumes += 1;
     }

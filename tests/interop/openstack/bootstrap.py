@@ -42,4 +42,9 @@ for name, service_type, url in (("barbican", "key-manager", barbican), ("glance"
         call("POST", "/regions", {"region": {"id": "KeyManagerOnly"}}, token)
         call("POST", "/endpoints", {"endpoint": {"service_id": service["service"]["id"], "interface": "public",
                                                  "url": url, "region_id": "KeyManagerOnly"}}, token)
+# Project `quota` with its own admin user (password: the admin's): Glance's user_storage_quota counts the images
+# of one owner, so the tests fill this project up to its quota without touching the admin project's.
+_, quota = call("POST", "/projects", {"project": {"name": "quota", "domain_id": "default"}}, token)
+_, quser = call("POST", "/users", {"user": {"name": "quota", "domain_id": "default", "password": admin_pw}}, token)
+call("PUT", f"/projects/{quota['project']['id']}/users/{quser['user']['id']}/roles/{admin_role}", token=token)
 print("ok")

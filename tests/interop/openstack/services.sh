@@ -114,8 +114,10 @@ UWSGI_PROCESSES=1 uwsgi_run barbican "$BPORT" /usr/bin/barbican-wsgi-api HOME="$
 
 # Glance, with its key manager configured (castellan on this Barbican: deleting an image whose deletion policy says
 # so deletes its secret, as in a real cloud) and an image size cap of 24 MiB (uploads above it are refused with 413
-# while their body is still being sent; the tests' other images are at most a few MiB).
+# while their body is still being sent; the tests' other images are at most a few MiB), and a storage quota per
+# owner (user_storage_quota) no project reaches by uploading: a test fills project `quota` up to it.
 GLANCE_SIZE_CAP=$((24 << 20))
+GLANCE_QUOTA=$((1 << 40))
 mkdir -p glance/images glance/staging glance/tasks
 cat >glance/glance-api.conf <<EOC
 [DEFAULT]
@@ -123,6 +125,7 @@ bind_host = 127.0.0.1
 bind_port = $GPORT
 workers = 0
 image_size_cap = $GLANCE_SIZE_CAP
+user_storage_quota = $GLANCE_QUOTA
 enabled_backends = file:file
 use_stderr = true
 [database]
@@ -165,6 +168,7 @@ BARBICAN_URL=http://127.0.0.1:$BPORT
 GLANCE_URL=http://127.0.0.1:$GPORT
 ADMIN_PASSWORD=$ADMIN_PW
 GLANCE_SIZE_CAP=$GLANCE_SIZE_CAP
+GLANCE_QUOTA=$GLANCE_QUOTA
 PIDS=${pids[*]}
 EOC
 cat >"$dir/clouds.yaml" <<EOC
@@ -175,6 +179,17 @@ clouds:
       username: admin
       password: $ADMIN_PW
       project_name: admin
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: RegionOne
+    interface: public
+    identity_api_version: 3
+  quota:
+    auth:
+      auth_url: $KURL/v3
+      username: quota
+      password: $ADMIN_PW
+      project_name: quota
       user_domain_name: Default
       project_domain_name: Default
     region_name: RegionOne
