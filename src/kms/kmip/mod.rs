@@ -405,7 +405,10 @@ impl Kmip {
                         .map_err(|e| Error::Config(format!("TLS: {e}")))?;
                     let mut stream = rustls::StreamOwned::new(connection, tcp);
                     while stream.conn.is_handshaking() {
-                        stream.conn.complete_io(&mut stream.sock).map_err(|e| self.io_error(what, &e))?;
+                        if let Err(error) = stream.conn.complete_io(&mut stream.sock) {
+                            let cause = refusal_behind(&mut stream.conn, &mut stream.sock, error);
+                            return Err(self.io_error(what, &cause));
+                        }
                     }
                     return Ok(stream);
                 }
@@ -548,7 +551,11 @@ impl Kmip {
             state.stream = Some(self.connect(what)?);
         }
         let stream = state.stream.as_mut().expect("connected above");
-        stream.write_all(request).and_then(|()| stream.flush()).map_err(|e| self.io_error(what, &e))?;
+        if let Err(error) = stream.write_all(request).and_then(|()| stream.flush()) {
+            let cause = refusal_behind(&mut stream.conn, &mut stream.sock, error);
+            state.stream = None;
+            return Err(self.io_error(what, &cause));
+        }
         let answer = read_message(stream).map_err(|e| match e {
             ReadError::Io(e) => self.io_error(what, &e),
             ReadError::Decode(e) => self.protocol(what, e.to_string()),
@@ -1046,5 +1053,28 @@ mod tests {
         assert_eq!(status(0x06), ExitStatus::InvalidInput);
         assert_eq!(status(0x0A), ExitStatus::Failure);
         assert_eq!(status(0x100), ExitStatus::Failure);
+    }
+}
+
+/// The server's reason behind a failed write. A server that refuses the client's certificate sends its alert and
+/// closes; the client's next write (the rest of its handshake flight, or the first request: TLS 1.3 ends the
+/// client's side of the handshake before the server has checked the certificate) can meet the closed connection,
+/// a broken pipe or a reset, before the alert is read, which would hide the refusal behind "Broken pipe". The
+/// alert is still in the socket's receive queue: reading it once names the refusal.
+fn refusal_behind(
+    connection: &mut rustls::ClientConnection,
+    socket: &mut impl std::io::Read,
+    write_error: std::io::Error,
+) -> std::io::Error {
+    use std::io::ErrorKind;
+    if !matches!(write_error.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) {
+        return write_error;
+    }
+    match connection.read_tls(socket) {
+        Ok(read) if read > 0 => match connection.process_new_packets() {
+            Err(refusal) => std::io::Error::new(ErrorKind::InvalidData, refusal),
+            Ok(_) => write_error,
+        },
+        _ => write_error,
     }
 }
