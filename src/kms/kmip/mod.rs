@@ -947,6 +947,29 @@ pub fn read_message(reader: &mut impl Read) -> Result<Item, ReadError> {
     ttlv::decode(&bytes).map_err(ReadError::Decode)
 }
 
+/// The server's reason behind a failed write. A server that refuses the client's certificate sends its alert and
+/// closes; the client's next write (the rest of its handshake flight, or the first request: TLS 1.3 ends the
+/// client's side of the handshake before the server has checked the certificate) can meet the closed connection,
+/// a broken pipe or a reset, before the alert is read, which would hide the refusal behind "Broken pipe". The
+/// alert is still in the socket's receive queue: reading it once names the refusal.
+fn refusal_behind(
+    connection: &mut rustls::ClientConnection,
+    socket: &mut impl std::io::Read,
+    write_error: std::io::Error,
+) -> std::io::Error {
+    use std::io::ErrorKind;
+    if !matches!(write_error.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) {
+        return write_error;
+    }
+    match connection.read_tls(socket) {
+        Ok(read) if read > 0 => match connection.process_new_packets() {
+            Err(refusal) => std::io::Error::new(ErrorKind::InvalidData, refusal),
+            Ok(_) => write_error,
+        },
+        _ => write_error,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1053,28 +1076,5 @@ mod tests {
         assert_eq!(status(0x06), ExitStatus::InvalidInput);
         assert_eq!(status(0x0A), ExitStatus::Failure);
         assert_eq!(status(0x100), ExitStatus::Failure);
-    }
-}
-
-/// The server's reason behind a failed write. A server that refuses the client's certificate sends its alert and
-/// closes; the client's next write (the rest of its handshake flight, or the first request: TLS 1.3 ends the
-/// client's side of the handshake before the server has checked the certificate) can meet the closed connection,
-/// a broken pipe or a reset, before the alert is read, which would hide the refusal behind "Broken pipe". The
-/// alert is still in the socket's receive queue: reading it once names the refusal.
-fn refusal_behind(
-    connection: &mut rustls::ClientConnection,
-    socket: &mut impl std::io::Read,
-    write_error: std::io::Error,
-) -> std::io::Error {
-    use std::io::ErrorKind;
-    if !matches!(write_error.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) {
-        return write_error;
-    }
-    match connection.read_tls(socket) {
-        Ok(read) if read > 0 => match connection.process_new_packets() {
-            Err(refusal) => std::io::Error::new(ErrorKind::InvalidData, refusal),
-            Ok(_) => write_error,
-        },
-        _ => write_error,
     }
 }
