@@ -56,6 +56,12 @@ impl ClevisArgs {
     }
 }
 
+/// How key files sealed to the machine (clevis JWEs of image keys) reach their TPM (`flag`, else the
+/// environment's, see [`tpm2_device`]) and Tang servers (through the environment's proxies).
+pub fn sealed_key_settings(flag: Option<&str>) -> anyhow::Result<clevis::Settings> {
+    ClevisArgs { tpm2_device: flag.map(str::to_owned), ..ClevisArgs::default() }.settings(Default::default())
+}
+
 /// The TPM of tpm2 pins: `--tpm2-device`, else CRYPTADM_TPM2_DEVICE, else tpm2-tools' TPM2TOOLS_TCTI, else
 /// /dev/tpmrm0.
 pub fn tpm2_device(flag: Option<&str>) -> anyhow::Result<crate::kms::tpm2::Device> {

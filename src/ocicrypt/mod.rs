@@ -25,6 +25,7 @@ pub mod pgp;
 mod pipeline;
 pub mod pkcs7;
 pub mod recipients;
+pub mod sealed;
 pub mod stream;
 
 pub use error::Error;

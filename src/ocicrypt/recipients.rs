@@ -244,6 +244,10 @@ pub struct DecryptionKeys {
     /// stream processor).
     managed: Option<key_manager::Allowed>,
     managed_opener: Option<key_manager::Opener>,
+    /// Key files sealed to the machine (clevis JWEs), opened when a layer first needs them.
+    sealed: Vec<super::sealed::SealedFile>,
+    /// How sealed key files reach their TPM and Tang servers (the defaults: /dev/tpmrm0).
+    sealed_settings: Option<crate::kms::clevis::Settings>,
 }
 
 impl DecryptionKeys {
@@ -269,6 +273,8 @@ impl DecryptionKeys {
             gpg_home: None,
             managed: None,
             managed_opener: None,
+            sealed: Vec::new(),
+            sealed_settings: None,
         };
         for cert in certificates {
             resolved.certificates.push(pkcs7::parse_certificate(&read_key_file(cert)?, &cert.display().to_string())?);
@@ -342,6 +348,8 @@ impl DecryptionKeys {
             gpg_home: None,
             managed: None,
             managed_opener: None,
+            sealed: Vec::new(),
+            sealed_settings: None,
         }
     }
 
@@ -372,6 +380,12 @@ impl DecryptionKeys {
     /// `what` names it in messages. [`Error::InvalidKey`] when it is none of these, or locked without `password`.
     pub fn add_key_bytes(&mut self, bytes: &[u8], what: &str, password: Option<&Passphrase>) -> Result<(), Error> {
         let what = what.to_owned();
+        if super::sealed::looks_sealed(bytes) {
+            super::sealed::describe(bytes, &what)?;
+            let jwe = String::from_utf8_lossy(bytes.trim_ascii()).into_owned();
+            self.sealed.push(super::sealed::SealedFile { what, jwe });
+            return Ok(());
+        }
         let private = keys::parse_private_key(bytes, password.map(Passphrase::expose), &what);
         if let Ok(key) = private {
             self.private.push(key);
@@ -400,11 +414,44 @@ impl DecryptionKeys {
         private.map(|_| ()).map_err(Error::from)
     }
 
+    /// How sealed key files reach their TPM (`--tpm2-device`) and Tang servers.
+    pub fn with_sealed_key_settings(mut self, settings: crate::kms::clevis::Settings) -> Self {
+        self.sealed_settings = Some(settings);
+        self
+    }
+
+    /// Whether a key file is sealed to the machine (a clevis JWE).
+    pub fn has_sealed_keys(&self) -> bool {
+        !self.sealed.is_empty()
+    }
+
+    /// A certificate given beside sealed keys.
+    pub(super) fn add_certificate(&mut self, cert: x509_cert::Certificate) {
+        self.certificates.push(cert);
+    }
+
+    /// The key a sealed file held, once opened (a sealed key inside a sealed key is refused).
+    pub(super) fn add_opened_key(&mut self, bytes: &[u8], what: &str) -> Result<(), Error> {
+        if super::sealed::looks_sealed(bytes) {
+            return Err(Error::InvalidKey {
+                what: format!("sealed key {what}"),
+                problem: "it holds another sealed key, not a private key".into(),
+            });
+        }
+        self.add_key_bytes(bytes, &format!("sealed key {what}"), None)
+    }
+
     /// One unwrapper per scheme that has keys, and one per configured key provider: ocicrypt asks every
     /// configured provider whose annotation a layer carries.
     pub fn unwrappers(self) -> Vec<Box<dyn KeyUnwrapper>> {
         let mut unwrappers: Vec<Box<dyn KeyUnwrapper>> = Vec::new();
         let rsa_pairs = pkcs7_pairs(&self.private, &self.certificates);
+        // Sealed key files come after the plain ones: their TPM or Tang servers are asked only when no plain key
+        // opened the layer.
+        let sealed = (!self.sealed.is_empty()).then(|| {
+            let settings = self.sealed_settings.clone().unwrap_or_default();
+            std::rc::Rc::new(super::sealed::SealedKeys::new(self.sealed, settings, self.certificates.clone()))
+        });
         if !self.private.is_empty() {
             unwrappers.push(Box::new(JweUnwrapper(self.private)));
         }
@@ -431,6 +478,11 @@ impl DecryptionKeys {
                     name: name.to_owned(),
                     parameters: parameters.clone(),
                 }));
+            }
+        }
+        if let Some(sealed) = sealed {
+            for scheme in super::sealed::SCHEMES {
+                unwrappers.push(Box::new(super::sealed::SealedUnwrapper { scheme, keys: sealed.clone() }));
             }
         }
         unwrappers

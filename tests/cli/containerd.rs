@@ -641,7 +641,10 @@ pub(crate) fn make_runnable_layout(layout: &Path, busybox: &[u8], name: &str) {
 
 #[test]
 fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without_the_key() {
-    let node = Node::start();
+    // The node's TPM, for the key sealed to it (below): the processors reach it through a relay whose TPM can be
+    // replaced, as their CRYPTADM_TPM2_DEVICE is fixed in containerd's configuration.
+    let relay = crate::support_tpm2::TpmRelay::start();
+    let node = Node::start_with(&["--processor-env".into(), format!("CRYPTADM_TPM2_DEVICE={}", relay.tcti())]);
     let busybox = static_busybox();
     node.push_pause(&busybox);
     let keys = Keys::new();
@@ -687,6 +690,7 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
     assert!(ours.contains("cryptadm stream-decrypt:") && ours.contains("none of the given keys"), "{errors:?}");
     assert!(node.log().contains("cryptadm stream-decrypt:"), "containerd's log lacks our message");
     node.assert_not_unpacked("no key", &[("etc/app/message", ""), ("bin/busybox", "")]);
+    sealed_node_key(&node, &relay, &keys, &busybox);
     drop(node);
 
     // Why the test's containerd restricts OOM scores: without CAP_SYS_RESOURCE, containerd's default fails every
@@ -699,6 +703,55 @@ fn containerd_runs_a_pod_from_an_image_cryptadm_encrypted_and_refuses_it_without
         let details = failed["details"].as_str().unwrap();
         assert!(details.contains("can't get final child's PID from pipe: EOF"), "{details}");
     }
+}
+
+/// Issue 43: the node's image key exists only sealed to its TPM (`clevis encrypt tpm2` of the PEM file, PCR 7 of
+/// the sha256 bank). containerd pulls and runs the image, the stream processor opening the key through the TPM;
+/// with the TPM replaced (another machine's), the pull fails with the TPM's refusal and nothing is unpacked.
+fn sealed_node_key(node: &Node, relay: &crate::support_tpm2::TpmRelay, keys: &Keys, busybox: &[u8]) {
+    let (private, public) = keys.ec("sealed", "prime256v1");
+    let swtpm = crate::support_tpm2::tpm();
+    relay.point_to(swtpm.port);
+    let config = r#"{"pcr_ids":"7","pcr_bank":"sha256"}"#;
+    let sealed = swtpm.tools("clevis", &["encrypt", "tpm2", config], &std::fs::read(&private).unwrap());
+    let dir = node.work.path("keys/sealed-keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("node.pem.jwe"), &sealed).unwrap();
+    assert!(!node.work.path("keys/image-keys/app.pem").exists(), "the sealed key is the only key");
+    let layout = node.work.path("sealed-app");
+    make_runnable_layout(&layout, busybox, "sealed to the TPM");
+    encrypt_push(node, &layout, &[format!("jwe:{public}")], &[], "sealed/app:v1");
+    let pod =
+        node.run_pod("sealed/app:v1").unwrap_or_else(|e| panic!("the sealed-key pod did not run: {e}\n{}", node.log()));
+    assert_eq!(pod["exit_code"], 0, "{pod}");
+    assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
+    drop(swtpm);
+
+    // Another machine: the same key file, another TPM.
+    node.remove_image("sealed/app:v1");
+    let other = crate::support_tpm2::Swtpm::another();
+    relay.point_to(other.port);
+    let mut errors = Vec::new();
+    for _ in 0..5 {
+        let details = node.pull("sealed/app:v1").expect_err("a key sealed to another TPM must not open");
+        assert!(
+            details.contains("cryptadm stream-decrypt:") || details.contains("wrong diff id calculated on extraction"),
+            "{details}"
+        );
+        errors.push(details);
+        if errors.last().unwrap().contains("cryptadm stream-decrypt:") {
+            break;
+        }
+    }
+    let ours = errors.last().unwrap();
+    assert!(ours.contains("none of the given keys"), "{errors:?}");
+    assert!(ours.contains("node.pem.jwe") && ours.contains("does not belong to this TPM"), "{errors:?}");
+    node.assert_not_unpacked("sealed key, another TPM", &[("etc/app/case", "sealed to the TPM")]);
+    // The key was never written in plain anywhere under the node's directory.
+    let pem = std::fs::read_to_string(&private).unwrap();
+    let body = pem.lines().nth(1).unwrap();
+    let found = Command::new("grep").args(["-rlF", "-D", "skip", body]).arg(node.work.dir.path()).output().unwrap();
+    assert!(found.stdout.is_empty(), "the plain key was written: {}", String::from_utf8_lossy(&found.stdout));
 }
 
 /// Whether this process may lower OOM scores and raise hard resource limits (CAP_SYS_RESOURCE, bit 24 of its

@@ -130,3 +130,48 @@ impl Drop for Swtpm {
         let _ = self._child.wait();
     }
 }
+
+/// A fixed TCP port in front of a TPM that can be swapped ("the machine's TPM replaced"): for a process whose TPM
+/// is configured once (containerd's stream processors get `CRYPTADM_TPM2_DEVICE` from its configuration), while
+/// the TPM behind it is the shared one, then [`Swtpm::another`]. Only the command port is relayed (cryptadm uses
+/// no control port). Connections made while no TPM is behind it are closed at once.
+pub struct TpmRelay {
+    pub port: u16,
+    target: std::sync::Arc<std::sync::atomic::AtomicU16>,
+}
+
+impl TpmRelay {
+    pub fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(0));
+        let current = target.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", current.load(Ordering::SeqCst))) else {
+                    continue;
+                };
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Self { port, target }
+    }
+
+    /// From now on, new connections reach the TPM on `port`.
+    pub fn point_to(&self, port: u16) {
+        self.target.store(port, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The TCTI string of the relay.
+    pub fn tcti(&self) -> String {
+        format!("swtpm:host=127.0.0.1,port={}", self.port)
+    }
+}

@@ -117,7 +117,9 @@ pub struct KeyArgs {
     /// FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv).
     /// A Transit key unwraps through Vault or OpenBao, with the Vault settings of the environment (VAULT_ADDR,
     /// VAULT_CACERT, VAULT_TOKEN or a login); an AWS KMS key (its key or alias ARN) through KMS Decrypt, with the
-    /// AWS credential chain (AWS_* variables, the profile files, web identity, the instance profile).
+    /// AWS credential chain (AWS_* variables, the profile files, web identity, the instance profile). A key file
+    /// sealed to this machine (a clevis JWE of it: `clevis encrypt tpm2|tang|sss`, `cryptadm image seal-key`)
+    /// is opened through its TPM (--tpm2-device), Tang servers or threshold when a layer needs it, in memory only.
     #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
@@ -128,6 +130,10 @@ pub struct KeyArgs {
     /// Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)
     #[arg(long = "gpg-homedir", value_name = "DIR")]
     pub key_gpg_homedir: Option<PathBuf>,
+    /// The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`,
+    /// `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
+    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    pub tpm2_device: Option<String>,
     #[allow(missing_docs)]
     #[command(flatten)]
     pub vault: super::vault_args::VaultArgs,
@@ -149,6 +155,11 @@ impl KeyArgs {
         let gpg_homedir = self.key_gpg_homedir.as_deref();
         let keys =
             DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?;
+        let keys = if keys.has_sealed_keys() {
+            keys.with_sealed_key_settings(crate::cmd::clevis_args::sealed_key_settings(self.tpm2_device.as_deref())?)
+        } else {
+            keys
+        };
         let managers = keys.key_managers();
         Ok(if managers.is_empty() { keys } else { keys.with_key_managers(self.key_manager_opener(&managers)?) })
     }

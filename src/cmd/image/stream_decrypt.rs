@@ -31,7 +31,9 @@ pub const EXAMPLES: &str = "Examples:
 /// (recursively; a symbolic link fails, a file that is not a key is skipped and named if no key fits), and the
 /// key providers of OCICRYPT_KEYPROVIDER_CONFIG; layers wrapped by a Vault Transit or AWS KMS key are unwrapped
 /// with the node's own identity (its Vault login when VAULT_ADDR or BAO_ADDR is set, its AWS credential chain, on
-/// EC2 the instance profile). The last 256 KiB are written only after the layer's HMAC
+/// EC2 the instance profile). A key file sealed to the node (a clevis JWE of the key, made by clevis encrypt
+/// tpm2|tang|sss or cryptadm image seal-key) is opened, in memory only, through the TPM that CRYPTADM_TPM2_DEVICE
+/// or TPM2TOOLS_TCTI names (else /dev/tpmrm0) or its Tang servers, when no plain key opened the layer. The last 256 KiB are written only after the layer's HMAC
 /// verified, so a tampered layer never unpacks. Errors are one line on stderr, which containerd puts in the pull
 /// error.
 #[derive(Args, Debug)]
@@ -68,6 +70,13 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
     // (containerd's processor `env`) names a server, its AWS instance profile (or other AWS credentials); their
     // policies decide which keys it may use.
     let keys = keys.with_any_managed_key(super::key_managers::environment_opener());
+    // A key file sealed to the node (a clevis JWE) opens through the TPM its environment names
+    // (CRYPTADM_TPM2_DEVICE, TPM2TOOLS_TCTI; else /dev/tpmrm0) or its Tang servers, when the layer needs it.
+    let keys = if keys.has_sealed_keys() {
+        keys.with_sealed_key_settings(crate::cmd::clevis_args::sealed_key_settings(None)?)
+    } else {
+        keys
+    };
     let media_type = crate::cmd::env_vars::var_os(crate::cmd::env_vars::STREAM_PROCESSOR_MEDIATYPE)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_else(|| payload.descriptor.media_type().unwrap_or_default().to_owned());
