@@ -19,6 +19,9 @@ pub enum KeyKind {
     Encrypted,
     /// An X.509 certificate (ocicrypt's PKCS#7 needs it next to the private key).
     Certificate,
+    /// A private key sealed to machines (a clevis JWE of the key file): only cryptadm's stream processor on a
+    /// node opens it, through the node's TPM or Tang servers.
+    Sealed,
 }
 
 /// Where the keys are going.
@@ -54,6 +57,10 @@ pub enum Remedy {
     GiveAnyKey,
     /// An OpenPGP key, in a build without OpenPGP support.
     NoOpenPgpInThisBuild,
+    /// A truncated or foreign JWE where a sealed key was expected.
+    SealAgain,
+    /// A sealed key sent where no cryptadm opens it.
+    SealedKeysToNodes,
 }
 
 impl Remedy {
@@ -77,6 +84,14 @@ impl Remedy {
                  `cryptadm image encrypt --recipient jwe:PUB.pem`"
             }
             Remedy::NoOpenPgpInThisBuild => "give a private key (PEM, DER or JWK; RSA or EC) or a certificate",
+            Remedy::SealAgain => {
+                "seal the key file again, whole: `clevis encrypt tpm2 '{\"pcr_ids\":\"7\"}' < KEY > KEY.jwe` or \
+                 `cryptadm image seal-key`"
+            }
+            Remedy::SealedKeysToNodes => {
+                "a sealed key is opened by `cryptadm image stream-decrypt` on the node (containerd with \
+                 `cryptadm image node-config`): give it in the node format, or give the plain key"
+            }
             Remedy::GiveAnyKey => {
                 "give a private key (PEM, DER or JWK; RSA or EC), an OpenPGP secret key, or the X.509 certificate of \
                  a PKCS#7 recipient next to its private key"
@@ -149,6 +164,19 @@ pub fn kind_of(
 ) -> Result<KeyKind, KeyFileError> {
     let on_nodes = destination == Destination::NodeKeysDirectory;
     let unusable = |problem: String, remedy| KeyFileError::Unusable { file: file.source.to_owned(), problem, remedy };
+    if super::sealed::looks_sealed(file.bytes) {
+        super::sealed::describe(file.bytes, file.source).map_err(|e| match e {
+            super::Error::InvalidKey { problem, .. } => unusable(problem, Remedy::SealAgain),
+            other => unusable(other.to_string(), Remedy::SealAgain),
+        })?;
+        if !on_nodes {
+            return Err(unusable(
+                "a key sealed to machines (a clevis JWE), which only cryptadm's stream processor opens".into(),
+                Remedy::SealedKeysToNodes,
+            ));
+        }
+        return Ok(KeyKind::Sealed);
+    }
     let shape = keys::key_file_shape(file.bytes);
     let problem = match keys::parse_private_key(file.bytes, None, file.source) {
         Ok(_) if on_nodes && shape.sec1_pem => {

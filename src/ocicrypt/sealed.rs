@@ -13,12 +13,12 @@ use crate::kms::clevis;
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-/// Whether `bytes` has the form of a compact JWE (`eyJ…` base64url parts separated by dots), as `clevis
-/// encrypt` prints it; such a file is read as a sealed key and nothing else.
+/// Whether `bytes` has the form of a compact JWE (`eyJ…`: base64url of a JSON header, base64url parts separated
+/// by dots), as `clevis encrypt` prints it, or of its truncated start: such a file is read as a sealed key and
+/// nothing else.
 pub fn looks_sealed(bytes: &[u8]) -> bool {
     let text = bytes.trim_ascii();
     text.starts_with(b"eyJ")
-        && text.contains(&b'.')
         && text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'='))
 }
 
@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn sealed_files_are_recognised_by_form() {
         assert!(looks_sealed(b"eyJhbGciOiJkaXIifQ..AAAA.BBBB.CCCC\n"));
-        for not in [&b"-----BEGIN PRIVATE KEY-----"[..], b"{\"kty\":\"EC\"}", b"eyJ", b"eyJ abc.def", b"\x30\x82"] {
+        for not in [&b"-----BEGIN PRIVATE KEY-----"[..], b"{\"kty\":\"EC\"}", b"eyJ abc.def", b"\x30\x82"] {
             assert!(!looks_sealed(not), "{not:?}");
         }
         // A truncated JWE has the form, and is refused as a key when read.

@@ -517,3 +517,137 @@ fn another_tpm_refuses_the_secret() {
     assert!(!scratch.path("opened.yaml").exists(), "nothing written");
     assert_ok(&open(&swtpm, &scratch), "open on the TPM it was sealed on");
 }
+
+/// The first layer digest of the single-manifest OCI layout at `layout`.
+fn first_layer(layout: &std::path::Path) -> String {
+    let read = |p: std::path::PathBuf| serde_json::from_slice::<serde_json::Value>(&std::fs::read(p).unwrap()).unwrap();
+    let index = read(layout.join("index.json"));
+    let blob = |d: &serde_json::Value| layout.join("blobs/sha256").join(&d.as_str().unwrap()[7..]);
+    let manifest = read(blob(&index["manifests"][0]["digest"]));
+    manifest["layers"][0]["digest"].as_str().unwrap().to_owned()
+}
+
+/// Issue 43: image keys sealed to the machine. `image seal-key` writes what `clevis decrypt` opens, and `image
+/// decrypt --key` opens what `clevis encrypt tpm2` wrote (a 0644 file, as a plain key file may be: no mode rule)
+/// and what seal-key wrote; another TPM is refused (16, naming it), a truncated JWE is refused as a key file (3),
+/// nothing is written either way; `secret generate-k8s` puts the sealed JWE itself into the node Secret and
+/// refuses it where no cryptadm opens it (the KEP's list, CRI-O's keys directory).
+#[test]
+fn image_keys_sealed_to_the_tpm() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let keys = crate::image::Keys::new();
+    let (private, public) = keys.ec("node", "prime256v1");
+    let layout = scratch.path("plain");
+    crate::containerd::make_layout(
+        &layout,
+        &[("amd64", &[crate::containerd::Layer { compression: "gzip", files: &[("etc/sealed", "sealed-key layer")] }])],
+    );
+    let encrypted = scratch.path("enc");
+    let oci = |p: &std::path::Path| format!("oci:{}:v1", p.display());
+    run_ok(
+        cryptadm()
+            .args(["image", "encrypt", "--recipient", &format!("jwe:{public}")])
+            .arg(oci(&layout))
+            .arg(oci(&encrypted)),
+        "image encrypt",
+    );
+    let decrypt = |key: &std::path::Path, out: &std::path::Path, device: &str| {
+        cryptadm()
+            .env("TPM2TOOLS_TCTI", device)
+            .args(["image", "decrypt", "--key"])
+            .arg(key)
+            .arg(oci(&encrypted))
+            .arg(oci(out))
+            .output()
+            .unwrap()
+    };
+    let swtpm = tpm();
+    let key_bytes = std::fs::read(&private).unwrap();
+    // clevis seals, cryptadm opens (the TPM from TPM2TOOLS_TCTI).
+    let theirs = scratch.write(
+        "theirs.pem.jwe",
+        swtpm.tools("clevis", &["encrypt", "tpm2", r#"{"pcr_ids":"7","pcr_bank":"sha256"}"#], &key_bytes),
+    );
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = scratch.path("dec-theirs");
+    assert_ok(&decrypt(&theirs, &out, &swtpm.tcti()), "decrypt with clevis's sealed key");
+    assert!(out.join("blobs/sha256").join(&first_layer(&layout)[7..]).exists(), "the plain layer is back");
+    // cryptadm seals, clevis opens; cryptadm opens it too (the TPM from --tpm2-device).
+    let ours = scratch.path("ours.pem.jwe");
+    run_ok(
+        cryptadm().args(["image", "seal-key"]).arg(&private).arg("--out").arg(&ours).args([
+            "--clevis-pin",
+            "tpm2",
+            "--clevis-config",
+            r#"{"pcr_ids":"7"}"#,
+            "--tpm2-device",
+            &swtpm.tcti(),
+        ]),
+        "image seal-key",
+    );
+    assert_eq!(std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777, 0o600);
+    let opened = swtpm.run("clevis", &["decrypt"], &std::fs::read(&ours).unwrap());
+    assert_ok(&opened, "clevis decrypt of seal-key's output");
+    assert_eq!(opened.stdout, key_bytes);
+    let out = scratch.path("dec-ours");
+    let decrypted = cryptadm()
+        .args(["image", "decrypt", "--tpm2-device", &swtpm.tcti(), "--key"])
+        .arg(&ours)
+        .arg(oci(&encrypted))
+        .arg(oci(&out))
+        .output()
+        .unwrap();
+    assert_ok(&decrypted, "decrypt with seal-key's sealed key");
+    drop(swtpm);
+
+    // Another machine's TPM: refused, naming the TPM's answer; nothing written.
+    let other = Swtpm::another();
+    let out = scratch.path("dec-other");
+    let refused = decrypt(&theirs, &out, &other.tcti());
+    assert_failed(&refused, 16, &["none of the given keys", "theirs.pem.jwe", "does not belong to this TPM"]);
+    assert!(!out.exists(), "nothing written");
+    drop(other);
+    // A truncated sealed key: refused as a key file before any TPM or image is touched.
+    let text = std::fs::read(&theirs).unwrap();
+    let truncated = scratch.write("truncated.pem.jwe", &text[..text.len() / 2]);
+    let refused = decrypt(&truncated, &out, "swtpm:host=127.0.0.1,port=1");
+    assert_failed(&refused, 3, &["truncated.pem.jwe", "sealed key (clevis JWE) that cannot be read"]);
+    assert!(!out.exists(), "nothing written");
+    // seal-key seals private keys only.
+    let refused = cryptadm()
+        .args(["image", "seal-key"])
+        .arg(&public)
+        .arg("--out")
+        .arg(scratch.path("public.jwe"))
+        .args(["--clevis-pin", "tpm2", "--clevis-config", "{}", "--tpm2-device", "swtpm:host=127.0.0.1,port=1"])
+        .output()
+        .unwrap();
+    assert_failed(&refused, 3, &["hint:"]);
+    assert!(!scratch.path("public.jwe").exists(), "nothing written");
+
+    // generate-k8s: the node Secret holds the sealed JWE as it is (each node's TPM opens it).
+    let secret = cryptadm()
+        .args(["secret", "generate-k8s", "image-keys", "--output-format", "json", "--key"])
+        .arg(format!("node.pem.jwe={}", theirs.display()))
+        .output()
+        .unwrap();
+    assert_ok(&secret, "generate-k8s of a sealed key");
+    let secret: serde_json::Value = serde_json::from_slice(&secret.stdout).unwrap();
+    let data = secret["data"]["node.pem.jwe"].as_str().unwrap_or_else(|| panic!("{secret}"));
+    assert_eq!(base64::Engine::decode(&base64::engine::general_purpose::STANDARD, data).unwrap(), text);
+    let kep = cryptadm()
+        .args(["secret", "generate-k8s", "image-keys", "--format", "kep", "--key"])
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    assert_failed(&kep, 3, &["only cryptadm's stream processor opens", "hint:"]);
+    let crio = cryptadm()
+        .args(["secret", "generate-k8s", "image-keys", "--with-daemonset", "--runtime", "crio", "--key"])
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    assert_failed(&crio, 3, &["CRI-O opens no sealed key", "hint:"]);
+    let bad = cryptadm().args(["secret", "generate-k8s", "image-keys", "--key"]).arg(&truncated).output().unwrap();
+    assert_failed(&bad, 3, &["truncated.pem.jwe", "hint:"]);
+}

@@ -8,6 +8,7 @@ pub mod key_managers;
 pub mod keyprovider;
 pub mod node_config;
 pub mod registry;
+pub mod seal_key;
 pub mod stream_decrypt;
 
 use super::printer::Printer;
@@ -71,6 +72,8 @@ pub enum ImageCommand {
     StreamDecrypt(stream_decrypt::StreamDecryptArgs),
     #[allow(missing_docs)]
     Keyprovider(keyprovider::KeyProviderArgs),
+    #[allow(missing_docs)]
+    SealKey(seal_key::SealKeyArgs),
 }
 
 /// Runs an image verb.
@@ -83,6 +86,7 @@ pub fn run(namespace: ImageNamespace, printer: &Printer) -> anyhow::Result<ExitS
         ImageCommand::NodeConfig(args) => node_config::run(args, printer),
         ImageCommand::StreamDecrypt(args) => stream_decrypt::run(args, printer),
         ImageCommand::Keyprovider(args) => keyprovider::run(args, printer),
+        ImageCommand::SealKey(args) => seal_key::run(args, printer),
     }
 }
 

@@ -119,6 +119,16 @@ pub fn run(args: GenerateK8sArgs, printer: &Printer) -> anyhow::Result<ExitStatu
     kubernetes::check_request(&request).map_err(flag_named)?;
     let files: Vec<_> = request.keys.iter().map(|k| KeyFileRef { source: &k.source, bytes: &k.bytes }).collect();
     let kinds = keyfiles::check_all(&files, request.format.destination(), request.password.as_ref())?;
+    // A sealed key goes into the Secret as it is (each node's TPM or Tang opens it): CRI-O reads its keys
+    // directory with Go's ocicrypt, which cannot.
+    if request.daemonset == Some(Runtime::Crio) && kinds.contains(&keyfiles::KeyKind::Sealed) {
+        return Err(Failure::new(
+            ExitStatus::InvalidInput,
+            "a sealed key (clevis JWE) cannot go to CRI-O's keys directory: CRI-O opens no sealed key",
+        )
+        .with_hint("seal keys for containerd nodes whose stream processor is cryptadm (`cryptadm image node-config`)")
+        .into());
+    }
     let objects = kubernetes::build(&request, &kinds).map_err(flag_named)?;
     if request.format == SecretFormat::Kep {
         printer.warn(if request.service_account.is_some() {
