@@ -196,6 +196,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
+            [CompletionResult]::new('seal-key', 'seal-key', [CompletionResultType]::ParameterValue, 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -212,6 +213,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -266,6 +268,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -319,6 +322,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--dec-recipient', '--dec-recipient', [CompletionResultType]::ParameterName, 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)')
             [CompletionResult]::new('--passphrase-file', '--passphrase-file', [CompletionResultType]::ParameterName, 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped')
             [CompletionResult]::new('--gpg-homedir', '--gpg-homedir', [CompletionResultType]::ParameterName, 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')
@@ -426,6 +430,25 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'cryptadm;image;seal-key' {
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where to write the sealed key (a compact JWE)')
+            [CompletionResult]::new('--clevis-pin', '--clevis-pin', [CompletionResultType]::ParameterName, 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`')
+            [CompletionResult]::new('--clevis-config', '--clevis-config', [CompletionResultType]::ParameterName, 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file')
+            [CompletionResult]::new('--tpm2-device', '--tpm2-device', [CompletionResultType]::ParameterName, 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour messages')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]')
+            [CompletionResult]::new('--clevis-trust-adv', '--clevis-trust-adv', [CompletionResultType]::ParameterName, 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print details of each step')
+            [CompletionResult]::new('--no-progress', '--no-progress', [CompletionResultType]::ParameterName, 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'cryptadm;image;help' {
             [CompletionResult]::new('encrypt', 'encrypt', [CompletionResultType]::ParameterValue, 'Encrypt the layers of an OCI image for one or more recipients')
             [CompletionResult]::new('decrypt', 'decrypt', [CompletionResultType]::ParameterValue, 'Decrypt the layers of an OCI image')
@@ -434,6 +457,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
+            [CompletionResult]::new('seal-key', 'seal-key', [CompletionResultType]::ParameterValue, 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -456,6 +480,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;image;help;keyprovider' {
+            break
+        }
+        'cryptadm;image;help;seal-key' {
             break
         }
         'cryptadm;image;help;help' {
@@ -967,6 +994,7 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             [CompletionResult]::new('node-config', 'node-config', [CompletionResultType]::ParameterValue, 'Print the container runtime configuration that decrypts images with cryptadm')
             [CompletionResult]::new('stream-decrypt', 'stream-decrypt', [CompletionResultType]::ParameterValue, 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)')
             [CompletionResult]::new('keyprovider', 'keyprovider', [CompletionResultType]::ParameterValue, 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)')
+            [CompletionResult]::new('seal-key', 'seal-key', [CompletionResultType]::ParameterValue, 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)')
             break
         }
         'cryptadm;help;image;encrypt' {
@@ -988,6 +1016,9 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;help;image;keyprovider' {
+            break
+        }
+        'cryptadm;help;image;seal-key' {
             break
         }
         'cryptadm;help;secret' {

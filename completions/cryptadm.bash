@@ -154,6 +154,9 @@ _cryptadm() {
             cryptadm__subcmd__help__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config"
                 ;;
+            cryptadm__subcmd__help__subcmd__image,seal-key)
+                cmd="cryptadm__subcmd__help__subcmd__image__subcmd__seal__subcmd__key"
+                ;;
             cryptadm__subcmd__help__subcmd__image,stream-decrypt)
                 cmd="cryptadm__subcmd__help__subcmd__image__subcmd__stream__subcmd__decrypt"
                 ;;
@@ -193,6 +196,9 @@ _cryptadm() {
             cryptadm__subcmd__image,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__node__subcmd__config"
                 ;;
+            cryptadm__subcmd__image,seal-key)
+                cmd="cryptadm__subcmd__image__subcmd__seal__subcmd__key"
+                ;;
             cryptadm__subcmd__image,stream-decrypt)
                 cmd="cryptadm__subcmd__image__subcmd__stream__subcmd__decrypt"
                 ;;
@@ -216,6 +222,9 @@ _cryptadm() {
                 ;;
             cryptadm__subcmd__image__subcmd__help,node-config)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config"
+                ;;
+            cryptadm__subcmd__image__subcmd__help,seal-key)
+                cmd="cryptadm__subcmd__image__subcmd__help__subcmd__seal__subcmd__key"
                 ;;
             cryptadm__subcmd__image__subcmd__help,stream-decrypt)
                 cmd="cryptadm__subcmd__image__subcmd__help__subcmd__stream__subcmd__decrypt"
@@ -1371,7 +1380,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image)
-            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider seal-key"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1455,6 +1464,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__help__subcmd__image__subcmd__node__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__help__subcmd__image__subcmd__seal__subcmd__key)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1581,7 +1604,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image)
-            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
+            opts="-q -v -h -V --quiet --verbose --no-progress --color --timeout --help --version encrypt decrypt authorize inspect node-config stream-decrypt keyprovider seal-key help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1603,7 +1626,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__authorize)
-            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --output-format --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --tpm2-device --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --creds --password-file --authfile --tls-verify --cert-dir --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1638,6 +1661,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1745,7 +1772,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__decrypt)
-            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --layer --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --tpm2-device --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1780,6 +1807,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1915,7 +1946,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__encrypt)
-            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --accept-unidentified-loss --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --encryption-key --recipient --encrypt-layer --layer --remove-recipient --accept-unidentified-loss --platform --allow-plaintext --decryption-key --key --dec-recipient --cert --passphrase-file --gpg-homedir --tpm2-device --vault-addr --vault-namespace --vault-cacert --vault-capath --vault-client-cert --vault-client-key --vault-skip-verify --vault-auth --vault-auth-mount --vault-role --vault-role-id --vault-secret-id-file --vault-jwt-file --vault-token-file --aws-region --aws-endpoint-url --aws-profile --aws-ca-bundle --src-creds --src-password-file --src-authfile --src-tls-verify --src-cert-dir --dest-creds --dest-password-file --dest-authfile --dest-tls-verify --dest-cert-dir --cert-dir --jobs --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1966,6 +1997,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --gpg-homedir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2101,7 +2136,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help)
-            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider help"
+            opts="encrypt decrypt authorize inspect node-config stream-decrypt keyprovider seal-key help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2199,6 +2234,20 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__image__subcmd__help__subcmd__node__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__help__subcmd__seal__subcmd__key)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2326,6 +2375,44 @@ _cryptadm() {
                     return 0
                     ;;
                 --processor-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cryptadm__subcmd__image__subcmd__seal__subcmd__key)
+            opts="-q -v -h -V --out --clevis-pin --clevis-config --clevis-trust-adv --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clevis-pin)
+                    COMPREPLY=($(compgen -W "tang tpm2 sss" -- "${cur}"))
+                    return 0
+                    ;;
+                --clevis-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-device)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -185,6 +185,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
+            cand seal-key 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;encrypt'= {
@@ -200,6 +201,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --tpm2-device 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -253,6 +255,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --tpm2-device 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -305,6 +308,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --dec-recipient 'An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)'
             cand --passphrase-file 'Read the passphrase from FILE (`-`: standard input), byte for byte: no newline is stripped'
             cand --gpg-homedir 'Also use the secret keys of this GnuPG home directory for OpenPGP layers (their passphrase as above)'
+            cand --tpm2-device 'The TPM of a sealed --key: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'
@@ -407,6 +411,24 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'cryptadm;image;seal-key'= {
+            cand --out 'Where to write the sealed key (a compact JWE)'
+            cand --clevis-pin 'Clevis pin to encrypt to: `tang` (one Tang server), `tpm2` (this machine''s TPM) or `sss` (a threshold of pins), as `clevis encrypt PIN`'
+            cand --clevis-config 'The pin''s configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang, `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`), `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file'
+            cand --tpm2-device 'The TPM of `tpm2` pins: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`, `mssim:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0'
+            cand --color 'When to colour messages'
+            cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
+            cand --clevis-trust-adv 'Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt''s `-y`); without it such a server is refused and its signing-key thumbprints are printed'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -v 'Print details of each step'
+            cand --verbose 'Print details of each step'
+            cand --no-progress 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'cryptadm;image;help'= {
             cand encrypt 'Encrypt the layers of an OCI image for one or more recipients'
             cand decrypt 'Decrypt the layers of an OCI image'
@@ -415,6 +437,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
+            cand seal-key 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'cryptadm;image;help;encrypt'= {
@@ -430,6 +453,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;image;help;stream-decrypt'= {
         }
         &'cryptadm;image;help;keyprovider'= {
+        }
+        &'cryptadm;image;help;seal-key'= {
         }
         &'cryptadm;image;help;help'= {
         }
@@ -904,6 +929,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand node-config 'Print the container runtime configuration that decrypts images with cryptadm'
             cand stream-decrypt 'Decrypt one layer for containerd (its stream processor; a drop-in for imgcrypt''s ctd-decoder)'
             cand keyprovider 'Be an ocicrypt key provider that wraps layer keys with Vault Transit or AWS KMS (for skopeo, podman, containerd)'
+            cand seal-key 'Seal a private key file to this machine''s TPM, Tang servers or a threshold (clevis encrypt, for image keys)'
         }
         &'cryptadm;help;image;encrypt'= {
         }
@@ -918,6 +944,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
         &'cryptadm;help;image;stream-decrypt'= {
         }
         &'cryptadm;help;image;keyprovider'= {
+        }
+        &'cryptadm;help;image;seal-key'= {
         }
         &'cryptadm;help;secret'= {
             cand generate-k8s 'Print Kubernetes objects that carry image decryption keys'

@@ -126,6 +126,7 @@ pub fn examples(command_path: &str) -> Option<&'static str> {
         "cryptadm image node-config" => Some(image::node_config::EXAMPLES),
         "cryptadm image stream-decrypt" => Some(image::stream_decrypt::EXAMPLES),
         "cryptadm image keyprovider" => Some(image::keyprovider::EXAMPLES),
+        "cryptadm image seal-key" => Some(image::seal_key::EXAMPLES),
         "cryptadm secret" => Some(secret::EXAMPLES),
         "cryptadm secret generate-k8s" => Some(secret::generate_k8s::EXAMPLES),
         "cryptadm disk" => Some(disk::EXAMPLES),

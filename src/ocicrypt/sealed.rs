@@ -18,8 +18,7 @@ use std::rc::Rc;
 /// nothing else.
 pub fn looks_sealed(bytes: &[u8]) -> bool {
     let text = bytes.trim_ascii();
-    text.starts_with(b"eyJ")
-        && text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'='))
+    text.starts_with(b"eyJ") && text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'='))
 }
 
 /// Reads a sealed key file's binding without contacting anything (e.g. `tpm2 sha256:7`, `sss 2 of [tang …,

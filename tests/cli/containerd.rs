@@ -12,7 +12,8 @@
 //! PullImage, CreateContainer and StartContainer (runc) of a cryptadm-encrypted two-layer image whose entrypoint
 //! prints a file from each layer, read back from the container's CRI log; then the key leaves the node and the
 //! image is removed, and the same Pod fails at PullImage with cryptadm's message (before the removal it still
-//! runs: the cache gap). Test-only setting: the CRI's `restrict_oom_score_adj = true`, as this sandbox lacks
+//! runs: the cache gap). Then the node's only key is sealed to its TPM (swtpm, `clevis encrypt tpm2`): the Pod
+//! runs, and with another TPM behind the node's TPM address the pull fails with the TPM's refusal. Test-only setting: the CRI's `restrict_oom_score_adj = true`, as this sandbox lacks
 //! CAP_SYS_RESOURCE and runc cannot give the pause container the CRI's oom_score_adj of -998 (runc fails with
 //! "can't get final child's PID from pipe: EOF"; a second containerd with the default checks that it still does).
 //!

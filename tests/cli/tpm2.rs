@@ -519,6 +519,7 @@ fn another_tpm_refuses_the_secret() {
 }
 
 /// The first layer digest of the single-manifest OCI layout at `layout`.
+#[cfg(feature = "pgp")]
 fn first_layer(layout: &std::path::Path) -> String {
     let read = |p: std::path::PathBuf| serde_json::from_slice::<serde_json::Value>(&std::fs::read(p).unwrap()).unwrap();
     let index = read(layout.join("index.json"));
@@ -533,6 +534,7 @@ fn first_layer(layout: &std::path::Path) -> String {
 /// nothing is written either way; `secret generate-k8s` puts the sealed JWE itself into the node Secret and
 /// refuses it where no cryptadm opens it (the KEP's list, CRI-O's keys directory).
 #[test]
+#[cfg(feature = "pgp")] // (its image fixture lives in the containerd module)
 fn image_keys_sealed_to_the_tpm() {
     use std::os::unix::fs::PermissionsExt;
     let scratch = Scratch::new();
