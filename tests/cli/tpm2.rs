@@ -564,6 +564,8 @@ fn image_keys_sealed_to_the_tpm() {
             .output()
             .unwrap()
     };
+    // (The Tang servers before the TPM, in the order the other tests take them.)
+    let trio = crate::support_tang::servers();
     let swtpm = tpm();
     let key_bytes = std::fs::read(&private).unwrap();
     // clevis seals, cryptadm opens (the TPM from TPM2TOOLS_TCTI).
@@ -601,7 +603,24 @@ fn image_keys_sealed_to_the_tpm() {
         .output()
         .unwrap();
     assert_ok(&decrypted, "decrypt with seal-key's sealed key");
+    // A threshold: clevis's sss of a Tang server and the TPM (t=2) opens through both.
+    let both = format!(
+        r#"{{"t":2,"pins":{{"tang":[{}],"tpm2":{{"pcr_ids":"23","pcr_bank":"sha256"}}}}}}"#,
+        trio.tangs[0].config()
+    );
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
+    let sss = scratch.write("sss.pem.jwe", swtpm.tools("clevis", &["encrypt", "sss", &both, "-y"], &key_bytes));
+    let out = scratch.path("dec-sss");
+    assert_ok(&decrypt(&sss, &out, &swtpm.tcti()), "decrypt with an sss-sealed key");
+    // A PCR extended since: the threshold is not reached, naming the PCR and its bank (exit 1, as `bootstrap open`
+    // gives an sss short of its threshold); nothing written.
+    swtpm.tools("tpm2_pcrextend", &["23:sha256=0606060606060606060606060606060606060606060606060606060606060606"], b"");
+    let out = scratch.path("dec-pcr");
+    assert_failed(&decrypt(&sss, &out, &swtpm.tcti()), 1, &["sss.pem.jwe", "1 of the 2 pins", "PCR 23", "sha256 bank"]);
+    assert!(!out.exists(), "nothing written");
+    swtpm.tools("tpm2_pcrreset", &["23"], b"");
     drop(swtpm);
+    drop(trio);
 
     // Another machine's TPM: refused, naming the TPM's answer; nothing written.
     let other = Swtpm::another();
