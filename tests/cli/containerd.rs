@@ -726,6 +726,7 @@ fn sealed_node_key(node: &Node, relay: &crate::support_tpm2::TpmRelay, keys: &Ke
         node.run_pod("sealed/app:v1").unwrap_or_else(|e| panic!("the sealed-key pod did not run: {e}\n{}", node.log()));
     assert_eq!(pod["exit_code"], 0, "{pod}");
     assert_eq!(pod["stdout"], RUNNABLE_OUTPUT, "{pod}");
+    swtpm.flush();
     drop(swtpm);
 
     // Another machine: the same key file, another TPM.
