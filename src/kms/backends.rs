@@ -619,7 +619,7 @@ pub fn describe_clients(
     let title = |client: Client| BACKENDS.iter().find(|b| b.needs(client)).map_or("key manager", |b| b.title);
     let mut lines = Vec::new();
     if let Some(vault) = vault {
-        lines.push(format!("key manager: {}", vault.service()));
+        lines.push(format!("key manager: {}", vault.describe()));
     }
     if let Some(aws) = aws {
         lines.push(format!("key manager: {}, {}", title(Client::Aws), aws.describe()));

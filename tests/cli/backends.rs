@@ -349,3 +349,180 @@ fn a_tang_url_without_a_scheme_is_http() {
     assert!(opened.status.success(), "{}", stderr(&opened));
     assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
 }
+
+/// `-v` says which key manager a command uses (backend, endpoint, region, credential source), never a secret, in
+/// every command that reaches one: the image commands (`encrypt` and its recipients, `decrypt` and `authorize` with
+/// key-manager keys, `keyprovider` from the environment), `volume import`, `volume rotate` and `volume rewrap`
+/// (both store kinds); the bare ARN is taken as the AWS key by `--recipient`, `--key` and `--key-wrap` on a
+/// `file://` store. The lines come before the first request, so a closed port serves for every server.
+#[test]
+fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
+    use base64::Engine as _;
+    let scratch = Scratch::new();
+    let port = closed_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let secrets = [
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        "IQoJb3JpZ2luX2VjEXAMPLE+SESSION/token=",
+        "hvs.CAESIverbose+EXAMPLE/vaultTOKEN",
+    ];
+    let arn = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    let aws_key = format!("aws-kms://{arn}");
+    let vault_key = "vault-transit://transit/images";
+    let image = LuksImage::new("verbose", "old", 1000);
+    let passphrase = scratch.write("passphrase", "old");
+    let request = format!(
+        r#"{{"op":"keywrap","keywrapparams":{{"ec":{{"Parameters":{{"cryptadm":["{}"]}},"DecryptConfig":{{"Parameters":null}}}},"optsdata":"{}"}},"keyunwrapparams":{{"dc":null,"annotation":null}}}}"#,
+        base64::engine::general_purpose::STANDARD.encode(&aws_key),
+        base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
+    );
+    let runs: Vec<(&str, Vec<String>, &[&str])> = vec![
+        (
+            "image encrypt",
+            [
+                "image",
+                "encrypt",
+                "--recipient",
+                &aws_key,
+                "--recipient",
+                vault_key,
+                "oci:/nonexistent:a",
+                "oci:/nonexistent:b",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            &["AWS", "Vault"],
+        ),
+        (
+            "image decrypt",
+            ["image", "decrypt", "--key", &aws_key, "--key", vault_key, "oci:/nonexistent:a", "oci:/nonexistent:b"]
+                .map(str::to_owned)
+                .to_vec(),
+            &["AWS", "Vault"],
+        ),
+        // The bare ARN is the same key wherever an aws-kms:// one fits.
+        (
+            "image encrypt (bare ARN)",
+            ["image", "encrypt", "--recipient", arn, "oci:/nonexistent:a", "oci:/nonexistent:b"]
+                .map(str::to_owned)
+                .to_vec(),
+            &["AWS"],
+        ),
+        (
+            "image decrypt (bare ARN)",
+            ["image", "decrypt", "--key", arn, "oci:/nonexistent:a", "oci:/nonexistent:b"].map(str::to_owned).to_vec(),
+            &["AWS"],
+        ),
+        (
+            "volume rotate (bare ARN)",
+            vec![
+                "volume".into(),
+                "rotate".into(),
+                "--volume-id".into(),
+                image.id.clone(),
+                "--volume-path".into(),
+                image.image.display().to_string(),
+                "--key-store".into(),
+                format!("file://{}", scratch.path("keys").display()),
+                "--key-wrap".into(),
+                arn.into(),
+            ],
+            &["AWS", "--key-wrap `aws-kms://"],
+        ),
+        (
+            "image authorize",
+            ["image", "authorize", "--key", vault_key, "oci:/nonexistent:a"].map(str::to_owned).to_vec(),
+            &["Vault"],
+        ),
+        ("image keyprovider", ["image", "keyprovider"].map(str::to_owned).to_vec(), &["AWS", "Vault"]),
+        (
+            "volume import",
+            vec![
+                "volume".into(),
+                "import".into(),
+                "--volume-id".into(),
+                image.id.clone(),
+                "--volume-path".into(),
+                image.image.display().to_string(),
+                "--passphrase-file".into(),
+                passphrase.display().to_string(),
+                "--key-store".into(),
+                "vault-kv://kv/volumes".into(),
+                "--key-wrap".into(),
+                aws_key.clone(),
+            ],
+            &["AWS", "Vault", "key store `vault-kv://kv/volumes`", "--key-wrap `aws-kms://"],
+        ),
+        (
+            "volume rewrap (vault-kv)",
+            ["volume", "rewrap", "--key-store", "vault-kv://kv/volumes", "--key-wrap", vault_key]
+                .map(str::to_owned)
+                .to_vec(),
+            &["Vault", "key store `vault-kv://kv/volumes`", "--key-wrap `vault-transit://"],
+        ),
+        (
+            "volume rewrap (file)",
+            vec![
+                "volume".into(),
+                "rewrap".into(),
+                "--key-store".into(),
+                format!("file://{}", scratch.path("keys").display()),
+                "--key-wrap".into(),
+                aws_key.clone(),
+            ],
+            &["AWS", "--key-wrap `aws-kms://"],
+        ),
+    ];
+    for (what, args, expected) in runs {
+        let mut command = cryptadm();
+        for name in crate::support_aws::AWS_VARIABLES {
+            command.env_remove(name);
+        }
+        for name in ["BAO_ADDR", "BAO_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT", "CRYPTADM_VAULT_AUTH"] {
+            command.env_remove(name);
+        }
+        let output = command
+            .env("HOME", scratch.path(""))
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_REGION", "eu-west-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "AKIAVERBOSEEXAMPLE01")
+            .env("AWS_SECRET_ACCESS_KEY", secrets[0])
+            .env("AWS_SESSION_TOKEN", secrets[1])
+            .env("VAULT_ADDR", &endpoint)
+            .env("VAULT_TOKEN", secrets[2])
+            .arg("-v")
+            .args(&args)
+            .write_stdin(request.clone())
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let log = stderr(&output);
+        assert!(!output.status.success(), "{what}: nothing answers on the closed port: {log}");
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains("key manager: ")).collect();
+        for backend in expected.iter().filter(|e| ["AWS", "Vault"].contains(e)) {
+            let line = lines
+                .iter()
+                .find(|l| l.contains(backend))
+                .unwrap_or_else(|| panic!("{what}: no {backend} line: {log}"));
+            assert!(line.contains(&format!("127.0.0.1:{port}")) && line.contains("credentials from"), "{what}: {line}");
+        }
+        if expected.contains(&"AWS") {
+            assert!(log.contains("region eu-west-1") && log.contains("AWS_ACCESS_KEY_ID"), "{what}: the source: {log}");
+        }
+        if expected.contains(&"Vault") {
+            assert!(log.contains("VAULT_TOKEN"), "{what}: the token's source: {log}");
+        }
+        for needle in expected.iter().filter(|e| !["AWS", "Vault"].contains(e)) {
+            assert!(log.contains(needle), "{what}: `{needle}`: {log}");
+        }
+        for secret in secrets {
+            let chars: Vec<char> = secret.chars().collect();
+            for run in chars.windows(8).map(|w| w.iter().collect::<String>()) {
+                assert!(!log.contains(&run), "{what}: `{run}` of a secret at -v: {log}");
+            }
+        }
+    }
+    assert!(image.opens(b"old"));
+}

@@ -97,7 +97,7 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let recipients = if managers.is_empty() {
         recipients
     } else {
-        recipients.with_key_managers(args.keys.key_manager_opener(&managers)?)
+        recipients.with_key_managers(args.keys.key_manager_opener(&managers, printer)?)
     };
     let keys = args.keys.resolve(provider_config, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);

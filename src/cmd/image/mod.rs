@@ -150,15 +150,20 @@ impl KeyArgs {
         let keys =
             DecryptionKeys::resolve(&sources, &self.certs, password.as_ref(), provider_config, gpg_homedir, printer)?;
         let managers = keys.key_managers();
-        Ok(if managers.is_empty() { keys } else { keys.with_key_managers(self.key_manager_opener(&managers)?) })
+        Ok(if managers.is_empty() {
+            keys
+        } else {
+            keys.with_key_managers(self.key_manager_opener(&managers, printer)?)
+        })
     }
 
     /// How the key managers `needed` are reached, with these commands' Vault and AWS settings.
     pub fn key_manager_opener(
         &self,
         needed: &[crate::ocicrypt::key_manager::Manager],
+        printer: &Printer,
     ) -> anyhow::Result<crate::ocicrypt::key_manager::Opener> {
-        key_managers::opener(&self.vault, &self.aws, needed)
+        key_managers::opener(&self.vault, &self.aws, needed, printer)
     }
 }
 

@@ -45,7 +45,7 @@ pub struct StreamDecryptArgs {
 /// Runs `cryptadm image stream-decrypt`. Errors are printed here as one line (containerd copies stderr into the
 /// pull error verbatim), without the hint line other commands add.
 pub fn run(args: StreamDecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    match decrypt(&args) {
+    match decrypt(&args, printer) {
         Ok(()) => Ok(ExitStatus::Success),
         Err(error) => {
             let (status, _) = crate::cmd::error::classify(&error);
@@ -56,7 +56,7 @@ pub fn run(args: StreamDecryptArgs, printer: &Printer) -> anyhow::Result<ExitSta
     }
 }
 
-fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
+fn decrypt(args: &StreamDecryptArgs, printer: &Printer) -> anyhow::Result<()> {
     let payload = read_payload()?;
     let files = match &args.keys_path {
         Some(dir) => stream::read_keys_directory(dir)
@@ -67,7 +67,7 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
     // The node's own identity unwraps key-manager-wrapped layers: its Vault login when its environment
     // (containerd's processor `env`) names a server, its AWS instance profile (or other AWS credentials); their
     // policies decide which keys it may use.
-    let keys = keys.with_any_managed_key(super::key_managers::environment_opener());
+    let keys = keys.with_any_managed_key(super::key_managers::environment_opener(printer));
     let media_type = crate::cmd::env_vars::var_os(crate::cmd::env_vars::STREAM_PROCESSOR_MEDIATYPE)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_else(|| payload.descriptor.media_type().unwrap_or_default().to_owned());

@@ -76,6 +76,11 @@ pub fn run(args: ImportArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let resolver =
         crate::volume::resolve::Resolver { template: None, sysfs: PathBuf::from("/sys"), dev: PathBuf::from("/dev") };
     let settings = settings(&args.key_store, resolver, &args.vault)?;
+    if printer.is_verbose() {
+        for line in crate::cmd::key_refs::describe(&args.key_store, &settings.backends) {
+            printer.debug(&line);
+        }
+    }
     let imported =
         crate::volume::import::import_volume(&args.volume_id, &args.volume_path, &passphrase, args.force, &settings)
             .with_context(|| format!("importing volume `{}` into `{}`", args.volume_id, args.key_store))?;
