@@ -492,6 +492,8 @@ fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
             .env("AWS_SESSION_TOKEN", secrets[1])
             .env("VAULT_ADDR", &endpoint)
             .env("VAULT_TOKEN", secrets[2])
+            // Nothing answers: no retrying for long.
+            .env("CRYPTADM_TIMEOUT", "1")
             .arg("-v")
             .args(&args)
             .write_stdin(request.clone())
@@ -525,4 +527,72 @@ fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
         }
     }
     assert!(image.opens(b"old"));
+}
+
+/// Every flag of every command that takes key references (the backend table's uses: `--key-wrap`, `--key-store`,
+/// `--passphrase-uri`, `--remote-config`, `--recipient`/`--key`, `--clevis-config`, `--secret`) names, in its
+/// help, every form the table accepts there (every built-in provider, for `--remote-config`; every pin, for
+/// `--clevis-config`): help text comes from the table, so a new row shows up everywhere.
+/// (The man pages' KEY REFERENCES sections are generated from the same table: generated::generated_files_are_current.)
+#[test]
+fn every_flag_that_takes_a_reference_lists_every_form_of_the_table_in_its_help() {
+    use cryptadm::kms::backends::{BACKENDS, Use};
+    fn walk(command: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.clone(), command.clone()));
+        for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut root = cryptadm::cmd::command();
+    root.build();
+    let mut commands = Vec::new();
+    walk(&root, "cryptadm".into(), &mut commands);
+    let mut checked = Vec::new();
+    for (path, command) in &commands {
+        for usage in Use::ALL {
+            if !usage.commands().iter().any(|noun| path.starts_with(noun)) {
+                continue;
+            }
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = arg.get_long().filter(|l| usage.longs().contains(l)) else { continue };
+                let help = format!(
+                    "{} {}",
+                    arg.get_help().map(ToString::to_string).unwrap_or_default(),
+                    arg.get_long_help().map(ToString::to_string).unwrap_or_default()
+                );
+                // `volume rewrap` rewraps in place what Transit and AWS KMS wrap in a vault-kv:// or file:// store
+                // (a KMIP server or a plugin cannot): those backends' forms only (the rest is refused by name).
+                let rewrap = path == "cryptadm volume rewrap";
+                let in_place = |name: &str| ["vault-transit", "aws-kms", "vault-kv", "file"].contains(&name);
+                for backend in BACKENDS.iter().filter(|b| b.can(usage) && (!rewrap || in_place(b.name))) {
+                    // `--remote-config PROVIDER=URI` names the providers (the URIs are each provider's own).
+                    // `--clevis-config` names each pin with an example of its JSON (the pin is `--clevis-pin`'s).
+                    let forms: Vec<&str> = match usage {
+                        Use::RemoteConfig => backend.remote_sources.to_vec(),
+                        Use::ThresholdPin => backend.syntaxes(usage).map(|f| f.split(':').next().unwrap()).collect(),
+                        _ => backend.syntaxes(usage).collect(),
+                    };
+                    for form in forms {
+                        assert!(
+                            help.contains(form),
+                            "{path} --{long}: {} form `{form}` missing from: {help}",
+                            backend.title
+                        );
+                    }
+                }
+                checked.push(format!("{path} --{long}"));
+            }
+        }
+    }
+    for expected in [
+        "cryptadm volume rotate --key-store",
+        "cryptadm volume rotate --key-wrap",
+        "cryptadm volume import --key-store",
+        "cryptadm bootstrap seal --passphrase-uri",
+        "cryptadm bootstrap seal --remote-config",
+        "cryptadm image encrypt --recipient",
+        "cryptadm image decrypt --key",
+    ] {
+        assert!(checked.iter().any(|c| c == expected), "{expected} was checked: {checked:?}");
+    }
 }

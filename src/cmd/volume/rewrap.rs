@@ -52,8 +52,8 @@ pub struct RewrapArgs {
 /// The settings of the stores and wraps `rewrap` works on: no KMIP (a KMIP server cannot rewrap in place).
 #[derive(Args, Debug, Clone)]
 pub struct RewrapStoreArgs {
-    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN
-    /// (vault-kv:// and file:// stores)
+    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also
+    /// written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
     #[arg(long, value_name = "URI", help_heading = super::KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
