@@ -126,6 +126,12 @@ fn unsupported_wraps_and_stores_name_what_the_flag_takes() {
     for form in ["file:///DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
         assert!(stderr(&output).contains(form), "{}", stderr(&output));
     }
+    // volume rewrap of a KMIP store: refused (a KMIP server cannot rewrap in place), naming both stores it takes.
+    let output = cryptadm().args(["volume", "rewrap", "--key-store", "kmip://volumes"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    for form in ["vault-kv://MOUNT/PREFIX", "file:///DIR"] {
+        assert!(stderr(&output).contains(form), "the hint names {form}: {}", stderr(&output));
+    }
     // An image key that is a KMIP key: named for what it is, with what --recipient takes.
     let output = cryptadm()
         .args(["image", "encrypt", "--recipient", "kmip://uid", "oci:/nonexistent:a", "oci:/nonexistent:b"])
@@ -178,6 +184,15 @@ fn help_lists_every_backend_of_every_flag_that_takes_a_reference() {
     assert!(!rewrap.contains("--kmip-"), "rewrap offers no KMIP flags: it cannot rewrap a KMIP store");
     let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/cryptadm-volume-rotate.1")).unwrap();
     assert!(man.contains("KEY REFERENCES") && man.contains("kmip://PREFIX"), "the man page lists them");
+    // docs/bootstrap.md's list of built-in providers and docs/volume.md's stores are complete too.
+    let bootstrap = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/bootstrap.md")).unwrap();
+    for provider in cryptadm::kms::backends::providers() {
+        assert!(bootstrap.contains(&format!("`{provider}` (")), "docs/bootstrap.md lists the provider `{provider}`");
+    }
+    let volume = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/volume.md")).unwrap();
+    for form in ["file://DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
+        assert!(volume.contains(form), "docs/volume.md names the store {form}");
+    }
 }
 
 #[test]
@@ -292,29 +307,12 @@ fn a_file_store_wrapped_by_a_kmip_key_rotates() {
     let image = LuksImage::new("file-kmip", "old volume passphrase", 1000);
     let key = [0x24u8; 32];
     let uid = kmip.oracle(&["register-aes", "test/file-store-wrap", &hex::encode(key)]);
-    let wrap = |plaintext: &[u8]| -> String {
-        let output = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import sys,os,base64; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-                 k=bytes.fromhex(sys.argv[1]); iv=os.urandom(12); ct=G(k).encrypt(iv, bytes.fromhex(sys.argv[2]), \
-                 b'cryptadm volume key v1'); \
-                 print('kmip:v1:'+base64.urlsafe_b64encode(iv+ct[-16:]+ct[:-16]).decode().rstrip('='))",
-                &hex::encode(key),
-                &hex::encode(plaintext),
-            ])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
-    };
     let dir = image.scratch.path("keys");
-    let volume_dir = dir.join(&image.id);
-    std::fs::create_dir_all(&volume_dir).unwrap();
-    std::fs::set_permissions(&volume_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let current = volume_dir.join("current");
-    std::fs::write(&current, wrap(b"old volume passphrase")).unwrap();
-    std::fs::set_permissions(&current, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let current = crate::support_luks::seed_file_store(
+        &dir,
+        &image.id,
+        crate::support_kmip::python_wrap(&key, b"old volume passphrase").as_bytes(),
+    );
     let output = cryptadm()
         .env("CRYPTADM_RUN_DIR", image.scratch.path("run"))
         .args(["-v", "volume", "rotate", "--volume-id", &image.id, "--volume-path"])
