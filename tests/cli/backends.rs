@@ -351,11 +351,12 @@ fn a_tang_url_without_a_scheme_is_http() {
 /// `-v` says which key manager a command uses (backend, endpoint, region, credential source), never a secret, in
 /// every command that reaches one: the image commands (`encrypt` and its recipients, `decrypt` and `authorize` with
 /// key-manager keys, `keyprovider` from the environment), `volume import`, `volume rotate` and `volume rewrap`
-/// (both store kinds); the bare ARN is taken as the AWS key by `--recipient`, `--key` and `--key-wrap` on a
+/// (both store kinds), `disk clevis-bind` and `bootstrap seal --provider clevis` (the Tang server); the bare ARN is taken as the AWS key by `--recipient`, `--key` and `--key-wrap` on a
 /// `file://` store. The lines come before the first request, so a closed port serves for every server.
 #[test]
 fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
     use base64::Engine as _;
+    let s = |path: &std::path::Path| path.display().to_string();
     let scratch = Scratch::new();
     let port = closed_port();
     let endpoint = format!("http://127.0.0.1:{port}");
@@ -374,7 +375,29 @@ fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
         base64::engine::general_purpose::STANDARD.encode(&aws_key),
         base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
     );
+    let tang = format!(r#"{{"url":"http://127.0.0.1:{port}"}}"#);
+    let tang_line = format!("key manager: Clevis pin tang http://127.0.0.1:{port}");
+    let tang_expected = [tang_line.as_str()];
+    let input = scratch.write("config.yaml", CONFIG);
     let runs: Vec<(&str, Vec<String>, &[&str])> = vec![
+        (
+            "disk clevis-bind",
+            ["disk", "clevis-bind", "--key-file", &s(&passphrase), "--clevis-pin", "tang", "--clevis-config", &tang]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([s(&image.image)])
+                .collect(),
+            &tang_expected,
+        ),
+        (
+            "bootstrap seal (clevis)",
+            ["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "tang", "--clevis-config", &tang, "--in"]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([s(&input)])
+                .collect(),
+            &tang_expected,
+        ),
         (
             "image encrypt",
             [
