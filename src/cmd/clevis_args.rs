@@ -62,6 +62,12 @@ pub fn sealed_key_settings(flag: Option<&str>) -> anyhow::Result<clevis::Setting
     ClevisArgs { tpm2_device: flag.map(str::to_owned), ..ClevisArgs::default() }.settings(Default::default())
 }
 
+/// Says at `-v` which key managers a Clevis binding reaches: the pin, its Tang servers (and TPM pins), as
+/// `clevis encrypt` would be given them.
+pub fn describe(pin: &Pin, ui: &dyn crate::interact::Interaction) {
+    ui.debug(&format!("key manager: Clevis pin {}", pin.describe()));
+}
+
 /// The TPM of tpm2 pins: `--tpm2-device`, else CRYPTADM_TPM2_DEVICE, else tpm2-tools' TPM2TOOLS_TCTI, else
 /// /dev/tpmrm0.
 pub fn tpm2_device(flag: Option<&str>) -> anyhow::Result<crate::kms::tpm2::Device> {

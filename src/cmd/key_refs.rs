@@ -65,15 +65,29 @@ impl StoreRefs {
 /// The `-v` lines of the key managers a volume command reaches: which backend, its endpoint, region and credential
 /// source (never a secret), and the KMIP protocol version (negotiated now, so that it can be said).
 pub fn describe(key_store: &str, backends: &crate::volume::keystore::Backends) -> Vec<String> {
-    let mut lines =
-        vec![format!("key store `{}`: {}", crate::redact::url(key_store), backends::backend_of(key_store).title)];
-    if let Some(wrap) = &backends.key_wrap {
-        lines.push(format!("--key-wrap `{wrap}`: {}", backends::backend_of(&wrap.to_string()).title));
-    }
-    lines.extend(backends::describe_clients(
+    describe_clients(
+        key_store,
+        backends.key_wrap.as_ref(),
         backends.vault.as_deref(),
         backends.aws.as_deref(),
         backends.kmip.as_deref(),
-    ));
+    )
+}
+
+/// [`describe`] from the clients themselves (`volume rewrap`, which builds them without a
+/// [`crate::volume::keystore::Backends`]).
+pub fn describe_clients(
+    key_store: &str,
+    key_wrap: Option<&KeyRef>,
+    vault: Option<&crate::kms::vault::Vault>,
+    aws: Option<&crate::kms::aws::Aws>,
+    kmip: Option<&crate::kms::kmip::Kmip>,
+) -> Vec<String> {
+    let mut lines =
+        vec![format!("key store `{}`: {}", crate::redact::url(key_store), backends::backend_of(key_store).title)];
+    if let Some(wrap) = key_wrap {
+        lines.push(format!("--key-wrap `{wrap}`: {}", backends::backend_of(&wrap.to_string()).title));
+    }
+    lines.extend(backends::describe_clients(vault, aws, kmip));
     lines
 }

@@ -178,6 +178,15 @@ pub enum KeyManagerArg {
     Barbican,
 }
 
+/// The help of `--secret`: the Barbican forms come from the backend table.
+fn secret_help() -> String {
+    format!(
+        "An existing Barbican secret ({}) whose payload gives the passphrase (`symmetric`: its lowercase hex, as \
+         os-brick derives it)",
+        crate::kms::backends::takes(crate::kms::backends::Use::Secret)
+    )
+}
+
 /// `--key-manager`, `--secret`, `--upload` and the cloud, shared by `disk luks-format` and `disk convert`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct KeyManagerArgs {
@@ -185,9 +194,9 @@ pub struct KeyManagerArgs {
     /// os_encrypt_key_id), or --secret names an existing one
     #[arg(long, value_enum, value_name = "KM", help_heading = "OpenStack")]
     pub key_manager: Option<KeyManagerArg>,
-    /// An existing Barbican secret (UUID or href) whose payload gives the passphrase (`symmetric`: its
-    /// lowercase hex, as os-brick derives it)
-    #[arg(long, value_name = "UUID|HREF", requires = "key_manager", help_heading = "OpenStack")]
+    /// An existing Barbican secret whose payload gives the passphrase (help: [`secret_help`], from the backend
+    /// table)
+    #[arg(long, value_name = "UUID|HREF", requires = "key_manager", help_heading = "OpenStack", help = secret_help())]
     pub secret: Option<String>,
     /// Upload the image to Glance as NAME (with its disk and container formats and every os_encrypt_* property),
     /// and register it as a consumer of its secret; on any failure what was created is deleted again

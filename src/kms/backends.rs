@@ -91,8 +91,8 @@ impl Use {
     /// Where it is used, as the docs table says it.
     pub fn used_by(self) -> &'static str {
         match self {
-            Use::Wrap => "`volume rotate|serve --key-wrap` (`volume rewrap`: Transit and AWS KMS keys)",
-            Use::Store => "`volume rotate|serve|rewrap --key-store`",
+            Use::Wrap => "`volume rotate|serve|import --key-wrap` (`volume rewrap`: Transit and AWS KMS keys)",
+            Use::Store => "`volume rotate|serve|import --key-store` (`volume rewrap`: `vault-kv://` and `file://`)",
             Use::Provider => "`bootstrap seal --provider NAME --passphrase-uri`",
             Use::RemoteConfig => "`bootstrap seal --remote-config NAME=URI`",
             Use::Recipient => {
@@ -619,7 +619,7 @@ pub fn describe_clients(
     let title = |client: Client| BACKENDS.iter().find(|b| b.needs(client)).map_or("key manager", |b| b.title);
     let mut lines = Vec::new();
     if let Some(vault) = vault {
-        lines.push(format!("key manager: {}", vault.service()));
+        lines.push(format!("key manager: {}", vault.describe()));
     }
     if let Some(aws) = aws {
         lines.push(format!("key manager: {}, {}", title(Client::Aws), aws.describe()));

@@ -230,6 +230,25 @@ impl Vault {
         &self.http.service
     }
 
+    /// The server, its namespace and where the credentials come from (never the token or a secret id), for `-v`.
+    pub fn describe(&self) -> String {
+        let namespace = self.namespace.as_deref().map(|n| format!(", namespace `{n}`")).unwrap_or_default();
+        let credentials = match &self.auth {
+            Auth::Token(_) => "the VAULT_TOKEN (or BAO_TOKEN) variable".to_owned(),
+            Auth::TokenFile(path) => format!("the token file `{}`", path.display()),
+            Auth::AppRole { mount, secret_id_file, .. } => {
+                format!("an AppRole login at auth/{mount} (secret id in `{}`)", secret_id_file.display())
+            }
+            Auth::Jwt { mount, role, jwt_file } => {
+                format!("a JWT login at auth/{mount} as role `{role}` (JWT in `{}`)", jwt_file.display())
+            }
+            Auth::Kubernetes { mount, role, jwt_file } => {
+                format!("a Kubernetes login at auth/{mount} as role `{role}` (token in `{}`)", jwt_file.display())
+            }
+        };
+        format!("{}{namespace}, credentials from {credentials}", self.service())
+    }
+
     fn url(&self, path: &str) -> Result<reqwest::Url, Error> {
         self.base.join(path).map_err(|e| Error::Config(format!("Vault path `{path}`: {e}")))
     }

@@ -126,6 +126,12 @@ fn unsupported_wraps_and_stores_name_what_the_flag_takes() {
     for form in ["file:///DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
         assert!(stderr(&output).contains(form), "{}", stderr(&output));
     }
+    // volume rewrap of a KMIP store: refused (a KMIP server cannot rewrap in place), naming both stores it takes.
+    let output = cryptadm().args(["volume", "rewrap", "--key-store", "kmip://volumes"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    for form in ["vault-kv://MOUNT/PREFIX", "file:///DIR"] {
+        assert!(stderr(&output).contains(form), "the hint names {form}: {}", stderr(&output));
+    }
     // An image key that is a KMIP key: named for what it is, with what --recipient takes.
     let output = cryptadm()
         .args(["image", "encrypt", "--recipient", "kmip://uid", "oci:/nonexistent:a", "oci:/nonexistent:b"])
@@ -178,6 +184,15 @@ fn help_lists_every_backend_of_every_flag_that_takes_a_reference() {
     assert!(!rewrap.contains("--kmip-"), "rewrap offers no KMIP flags: it cannot rewrap a KMIP store");
     let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/cryptadm-volume-rotate.1")).unwrap();
     assert!(man.contains("KEY REFERENCES") && man.contains("kmip://PREFIX"), "the man page lists them");
+    // docs/bootstrap.md's list of built-in providers and docs/volume.md's stores are complete too.
+    let bootstrap = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/bootstrap.md")).unwrap();
+    for provider in cryptadm::kms::backends::providers() {
+        assert!(bootstrap.contains(&format!("`{provider}` (")), "docs/bootstrap.md lists the provider `{provider}`");
+    }
+    let volume = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/volume.md")).unwrap();
+    for form in ["file://DIR", "vault-kv://MOUNT/PREFIX", "kmip://PREFIX"] {
+        assert!(volume.contains(form), "docs/volume.md names the store {form}");
+    }
 }
 
 #[test]
@@ -292,29 +307,12 @@ fn a_file_store_wrapped_by_a_kmip_key_rotates() {
     let image = LuksImage::new("file-kmip", "old volume passphrase", 1000);
     let key = [0x24u8; 32];
     let uid = kmip.oracle(&["register-aes", "test/file-store-wrap", &hex::encode(key)]);
-    let wrap = |plaintext: &[u8]| -> String {
-        let output = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import sys,os,base64; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-                 k=bytes.fromhex(sys.argv[1]); iv=os.urandom(12); ct=G(k).encrypt(iv, bytes.fromhex(sys.argv[2]), \
-                 b'cryptadm volume key v1'); \
-                 print('kmip:v1:'+base64.urlsafe_b64encode(iv+ct[-16:]+ct[:-16]).decode().rstrip('='))",
-                &hex::encode(key),
-                &hex::encode(plaintext),
-            ])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
-    };
     let dir = image.scratch.path("keys");
-    let volume_dir = dir.join(&image.id);
-    std::fs::create_dir_all(&volume_dir).unwrap();
-    std::fs::set_permissions(&volume_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let current = volume_dir.join("current");
-    std::fs::write(&current, wrap(b"old volume passphrase")).unwrap();
-    std::fs::set_permissions(&current, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let current = crate::support_luks::seed_file_store(
+        &dir,
+        &image.id,
+        crate::support_kmip::python_wrap(&key, b"old volume passphrase").as_bytes(),
+    );
     let output = cryptadm()
         .env("CRYPTADM_RUN_DIR", image.scratch.path("run"))
         .args(["-v", "volume", "rotate", "--volume-id", &image.id, "--volume-path"])
@@ -348,4 +346,274 @@ fn a_tang_url_without_a_scheme_is_http() {
         cryptadm().args(["bootstrap", "open", "--in"]).arg(&sealed_file).args(["--out", "-"]).output().unwrap();
     assert!(opened.status.success(), "{}", stderr(&opened));
     assert_eq!(String::from_utf8_lossy(&opened.stdout), CONFIG);
+}
+
+/// `-v` says which key manager a command uses (backend, endpoint, region, credential source), never a secret, in
+/// every command that reaches one: the image commands (`encrypt` and its recipients, `decrypt` and `authorize` with
+/// key-manager keys, `keyprovider` from the environment), `volume import`, `volume rotate` and `volume rewrap`
+/// (both store kinds), `disk clevis-bind` and `bootstrap seal --provider clevis` (the Tang server); the bare ARN is taken as the AWS key by `--recipient`, `--key` and `--key-wrap` on a
+/// `file://` store. The lines come before the first request, so a closed port serves for every server.
+#[test]
+fn verbose_names_the_key_manager_of_every_command_and_no_secret() {
+    use base64::Engine as _;
+    let s = |path: &std::path::Path| path.display().to_string();
+    let scratch = Scratch::new();
+    let port = closed_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let secrets = [
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        "IQoJb3JpZ2luX2VjEXAMPLE+SESSION/token=",
+        "hvs.CAESIverbose+EXAMPLE/vaultTOKEN",
+    ];
+    let arn = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    let aws_key = format!("aws-kms://{arn}");
+    let vault_key = "vault-transit://transit/images";
+    let image = LuksImage::new("verbose", "old", 1000);
+    let passphrase = scratch.write("passphrase", "old");
+    let request = format!(
+        r#"{{"op":"keywrap","keywrapparams":{{"ec":{{"Parameters":{{"cryptadm":["{}"]}},"DecryptConfig":{{"Parameters":null}}}},"optsdata":"{}"}},"keyunwrapparams":{{"dc":null,"annotation":null}}}}"#,
+        base64::engine::general_purpose::STANDARD.encode(&aws_key),
+        base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
+    );
+    let tang = format!(r#"{{"url":"http://127.0.0.1:{port}"}}"#);
+    let tang_line = format!("key manager: Clevis pin tang http://127.0.0.1:{port}");
+    let tang_expected = [tang_line.as_str()];
+    let input = scratch.write("config.yaml", CONFIG);
+    let runs: Vec<(&str, Vec<String>, &[&str])> = vec![
+        (
+            "disk clevis-bind",
+            ["disk", "clevis-bind", "--key-file", &s(&passphrase), "--clevis-pin", "tang", "--clevis-config", &tang]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([s(&image.image)])
+                .collect(),
+            &tang_expected,
+        ),
+        (
+            "bootstrap seal (clevis)",
+            ["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "tang", "--clevis-config", &tang, "--in"]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([s(&input)])
+                .collect(),
+            &tang_expected,
+        ),
+        (
+            "image encrypt",
+            [
+                "image",
+                "encrypt",
+                "--recipient",
+                &aws_key,
+                "--recipient",
+                vault_key,
+                "oci:/nonexistent:a",
+                "oci:/nonexistent:b",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            &["AWS", "Vault"],
+        ),
+        (
+            "image decrypt",
+            ["image", "decrypt", "--key", &aws_key, "--key", vault_key, "oci:/nonexistent:a", "oci:/nonexistent:b"]
+                .map(str::to_owned)
+                .to_vec(),
+            &["AWS", "Vault"],
+        ),
+        // The bare ARN is the same key wherever an aws-kms:// one fits.
+        (
+            "image encrypt (bare ARN)",
+            ["image", "encrypt", "--recipient", arn, "oci:/nonexistent:a", "oci:/nonexistent:b"]
+                .map(str::to_owned)
+                .to_vec(),
+            &["AWS"],
+        ),
+        (
+            "image decrypt (bare ARN)",
+            ["image", "decrypt", "--key", arn, "oci:/nonexistent:a", "oci:/nonexistent:b"].map(str::to_owned).to_vec(),
+            &["AWS"],
+        ),
+        (
+            "volume rotate (bare ARN)",
+            vec![
+                "volume".into(),
+                "rotate".into(),
+                "--volume-id".into(),
+                image.id.clone(),
+                "--volume-path".into(),
+                image.image.display().to_string(),
+                "--key-store".into(),
+                format!("file://{}", scratch.path("keys").display()),
+                "--key-wrap".into(),
+                arn.into(),
+            ],
+            &["AWS", "--key-wrap `aws-kms://"],
+        ),
+        (
+            "image authorize",
+            ["image", "authorize", "--key", vault_key, "oci:/nonexistent:a"].map(str::to_owned).to_vec(),
+            &["Vault"],
+        ),
+        ("image keyprovider", ["image", "keyprovider"].map(str::to_owned).to_vec(), &["AWS", "Vault"]),
+        (
+            "volume import",
+            vec![
+                "volume".into(),
+                "import".into(),
+                "--volume-id".into(),
+                image.id.clone(),
+                "--volume-path".into(),
+                image.image.display().to_string(),
+                "--passphrase-file".into(),
+                passphrase.display().to_string(),
+                "--key-store".into(),
+                "vault-kv://kv/volumes".into(),
+                "--key-wrap".into(),
+                aws_key.clone(),
+            ],
+            &["AWS", "Vault", "key store `vault-kv://kv/volumes`", "--key-wrap `aws-kms://"],
+        ),
+        (
+            "volume rewrap (vault-kv)",
+            ["volume", "rewrap", "--key-store", "vault-kv://kv/volumes", "--key-wrap", vault_key]
+                .map(str::to_owned)
+                .to_vec(),
+            &["Vault", "key store `vault-kv://kv/volumes`", "--key-wrap `vault-transit://"],
+        ),
+        (
+            "volume rewrap (file)",
+            vec![
+                "volume".into(),
+                "rewrap".into(),
+                "--key-store".into(),
+                format!("file://{}", scratch.path("keys").display()),
+                "--key-wrap".into(),
+                aws_key.clone(),
+            ],
+            &["AWS", "--key-wrap `aws-kms://"],
+        ),
+    ];
+    for (what, args, expected) in runs {
+        let mut command = cryptadm();
+        for name in crate::support_aws::AWS_VARIABLES {
+            command.env_remove(name);
+        }
+        for name in ["BAO_ADDR", "BAO_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT", "CRYPTADM_VAULT_AUTH"] {
+            command.env_remove(name);
+        }
+        let output = command
+            .env("HOME", scratch.path(""))
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_REGION", "eu-west-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "AKIAVERBOSEEXAMPLE01")
+            .env("AWS_SECRET_ACCESS_KEY", secrets[0])
+            .env("AWS_SESSION_TOKEN", secrets[1])
+            .env("VAULT_ADDR", &endpoint)
+            .env("VAULT_TOKEN", secrets[2])
+            // Nothing answers: no retrying for long.
+            .env("CRYPTADM_TIMEOUT", "1")
+            .arg("-v")
+            .args(&args)
+            .write_stdin(request.clone())
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let log = stderr(&output);
+        assert!(!output.status.success(), "{what}: nothing answers on the closed port: {log}");
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains("key manager: ")).collect();
+        for backend in expected.iter().filter(|e| ["AWS", "Vault"].contains(e)) {
+            let line = lines
+                .iter()
+                .find(|l| l.contains(backend))
+                .unwrap_or_else(|| panic!("{what}: no {backend} line: {log}"));
+            assert!(line.contains(&format!("127.0.0.1:{port}")) && line.contains("credentials from"), "{what}: {line}");
+        }
+        if expected.contains(&"AWS") {
+            assert!(log.contains("region eu-west-1") && log.contains("AWS_ACCESS_KEY_ID"), "{what}: the source: {log}");
+        }
+        if expected.contains(&"Vault") {
+            assert!(log.contains("VAULT_TOKEN"), "{what}: the token's source: {log}");
+        }
+        for needle in expected.iter().filter(|e| !["AWS", "Vault"].contains(e)) {
+            assert!(log.contains(needle), "{what}: `{needle}`: {log}");
+        }
+        for secret in secrets {
+            let chars: Vec<char> = secret.chars().collect();
+            for run in chars.windows(8).map(|w| w.iter().collect::<String>()) {
+                assert!(!log.contains(&run), "{what}: `{run}` of a secret at -v: {log}");
+            }
+        }
+    }
+    assert!(image.opens(b"old"));
+}
+
+/// Every flag of every command that takes key references (the backend table's uses: `--key-wrap`, `--key-store`,
+/// `--passphrase-uri`, `--remote-config`, `--recipient`/`--key`, `--clevis-config`, `--secret`) names, in its
+/// help, every form the table accepts there (every built-in provider, for `--remote-config`; every pin, for
+/// `--clevis-config`): help text comes from the table, so a new row shows up everywhere.
+/// (The man pages' KEY REFERENCES sections are generated from the same table: generated::generated_files_are_current.)
+#[test]
+fn every_flag_that_takes_a_reference_lists_every_form_of_the_table_in_its_help() {
+    use cryptadm::kms::backends::{BACKENDS, Use};
+    fn walk(command: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.clone(), command.clone()));
+        for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, format!("{path} {}", sub.get_name()), out);
+        }
+    }
+    let mut root = cryptadm::cmd::command();
+    root.build();
+    let mut commands = Vec::new();
+    walk(&root, "cryptadm".into(), &mut commands);
+    let mut checked = Vec::new();
+    for (path, command) in &commands {
+        for usage in Use::ALL {
+            if !usage.commands().iter().any(|noun| path.starts_with(noun)) {
+                continue;
+            }
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = arg.get_long().filter(|l| usage.longs().contains(l)) else { continue };
+                let help = format!(
+                    "{} {}",
+                    arg.get_help().map(ToString::to_string).unwrap_or_default(),
+                    arg.get_long_help().map(ToString::to_string).unwrap_or_default()
+                );
+                // `volume rewrap` rewraps in place what Transit and AWS KMS wrap in a vault-kv:// or file:// store
+                // (a KMIP server or a plugin cannot): those backends' forms only (the rest is refused by name).
+                let rewrap = path == "cryptadm volume rewrap";
+                let in_place = |name: &str| ["vault-transit", "aws-kms", "vault-kv", "file"].contains(&name);
+                for backend in BACKENDS.iter().filter(|b| b.can(usage) && (!rewrap || in_place(b.name))) {
+                    // `--remote-config PROVIDER=URI` names the providers (the URIs are each provider's own).
+                    // `--clevis-config` names each pin with an example of its JSON (the pin is `--clevis-pin`'s).
+                    let forms: Vec<&str> = match usage {
+                        Use::RemoteConfig => backend.remote_sources.to_vec(),
+                        Use::ThresholdPin => backend.syntaxes(usage).map(|f| f.split(':').next().unwrap()).collect(),
+                        _ => backend.syntaxes(usage).collect(),
+                    };
+                    for form in forms {
+                        assert!(
+                            help.contains(form),
+                            "{path} --{long}: {} form `{form}` missing from: {help}",
+                            backend.title
+                        );
+                    }
+                }
+                checked.push(format!("{path} --{long}"));
+            }
+        }
+    }
+    for expected in [
+        "cryptadm volume rotate --key-store",
+        "cryptadm volume rotate --key-wrap",
+        "cryptadm volume import --key-store",
+        "cryptadm bootstrap seal --passphrase-uri",
+        "cryptadm bootstrap seal --remote-config",
+        "cryptadm image encrypt --recipient",
+        "cryptadm image decrypt --key",
+    ] {
+        assert!(checked.iter().any(|c| c == expected), "{expected} was checked: {checked:?}");
+    }
 }

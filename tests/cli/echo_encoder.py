@@ -4,7 +4,10 @@ in one of the spellings a real server may use, for the redaction tests (tests/cl
 127.0.0.1: one port per spelling, written to PORT_FILE as `SPELLING PORT` lines; each request is also appended
 to LOG_FILE (the test reads the signature a signer computed from it).
 
-usage: echo_encoder.py PORT_FILE LOG_FILE SHAPE
+usage: echo_encoder.py PORT_FILE LOG_FILE SHAPE [KNOWN_FILE]
+
+KNOWN_FILE: text the server quotes after the request, read at each request (a secret it learned elsewhere: the
+worst case for a command whose requests carry none, such as Tang's, whose own secrets must still never show).
 
 SHAPE is the error document the client expects from the service it plays:
   vault     403 {"errors": [Q]}
@@ -91,7 +94,7 @@ def answer_for(shape, spelling, request):
     raise SystemExit(f"unknown shape {shape}")
 
 
-def handler_for(shape, spelling, log):
+def handler_for(shape, spelling, log, known):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -102,6 +105,9 @@ def handler_for(shape, spelling, log):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             request = f"{self.requestline}\n{self.headers}\n{body.decode('utf-8', 'replace')}"
+            if known:
+                with open(known, encoding="utf-8") as f:
+                    request += "\n" + f.read()
             with LOG_LOCK, open(log, "a", encoding="utf-8") as f:
                 f.write(request + "\n")
             if shape == "registry" and "Authorization" not in self.headers:
@@ -133,10 +139,11 @@ LOG_LOCK = threading.Lock()
 
 def main():
     port_file, log, shape = sys.argv[1], sys.argv[2], sys.argv[3]
+    known = sys.argv[4] if len(sys.argv) > 4 else None
     exit_with_parent()
     lines = []
     for spelling in SPELLINGS:
-        server = Server(("127.0.0.1", 0), handler_for(shape, spelling, log))
+        server = Server(("127.0.0.1", 0), handler_for(shape, spelling, log, known))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         lines.append(f"{spelling} {server.server_address[1]}")
     with open(port_file + ".tmp", "w") as f:

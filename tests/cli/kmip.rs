@@ -130,6 +130,49 @@ fn refusals_map_to_exit_statuses_with_hints() {
     }
 }
 
+/// Redaction (issue 40 §2): a KMIP server whose Result Message quotes the whole request it got (`echo-SPELLING`:
+/// the request's bytes as text, in each spelling of tests/cli/echo_encoder.py) shows nothing of the passphrase
+/// `bootstrap seal --provider kmip` sends in its Encrypt nor of the password of the KMIP credential: no run of 8
+/// characters of either (random, with `/`, `+`, `=`, quotes and non-ASCII) in anything `cryptadm` prints.
+fn server_text_never_carries_a_secret(server: &Server, port: &str, requests: &std::path::Path) {
+    use proptest::strategy::{Strategy as _, ValueTree as _};
+    let scratch = crate::support::Scratch::new();
+    let input = scratch.write("config.yaml", "apiVersion: v1\nkind: ConfigMap\n");
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let passphrase = crate::redaction::body_secret().new_tree(&mut runner).unwrap().current();
+    let password = crate::redaction::body_secret().new_tree(&mut runner).unwrap().current();
+    for spelling in crate::redaction::SPELLINGS {
+        let before = std::fs::read(requests).map(|r| r.len()).unwrap_or(0);
+        let output = crate::support::cryptadm()
+            .env("CRYPTADM_PASSPHRASE", &passphrase)
+            .env("CRYPTADM_KMIP_PASSWORD", &password)
+            .args(["bootstrap", "seal", "--provider", "kmip", "--retries", "0", "--kmip-username", "kmipechouser"])
+            .args([
+                "--passphrase-uri",
+                &format!("kmip://echo-{spelling}"),
+                "--kmip-server",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(["--kmip-cacert", &s(&server.ca), "--kmip-client-cert", &s(&server.client.cert)])
+            .args(["--kmip-client-key", &s(&server.client.key), "--in"])
+            .arg(&input)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let shown = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let sent = std::fs::read(requests).unwrap()[before..].to_vec();
+        for secret in [&passphrase, &password] {
+            let bytes = secret.as_bytes();
+            assert!(sent.windows(bytes.len()).any(|w| w == bytes), "{spelling}: the request did not carry `{secret}`");
+            crate::redaction::assert_secret_absent(spelling, secret, &shown);
+        }
+        assert_eq!(output.status.code(), Some(16), "{spelling}: {shown}");
+        assert!(shown.contains("Permission Denied"), "{spelling}: {shown}");
+        let quoted = shown.split("Permission Denied (0xc): ").nth(1).unwrap_or_default();
+        assert!(quoted.len() > 40 && !quoted.starts_with("(no message)"), "{spelling}: the quote is shown: {shown}");
+    }
+}
+
 #[test]
 fn bad_answers_are_refused_fast() {
     let server = server();
@@ -138,7 +181,13 @@ fn bad_answers_are_refused_fast() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/kmip_junk_server.py");
     let mut junk = support_kmip::spawn_watched(
         std::path::Path::new("python3"),
-        &[&s(&script), &s(&server.server_identity.cert), &s(&server.server_identity.key), &s(&portfile)],
+        &[
+            &s(&script),
+            &s(&server.server_identity.cert),
+            &s(&server.server_identity.key),
+            &s(&portfile),
+            &s(&dir.path("requests")),
+        ],
         &dir.path("junk.log"),
     );
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -163,6 +212,7 @@ fn bad_answers_are_refused_fast() {
         assert_eq!(refused.status(), ExitStatus::Failure, "{case}: {refused}");
         assert!(refused.to_string().contains(expect), "{case}: {refused}");
     }
+    server_text_never_carries_a_secret(server, &port, &dir.path("requests"));
     // The watchdog's TERM trap ends the junk server with it.
     Command::new("kill").arg(junk.id().to_string()).status().unwrap();
     junk.wait().unwrap();

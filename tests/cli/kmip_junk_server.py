@@ -1,13 +1,17 @@
 """A TLS server that answers every KMIP request with a bad answer, for tests/cli/kmip.rs.
 
-    kmip_junk_server.py CERT KEY PORTFILE
+    kmip_junk_server.py CERT KEY PORTFILE [LOG]
 
 Each connection reads one request, then sends the answer named by the request's first Unique Identifier text
 (so the test picks the case): `truncated` (a header announcing 4 KiB, 40 bytes, then close), `huge` (a header
 announcing 100 MB, then 100 MB of nothing sent: only the header), `deep` (a structure nested 200 deep),
 `garbage` (random bytes), `slow-huge` (the 100 MB header, then 1 MiB chunks for as long as the client reads).
-Discover Versions is answered properly (KMIP 1.4), so the client reaches the operation.
+`echo-SPELLING` answers a Permission Denied failure whose Result Message quotes the whole request (its bytes
+as text: credentials, the data of an Encrypt or Register) in one of echo_encoder.py's spellings, for the
+redaction test (tests/cli/redaction.rs). Discover Versions is answered properly (KMIP 1.4), so the client reaches
+the operation. With LOG, every request's bytes are appended to it (the test checks what the client sent).
 """
+import json
 import os
 import socket
 import ssl
@@ -30,6 +34,20 @@ def version_answer():
     header = structure(0x42007A, version, item(0x420092, 9, struct.pack(">q", 0)), item(0x42000D, 2, struct.pack(">i", 1)))
     batch = structure(0x42000F, item(0x42005C, 5, struct.pack(">I", 30)), item(0x42007F, 5, struct.pack(">I", 0)),
                       structure(0x42007C, version))
+    return structure(0x42007B, header, batch)
+
+
+def echo_answer(spelling, request):
+    """A failure (Permission Denied) whose Result Message quotes `request` in `spelling`."""
+    from echo_encoder import spell
+
+    quote, _ = spell(spelling, request.decode("utf-8", "replace"))
+    if spelling == "json-slash":
+        quote = json.dumps(quote, ensure_ascii=False)[1:-1].replace("/", "\\/")
+    version = structure(0x420069, item(0x42006A, 2, struct.pack(">i", 1)), item(0x42006B, 2, struct.pack(">i", 4)))
+    header = structure(0x42007A, version, item(0x420092, 9, struct.pack(">q", 0)), item(0x42000D, 2, struct.pack(">i", 1)))
+    batch = structure(0x42000F, item(0x42007F, 5, struct.pack(">I", 1)), item(0x42007E, 5, struct.pack(">I", 0x0C)),
+                      item(0x42007D, 7, quote.encode()))
     return structure(0x42007B, header, batch)
 
 
@@ -58,17 +76,22 @@ def case_of(request):
     return request[at + 8:at + 8 + length].decode()
 
 
-def serve(conn):
+def serve(conn, log):
     try:
         while True:
             request = read_request(conn)
             if request is None:
                 return
+            if log:
+                with LOG_LOCK, open(log, "ab") as f:
+                    f.write(request)
             case = case_of(request)
             if case is None:
                 conn.sendall(version_answer())
                 continue
-            if case == "truncated":
+            if case.startswith("echo-"):
+                conn.sendall(echo_answer(case[len("echo-"):], request))
+            elif case == "truncated":
                 conn.sendall(bytes.fromhex("42007b01") + struct.pack(">I", 4096) + b"\0" * 40)
             elif case == "huge":
                 conn.sendall(bytes.fromhex("42007b01") + struct.pack(">I", 100 << 20))
@@ -90,8 +113,12 @@ def serve(conn):
         conn.close()
 
 
+LOG_LOCK = threading.Lock()
+
+
 def main():
     cert, key, portfile = sys.argv[1:4]
+    log = sys.argv[4] if len(sys.argv) > 4 else None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     listener = socket.socket()
@@ -107,7 +134,7 @@ def main():
         except (OSError, ssl.SSLError):
             raw.close()
             continue
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        threading.Thread(target=serve, args=(conn, log), daemon=True).start()
 
 
 if __name__ == "__main__":

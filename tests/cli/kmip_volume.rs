@@ -4,9 +4,8 @@
 //! `cryptography` with the key's bytes; every fault-injection crash point; two nodes rotating one volume.
 
 use crate::support::{Scratch, cryptadm};
-use crate::support_kmip::{Kmip, server};
+use crate::support_kmip::{self, Kmip, server};
 use crate::support_luks::{LuksImage, cryptsetup};
-use base64::Engine as _;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -54,41 +53,12 @@ fn values(kmip: &Kmip, name: &str) -> Vec<Vec<u8>> {
 
 /// `key` as cryptadm's `kmip:v1:` value, made by Python's cryptography with [`WRAP_KEY`].
 fn python_wrap(key: &[u8]) -> Vec<u8> {
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import sys,os,base64; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-             k=bytes.fromhex(sys.argv[1]); iv=os.urandom(12); ct=G(k).encrypt(iv, bytes.fromhex(sys.argv[2]), \
-             b'cryptadm volume key v1'); \
-             print('kmip:v1:'+base64.urlsafe_b64encode(iv+ct[-16:]+ct[:-16]).decode().rstrip('='))",
-            &hex::encode(WRAP_KEY),
-            &hex::encode(key),
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().as_bytes().to_vec()
+    support_kmip::python_wrap(&WRAP_KEY, key).into_bytes()
 }
 
 /// A `kmip:v1:` value opened by Python's cryptography with [`WRAP_KEY`].
 fn python_unwrap(value: &[u8]) -> Vec<u8> {
-    let text = std::str::from_utf8(value).unwrap().strip_prefix("kmip:v1:").expect("a kmip:v1: value");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).unwrap();
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-             k,iv,t,ct=[bytes.fromhex(a) for a in sys.argv[1:5]]; \
-             print(G(k).decrypt(iv, ct+t, b'cryptadm volume key v1').hex())",
-            &hex::encode(WRAP_KEY),
-            &hex::encode(&bytes[..12]),
-            &hex::encode(&bytes[12..28]),
-            &hex::encode(&bytes[28..]),
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap()
+    support_kmip::python_unwrap(&WRAP_KEY, std::str::from_utf8(value).unwrap())
 }
 
 fn stderr(output: &std::process::Output) -> String {
@@ -104,7 +74,7 @@ fn wrap_uid(kmip: &Kmip) -> &'static str {
 /// Seeds `current` (wrapped when `wrapped`) with PyKMIP; returns the `--key-wrap` flags.
 fn seed(kmip: &Kmip, volume: &Volume, wrapped: bool) -> Vec<String> {
     let value = if wrapped { python_wrap(OLD_KEY.as_bytes()) } else { OLD_KEY.as_bytes().to_vec() };
-    kmip.oracle(&["register-password", &volume.name("current"), &hex::encode(value)]);
+    kmip.seed(&volume.name("current"), &value);
     if wrapped { vec!["--key-wrap".into(), format!("kmip://{}", wrap_uid(kmip))] } else { Vec::new() }
 }
 
@@ -141,6 +111,13 @@ fn kmip_store_errors_no_key_5_no_server_2_plain_value_under_key_wrap_3() {
     let volume = Volume::new("errors", 1000);
     let output = volume.rotate(kmip, &[]).output().unwrap();
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    // An unseeded KMIP volume gets the KMIP store's hint (seed it with volume import), not the file store's.
+    assert!(
+        stderr(&output).contains("no object named") && stderr(&output).contains("volume import"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!stderr(&output).contains("/current must hold"), "{}", stderr(&output));
     let output = cryptadm()
         .env("CRYPTADM_RUN_DIR", volume.scratch.path("run"))
         .args(["volume", "rotate", "--volume-id", &volume.id, "--volume-path"])
@@ -352,7 +329,7 @@ fn the_state_a_refused_destroy_of_an_active_current_left_is_recovered() {
     let kmip = server();
     let volume = Volume::new("broken", 1000);
     const NEW: &str = "the new key the cut run made";
-    let old_uid = kmip.oracle(&["register-password", &volume.name("current"), &hex::encode(OLD_KEY)]);
+    let old_uid = kmip.seed(&volume.name("current"), OLD_KEY.as_bytes());
     kmip.oracle(&["activate", old_uid.trim()]);
     kmip.oracle(&["register-password", &volume.name("current"), &hex::encode(NEW)]);
     kmip.oracle(&["register-password", &volume.name("pending"), &hex::encode(NEW)]);

@@ -15,7 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Every spelling `echo_encoder.py` quotes a request in.
-const SPELLINGS: &[&str] = &["raw", "json-slash", "json-unicode", "percent", "form", "base64", "base64url", "html"];
+pub(crate) const SPELLINGS: &[&str] =
+    &["raw", "json-slash", "json-unicode", "percent", "form", "base64", "base64url", "html"];
 
 /// One `echo_encoder.py` process: a port per spelling, the log of what it was sent.
 struct Echo {
@@ -27,20 +28,22 @@ struct Echo {
 
 impl Echo {
     fn start(shape: &str) -> Self {
+        Self::start_knowing(shape, None)
+    }
+
+    /// An echo server that also quotes `known` after each request (a secret it learned elsewhere).
+    fn start_knowing(shape: &str, known: Option<&str>) -> Self {
         require_tool("python3", "apt-get install python3");
         let dir = Scratch::new();
         let port_file = dir.path("ports");
         let log = dir.path("requests.log");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/echo_encoder.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(&port_file)
-            .arg(&log)
-            .arg(shape)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start echo_encoder.py");
+        let mut command = Command::new("python3");
+        command.arg(script).arg(&port_file).arg(&log).arg(shape);
+        if let Some(known) = known {
+            command.arg(dir.write("known", known));
+        }
+        let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start echo_encoder.py");
         let deadline = Instant::now() + Duration::from_secs(60);
         let text = loop {
             if let Ok(text) = std::fs::read_to_string(&port_file) {
@@ -60,6 +63,12 @@ impl Echo {
         Echo { child, ports, log, _dir: dir }
     }
 
+    /// Makes the server quote `known` after each request from now on (an echo started with
+    /// [`Echo::start_knowing`]).
+    fn know(&self, known: &str) {
+        std::fs::write(self._dir.path("known"), known).unwrap();
+    }
+
     /// What the server was sent so far.
     fn requests(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -75,7 +84,7 @@ impl Drop for Echo {
 
 /// No run of 8 characters of `secret` in `output`, as written or in any spelling the library's decoder undoes
 /// (an independent check first: the plain substring).
-fn assert_secret_absent(what: &str, secret: &str, output: &str) {
+pub(crate) fn assert_secret_absent(what: &str, secret: &str, output: &str) {
     let chars: Vec<char> = secret.chars().collect();
     for window in chars.windows(8) {
         let run: String = window.iter().collect();
@@ -114,16 +123,63 @@ fn check_every_spelling(echo: &Echo, secrets: &[&str], status: i32, configure: i
 }
 
 /// A secret that travels in a header: visible ASCII, with the characters encoders change.
-fn header_secret() -> impl Strategy<Value = String> {
+pub(crate) fn header_secret() -> impl Strategy<Value = String> {
     "[A-Za-z0-9][A-Za-z0-9/+=\"'._~-]{14,38}[A-Za-z0-9=]"
 }
 
 /// A secret that travels in a body: also spaces and non-ASCII.
-fn body_secret() -> impl Strategy<Value = String> {
+pub(crate) fn body_secret() -> impl Strategy<Value = String> {
     "[A-Za-z0-9][A-Za-z0-9/+=\"' é漢🔑._-]{14,38}[A-Za-z0-9é🔑]"
 }
 
+/// The status of an S3 error the echo server answers (`InvalidIdentityToken`, a 400).
+const S3_STATUS: i32 = 16;
+/// The status of a Tang server answering 403 to the advertisement (an unexpected answer: a failure).
+const TANG_STATUS: i32 = 1;
+
 const CONFIG: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: machine-0\n";
+
+/// A document sealed for the built-in file provider (no request) whose RemoteConfig is `remote`
+/// (`PROVIDER=URI`): opening it fetches that source.
+fn sealed_with_remote(scratch: &Scratch, remote: &str) -> PathBuf {
+    let passphrase = scratch.write("passphrase", "file provider passphrase");
+    let input = scratch.write("config.yaml", CONFIG);
+    let output = cryptadm()
+        .args(["bootstrap", "seal", "--provider", "file", "--passphrase-file"])
+        .arg(&passphrase)
+        .arg("--passphrase-uri")
+        .arg(format!("file://{}", passphrase.display()))
+        .args(["--remote-config", remote, "--in"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "seal: {}", String::from_utf8_lossy(&output.stderr));
+    scratch.write(&format!("sealed-{}.yaml", remote.split('=').next().unwrap()), output.stdout)
+}
+
+/// `bootstrap open` of `sealed` with static AWS credentials (`key`, `session`) and AWS_ENDPOINT_URL on `port`.
+fn open_with_aws(
+    command: &mut assert_cmd::Command,
+    scratch: &Scratch,
+    sealed: &Path,
+    port: u16,
+    key: &str,
+    session: &str,
+) {
+    for name in crate::support_aws::AWS_VARIABLES {
+        command.env_remove(name);
+    }
+    command
+        .env("HOME", scratch.path(""))
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_ACCESS_KEY_ID", "AKIAECHOEXAMPLE00042")
+        .env("AWS_SECRET_ACCESS_KEY", key)
+        .env("AWS_SESSION_TOKEN", session)
+        .args(["bootstrap", "open", "--retries", "0", "--out", "-", "--in"])
+        .arg(sealed);
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2, max_shrink_iters: 4, failure_persistence: None, ..ProptestConfig::default() })]
@@ -175,6 +231,14 @@ proptest! {
         });
         // The secret key itself never travels; the output holds no run of it either.
         let _ = &key;
+        // RemoteConfig from Secrets Manager and SSM (the same JSON protocol, the same echo server): opening a
+        // document that names them shows neither the session token nor a signature.
+        for remote in ["aws-secrets-manager=capi/m-0", "aws-ssm=ssm:///capi/m-0"] {
+            let sealed = sealed_with_remote(&scratch, remote);
+            check_every_spelling(&echo, &[&session], 16, |command, port| {
+                open_with_aws(command, &scratch, &sealed, port, &key, &session);
+            });
+        }
     }
 
     /// STS: the web-identity token (a service account's JWT) in the form body that an
@@ -187,6 +251,13 @@ proptest! {
         let jwt = format!("eyJhbGciOiJSUzI1NiJ9.{payload}.{signature}");
         let token_file = scratch.write("token", &jwt);
         std::fs::set_permissions(&token_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        // RemoteConfig from S3 (an XML error, as STS's): opening a document that names it shows neither the
+        // session token nor a signature.
+        let sealed = sealed_with_remote(&scratch, "s3=s3://capi-boot/machines/m-0.yaml");
+        let (key, session) = (format!("{payload}+/="), format!("{signature}/+=="));
+        check_every_spelling(&echo, &[&session], S3_STATUS, |command, port| {
+            open_with_aws(command, &scratch, &sealed, port, &key, &session);
+        });
         check_every_spelling(&echo, &[&jwt, &payload, &signature], 16, |command, port| {
             for name in crate::support_aws::AWS_VARIABLES {
                 command.env_remove(name);
@@ -248,5 +319,35 @@ proptest! {
                 .args(["image", "inspect", "--tls-verify=false"])
                 .arg(format!("docker://127.0.0.1:{port}/app:v1"));
         });
+    }
+
+    /// Tang (`bootstrap seal` with the tang pin, `disk clevis-bind`): its requests carry no secret, so the server
+    /// quotes the secrets the command holds as if it had learned them elsewhere (the passphrase sealed, the key file
+    /// of the volume bound), after the request, in every spelling: none is shown.
+    #[test]
+    fn tang_quoting_what_the_command_holds_shows_no_secret(passphrase in body_secret(), volume_key in body_secret()) {
+        let echo = Echo::start_knowing("vault", Some(&passphrase));
+        let scratch = Scratch::new();
+        let input = scratch.write("config.yaml", CONFIG);
+        check_every_spelling(&echo, &[&passphrase], TANG_STATUS, |command, port| {
+            command
+                .env("HOME", scratch.path(""))
+                .env("CRYPTADM_PASSPHRASE", &passphrase)
+                .args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "tang", "--retries", "0"])
+                .args(["--clevis-trust-adv", "--clevis-config", &format!(r#"{{"url":"http://127.0.0.1:{port}"}}"#)])
+                .arg("--in")
+                .arg(&input);
+        });
+        let volume = crate::support_luks::LuksImage::new("tang-echo", &volume_key, 1000);
+        echo.know(&volume_key);
+        check_every_spelling(&echo, &[&volume_key], TANG_STATUS, |command, port| {
+            command
+                .env("HOME", scratch.path(""))
+                .args(["disk", "clevis-bind", "--clevis-pin", "tang", "--clevis-trust-adv", "--key-file"])
+                .arg(volume.scratch.path("old.key"))
+                .args(["--clevis-config", &format!(r#"{{"url":"http://127.0.0.1:{port}"}}"#)])
+                .arg(&volume.image);
+        });
+        prop_assert!(volume.opens(volume_key.as_bytes()), "the volume is as it was");
     }
 }

@@ -218,3 +218,53 @@ impl Kmip {
         ]
     }
 }
+
+impl Kmip {
+    /// Seeds a `kmip://` key store the way an operator's own KMIP tool would (the tests' one way to seed one):
+    /// `value` registered by PyKMIP as the Secret Data object `name` (`PREFIX/<volume-id>/current`). The oracle is
+    /// one process, waited for: nothing it starts outlives it. Returns the object's unique identifier.
+    pub fn seed(&self, name: &str, value: &[u8]) -> String {
+        self.oracle(&["register-password", name, &hex::encode(value)])
+    }
+}
+
+/// `plaintext` as cryptadm's `kmip:v1:` value (AES-256-GCM, AAD `cryptadm volume key v1`, base64url of
+/// IV‖tag‖ciphertext), made by Python's cryptography with `key`: the independent writer of wrapped seeds.
+pub fn python_wrap(key: &[u8], plaintext: &[u8]) -> String {
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sys,os,base64; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
+             k=bytes.fromhex(sys.argv[1]); iv=os.urandom(12); ct=G(k).encrypt(iv, bytes.fromhex(sys.argv[2]), \
+             b'cryptadm volume key v1'); \
+             print('kmip:v1:'+base64.urlsafe_b64encode(iv+ct[-16:]+ct[:-16]).decode().rstrip('='))",
+            &hex::encode(key),
+            &hex::encode(plaintext),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// A `kmip:v1:` value opened by Python's cryptography with `key`.
+pub fn python_unwrap(key: &[u8], value: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let text = value.trim().strip_prefix("kmip:v1:").expect("a kmip:v1: value");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).unwrap();
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
+             k,iv,t,ct=[bytes.fromhex(a) for a in sys.argv[1:5]]; \
+             print(G(k).decrypt(iv, ct+t, b'cryptadm volume key v1').hex())",
+            &hex::encode(key),
+            &hex::encode(&bytes[..12]),
+            &hex::encode(&bytes[12..28]),
+            &hex::encode(&bytes[28..]),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap()
+}

@@ -57,3 +57,16 @@ impl LuksImage {
             .success()
     }
 }
+
+/// Seeds a `file://DIR` key store as an operator would by hand (the tests' one way to seed one): `value` written to
+/// `DIR/<volume id>/current`, the directory 0700 and the file 0600, as `volume rotate` keeps them.
+pub fn seed_file_store(dir: &std::path::Path, volume_id: &str, value: &[u8]) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let volume_dir = dir.join(volume_id);
+    std::fs::create_dir_all(&volume_dir).unwrap();
+    std::fs::set_permissions(&volume_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let current = volume_dir.join("current");
+    std::fs::write(&current, value).unwrap();
+    std::fs::set_permissions(&current, std::fs::Permissions::from_mode(0o600)).unwrap();
+    current
+}

@@ -311,6 +311,7 @@ fn clevis_passphrase(
         }
         return Ok((explicit, None));
     };
+    crate::cmd::clevis_args::describe(&pin, ui);
     if !clevis_provider {
         return Err(Failure::new(ExitStatus::Usage, "--clevis-pin applies only to --provider clevis").into());
     }

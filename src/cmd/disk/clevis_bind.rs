@@ -47,6 +47,7 @@ pub fn run(args: ClevisBindArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     let Some(pin) = args.clevis.pin()? else {
         return Err(Failure::new(ExitStatus::Usage, "clevis-bind needs --clevis-pin and --clevis-config").into());
     };
+    crate::cmd::clevis_args::describe(&pin, printer);
     let mut volume =
         Volume::open(&args.target, true).with_context(|| format!("opening `{}`", args.target.display()))?;
     // One writer at a time, as `volume rotate` locks (a second run fails at once, exit 10).

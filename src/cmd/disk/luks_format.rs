@@ -419,6 +419,7 @@ fn clevis_prepare(
     printer: &Printer,
 ) -> anyhow::Result<Option<(crate::kms::clevis::Pin, crate::disk::clevis::Prepared)>> {
     let Some(pin) = args.clevis.pin()? else { return Ok(None) };
+    crate::cmd::clevis_args::describe(&pin, printer);
     if options.version != Version::Luks2 {
         return Err(usage("--clevis-pin needs LUKS2 (LUKS1 has no tokens)").into());
     }

@@ -50,8 +50,8 @@ pub struct EncryptArgs {
     /// Where to write it: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]
     #[arg(value_name = "DST", value_parser = super::parse_reference)]
     destination: ImageReference,
-    /// Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), provider:NAME[:OPTS], vault-transit://MOUNT/KEY, aws-kms://ARN
     #[arg(long = "recipient", visible_alias = "encryption-key", value_name = "SPEC", required = true,
+          help = super::recipient_help(),
           value_parser = |s: &str| RecipientSpec::parse(s).map_err(|e| e.to_string()))]
     recipients: Vec<RecipientSpec>,
     /// Layer to encrypt, 0 = bottom, negative counts from the top (repeatable; default: all)
@@ -97,7 +97,7 @@ pub fn run(args: EncryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let recipients = if managers.is_empty() {
         recipients
     } else {
-        recipients.with_key_managers(args.keys.key_manager_opener(&managers)?)
+        recipients.with_key_managers(args.keys.key_manager_opener(&managers, printer)?)
     };
     let keys = args.keys.resolve(provider_config, printer)?;
     let source_access = args.src_registry.flags(&args.dest_registry);

@@ -80,7 +80,7 @@ fn listen(endpoint: &str, printer: &Printer) -> anyhow::Result<()> {
                 .into());
         }
     };
-    let opener = super::key_managers::environment_opener();
+    let opener = super::key_managers::environment_opener(printer);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the gRPC runtime")?;
     crate::cmd::volume::serve::claim_socket_path(&socket)?;
@@ -108,7 +108,7 @@ fn serve(printer: &Printer) -> anyhow::Result<()> {
         );
     };
     let request = key_manager::parse_request(&request)?;
-    let answer = key_manager::answer(request, &super::key_managers::environment_opener())?;
+    let answer = key_manager::answer(request, &super::key_managers::environment_opener(printer))?;
     printer.data(&answer).context("writing the answer to standard output")?;
     Ok(())
 }

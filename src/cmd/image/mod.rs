@@ -110,21 +110,45 @@ fn parse_platform(text: &str) -> Result<Platform, String> {
     Platform::parse(text).ok_or_else(|| "expected OS/ARCH or OS/ARCH/VARIANT, e.g. linux/arm64/v8".into())
 }
 
+/// The help of `image encrypt --recipient`: the key-manager forms come from the backend table.
+fn recipient_help() -> String {
+    format!(
+        "Who may decrypt: jwe:PUBKEY, pkcs7:CERT, pgp:EMAIL-NAME-OR-FINGERPRINT (or a public key file), \
+         provider:NAME[:OPTS], or a key-manager key: {}",
+        crate::kms::backends::takes(crate::kms::backends::Use::Recipient)
+    )
+}
+
+/// The help of `--key`: the key-manager forms come from the backend table.
+fn key_help() -> String {
+    format!(
+        "A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), \
+         provider:NAME[:OPTS], or a key-manager key: {}",
+        crate::kms::backends::takes(crate::kms::backends::Use::Recipient)
+    )
+}
+
+fn key_long_help() -> String {
+    format!(
+        "{}\n\nRepeatable; every key is tried on every layer. A password-protected key takes its password from \
+         --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's \
+         FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv). A \
+         Transit key unwraps through Vault or OpenBao, with the Vault settings of the environment (VAULT_ADDR, \
+         VAULT_CACERT, VAULT_TOKEN or a login); an AWS KMS key (its key or alias ARN) through KMS Decrypt, with the \
+         AWS credential chain (AWS_* variables, the profile files, web identity, the instance profile). A key file \
+         sealed to this machine (a clevis JWE of it: `clevis encrypt tpm2|tang|sss`, `cryptadm image seal-key`) is \
+         opened through its TPM (--tpm2-device), Tang servers or threshold when a layer needs it, in memory only.",
+        key_help()
+    )
+}
+
 /// Decryption keys, shared by decrypt, authorize, and encrypt (to add recipients to encrypted layers).
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Keys")]
 pub struct KeyArgs {
-    /// A private key (PEM, DER, JWK; RSA or EC), an OpenPGP secret key, a certificate (PKCS#7), provider:NAME[:OPTS], vault-transit://MOUNT/KEY or aws-kms://ARN
-    ///
-    /// Repeatable; every key is tried on every layer. A password-protected key takes its password from
-    /// --passphrase-file, CRYPTADM_PASSPHRASE_FILE or CRYPTADM_PASSPHRASE, or a terminal prompt. ocicrypt's
-    /// FILE:file=PWFILE and FILE:fd=N forms work too; its FILE:PASSWORD is refused (other users can read argv).
-    /// A Transit key unwraps through Vault or OpenBao, with the Vault settings of the environment (VAULT_ADDR,
-    /// VAULT_CACERT, VAULT_TOKEN or a login); an AWS KMS key (its key or alias ARN) through KMS Decrypt, with the
-    /// AWS credential chain (AWS_* variables, the profile files, web identity, the instance profile). A key file
-    /// sealed to this machine (a clevis JWE of it: `clevis encrypt tpm2|tang|sss`, `cryptadm image seal-key`)
-    /// is opened through its TPM (--tpm2-device), Tang servers or threshold when a layer needs it, in memory only.
-    #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE")]
+    /// The decryption keys (help: [`key_help`], from the backend table).
+    #[arg(long = "key", visible_alias = "decryption-key", value_name = "FILE", help = key_help(),
+          long_help = key_long_help())]
     pub keys: Vec<String>,
     /// An X.509 certificate matching a --key, needed for PKCS#7 (a certificate given with --key works too)
     #[arg(long = "cert", visible_alias = "dec-recipient", value_name = "FILE")]
@@ -165,15 +189,20 @@ impl KeyArgs {
             keys
         };
         let managers = keys.key_managers();
-        Ok(if managers.is_empty() { keys } else { keys.with_key_managers(self.key_manager_opener(&managers)?) })
+        Ok(if managers.is_empty() {
+            keys
+        } else {
+            keys.with_key_managers(self.key_manager_opener(&managers, printer)?)
+        })
     }
 
     /// How the key managers `needed` are reached, with these commands' Vault and AWS settings.
     pub fn key_manager_opener(
         &self,
         needed: &[crate::ocicrypt::key_manager::Manager],
+        printer: &Printer,
     ) -> anyhow::Result<crate::ocicrypt::key_manager::Opener> {
-        key_managers::opener(&self.vault, &self.aws, needed)
+        key_managers::opener(&self.vault, &self.aws, needed, printer)
     }
 }
 

@@ -47,7 +47,7 @@ pub struct StreamDecryptArgs {
 /// Runs `cryptadm image stream-decrypt`. Errors are printed here as one line (containerd copies stderr into the
 /// pull error verbatim), without the hint line other commands add.
 pub fn run(args: StreamDecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
-    match decrypt(&args) {
+    match decrypt(&args, printer) {
         Ok(()) => Ok(ExitStatus::Success),
         Err(error) => {
             let (status, _) = crate::cmd::error::classify(&error);
@@ -58,7 +58,7 @@ pub fn run(args: StreamDecryptArgs, printer: &Printer) -> anyhow::Result<ExitSta
     }
 }
 
-fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
+fn decrypt(args: &StreamDecryptArgs, printer: &Printer) -> anyhow::Result<()> {
     let payload = read_payload()?;
     let files = match &args.keys_path {
         Some(dir) => stream::read_keys_directory(dir)
@@ -69,7 +69,7 @@ fn decrypt(args: &StreamDecryptArgs) -> anyhow::Result<()> {
     // The node's own identity unwraps key-manager-wrapped layers: its Vault login when its environment
     // (containerd's processor `env`) names a server, its AWS instance profile (or other AWS credentials); their
     // policies decide which keys it may use.
-    let keys = keys.with_any_managed_key(super::key_managers::environment_opener());
+    let keys = keys.with_any_managed_key(super::key_managers::environment_opener(printer));
     // A key file sealed to the node (a clevis JWE) opens through the TPM its environment names
     // (CRYPTADM_TPM2_DEVICE, TPM2TOOLS_TCTI; else /dev/tpmrm0) or its Tang servers, when the layer needs it.
     let keys = if keys.has_sealed_keys() {

@@ -47,8 +47,9 @@ pub struct ImportArgs {
     /// The passphrase that opens the volume now, byte for byte (`-`: standard input)
     #[arg(long, value_name = "FILE")]
     pub passphrase_file: PathBuf,
-    /// Where to store it: file://DIR, vault-kv://MOUNT/PREFIX (OpenBao/Vault KV v2) or kmip://PREFIX
-    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE)]
+    /// Where to store it (help: from the backend table)
+    #[arg(long, value_name = "URI", default_value = DEFAULT_KEY_STORE,
+          help = crate::kms::backends::help_for(crate::kms::backends::Use::Store))]
     pub key_store: String,
     /// Replace the key the store holds for the volume (the new one must open the volume)
     #[arg(long)]
@@ -76,6 +77,11 @@ pub fn run(args: ImportArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let resolver =
         crate::volume::resolve::Resolver { template: None, sysfs: PathBuf::from("/sys"), dev: PathBuf::from("/dev") };
     let settings = settings(&args.key_store, resolver, &args.vault)?;
+    if printer.is_verbose() {
+        for line in crate::cmd::key_refs::describe(&args.key_store, &settings.backends) {
+            printer.debug(&line);
+        }
+    }
     let imported =
         crate::volume::import::import_volume(&args.volume_id, &args.volume_path, &passphrase, args.force, &settings)
             .with_context(|| format!("importing volume `{}` into `{}`", args.volume_id, args.key_store))?;

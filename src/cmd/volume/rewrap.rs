@@ -52,8 +52,8 @@ pub struct RewrapArgs {
 /// The settings of the stores and wraps `rewrap` works on: no KMIP (a KMIP server cannot rewrap in place).
 #[derive(Args, Debug, Clone)]
 pub struct RewrapStoreArgs {
-    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN
-    /// (vault-kv:// and file:// stores)
+    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also
+    /// written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
     #[arg(long, value_name = "URI", help_heading = super::KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
@@ -74,6 +74,16 @@ impl RewrapStoreArgs {
         }
         .resolve(key_store)
     }
+}
+
+/// The `-v` lines of `volume rewrap`: the store, the wrapping key and their key managers (never a secret).
+fn describe_clients(
+    key_store: &str,
+    key_wrap: Option<&KeyRef>,
+    vault: Option<&crate::kms::vault::Vault>,
+    aws: Option<&crate::kms::aws::Aws>,
+) -> Vec<String> {
+    crate::cmd::key_refs::describe_clients(key_store, key_wrap, vault, aws, None)
 }
 
 /// Runs `cryptadm volume rewrap`.
@@ -100,9 +110,19 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let (rewrapper, done_with) = match (store.key_wrap.as_ref(), store.key_wrap.as_ref().and_then(KeyRef::transit)) {
         (Some(KeyRef::AwsKms { key }), _) => {
             aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+            if printer.is_verbose() {
+                let lines = describe_clients(&args.key_store, store.key_wrap.as_ref(), Some(&store.client), Some(&aws));
+                lines.iter().for_each(|line| printer.debug(line));
+            }
             (Rewrapper::aws_kms(&aws, key), "the current key material of")
         }
-        (_, Some(transit)) => (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of"),
+        (_, Some(transit)) => {
+            if printer.is_verbose() {
+                let lines = describe_clients(&args.key_store, store.key_wrap.as_ref(), Some(&store.client), None);
+                lines.iter().for_each(|line| printer.debug(line));
+            }
+            (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of")
+        }
         _ => {
             return Err(usage(
                 "volume rewrap needs the key that wraps the store".into(),
@@ -168,6 +188,10 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
         .into());
     }
     let client = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+    if printer.is_verbose() {
+        let wrap = KeyRef::AwsKms { key: key.clone() };
+        describe_clients(&args.key_store, Some(&wrap), None, Some(&client)).iter().for_each(|l| printer.debug(l));
+    }
     let run_dir = crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| std::path::PathBuf::from(super::DEFAULT_RUN_DIR), std::path::PathBuf::from);
     #[cfg(feature = "fault-injection")]
