@@ -100,7 +100,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let (rewrapper, done_with) = match (store.key_wrap.as_ref(), store.key_wrap.as_ref().and_then(KeyRef::transit)) {
         (Some(KeyRef::AwsKms { key }), _) => {
             aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
-            (Rewrapper::aws_kms(&aws, key), "the current key material of")
+            (Rewrapper::aws_kms(&aws, key, &args.key_store), "the current key material of")
         }
         (_, Some(transit)) => (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of"),
         _ => {
@@ -186,6 +186,7 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
     let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
         &client,
         &key,
+        &args.key_store,
         std::path::Path::new(dir),
         &run_dir.join("volume-locks"),
         &mut written,
