@@ -124,7 +124,7 @@ pub fn open_key_wrap(
         }
         KeyRef::Plugin { name, uri } if name == "kmip" => {
             let client = backends.kmip(&format!("--key-wrap `{uri}`"))?;
-            Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client)?))
+            Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client, binding)?))
         }
         KeyRef::AwsKms { key } => {
             let client = backends.aws.clone().ok_or_else(|| Error::Store {
