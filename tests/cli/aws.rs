@@ -701,7 +701,8 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     std::fs::remove_dir_all(&other).unwrap();
     let legacy = scratch.path("keys/pvc-legacy");
     std::fs::create_dir_all(&legacy).unwrap();
-    std::fs::write(legacy.join("current"), &seeded).unwrap();
+    // (The image's current passphrase, so that the bound result rotates below.)
+    std::fs::write(legacy.join("current"), aws.encrypt(&scratch, &std::fs::read(&new_key).unwrap())).unwrap();
     let rewrapped = rewrap();
     assert!(rewrapped.status.success(), "{}", stderr(&rewrapped));
     assert!(stderr(&rewrapped).contains("rewrapped 2 value(s) of 2 volume(s)"), "{}", stderr(&rewrapped));
@@ -723,7 +724,23 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
         &aws.key,
         &context("pvc-legacy"),
     ]);
-    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&old).unwrap());
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
+    // The value rewrap bound rotates: the volume, under the id pvc-legacy, gets a new passphrase bound to it.
+    let mut command = with_keys(aws, &aws.admin);
+    command
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-legacy", "--volume-path"])
+        .arg(image)
+        .args(["--key-store", &store_uri])
+        .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+    let rotated = command.output().unwrap();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let bound: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(legacy.join("current")).unwrap()).unwrap();
+    let newest = scratch.path("newest.key");
+    let ciphertext = bound["ciphertext"].as_str().unwrap();
+    aws.oracle(&["decrypt", ciphertext, newest.to_str().unwrap(), &aws.key, &context("pvc-legacy")]);
+    assert!(opens(&newest) && !opens(&new_key), "the rotation of the rewrapped value");
     std::fs::remove_dir_all(&legacy).unwrap();
     // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
     std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
