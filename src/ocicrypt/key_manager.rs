@@ -562,6 +562,42 @@ mod tests {
         fn rotate_key(&self, _: &str) -> Result<(), kms::Error> {
             unimplemented!()
         }
+        // As KMS does: the context is sealed with the ciphertext, and only the same context unwraps it.
+        fn wrap_bound(&self, key: &str, plaintext: &[u8], context: &kms::Context) -> Result<String, kms::Error> {
+            let sealed = self.wrap(key, plaintext)?;
+            Ok(format!("{sealed}:{}", hex::encode(serde_json::to_vec(context).unwrap())))
+        }
+        fn unwrap_bound(&self, key: &str, wrapped: &str, context: &kms::Context) -> Result<SecretBytes, kms::Error> {
+            let (sealed, bound) = wrapped.rsplit_once(':').unwrap();
+            if hex::encode(serde_json::to_vec(context).unwrap()) != bound {
+                return Err(kms::Error::Config("InvalidCiphertextException".into()));
+            }
+            self.unwrap(key, sealed)
+        }
+    }
+
+    /// Issue 42: an AWS KMS entry is bound to its layer's digest and records it; the opener passes the recorded
+    /// context; an edited record is refused by the key manager; a key bound to one layer but holding another
+    /// layer's options is refused (exit 15); a Transit entry records none.
+    #[test]
+    fn aws_kms_entries_are_bound_to_their_layer() {
+        let arn = "aws-kms://arn:aws:kms:eu-west-1:111122223333:key/k";
+        let options = br#"{"symkey":"AA==","digest":"sha256:aa","cipheroptions":{"nonce":"AA=="}}"#;
+        let blob = ManagedWrapper::new(opener(), vec![key(arn)]).wrap(options).unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&blob).unwrap();
+        assert_eq!(parsed["recipients"][0]["context"], serde_json::json!({"cryptadm:layer": "sha256:aa"}));
+        let named = ManagedUnwrapper::new(opener(), Allowed::Named);
+        assert_eq!(&named.unwrap(&blob).unwrap().unwrap()[..], options);
+        let edited = String::from_utf8(blob.clone()).unwrap().replace("\"sha256:aa\"}", "\"sha256:bb\"}");
+        assert!(named.unwrap(edited.as_bytes()).is_err(), "an edited context unwrapped");
+        let other_layer = br#"{"symkey":"AA==","digest":"sha256:bb","cipheroptions":{"nonce":"AA=="}}"#;
+        let context: kms::Context = [(CONTEXT_LAYER.to_owned(), "sha256:aa".to_owned())].into_iter().collect();
+        let sealed = kms::Wrapping::wrap_bound(&Reverse(Mutex::default()), "k", other_layer, &context).unwrap();
+        let moved = serde_json::json!({"scheme": "aws-kms", "recipients": [{"key": arn, "ciphertext": sealed, "context": context}]});
+        let refused = named.unwrap(moved.to_string().as_bytes()).unwrap_err();
+        assert_eq!(refused.status(), ExitStatus::DataLoss, "{refused}");
+        let transit = ManagedWrapper::new(opener(), vec![key("vault-transit://transit/images")]).wrap(options).unwrap();
+        assert!(!String::from_utf8(transit).unwrap().contains("context"));
     }
 
     fn opener() -> Opener {

@@ -94,3 +94,27 @@ impl Binding {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_drop_a_trailing_slash_and_refuse_other_volumes_and_stores() {
+        assert_eq!(Binding::new("file:///keys/", "v").store, "file:///keys");
+        assert_eq!(Binding::new("file:///", "v").store, "file:///");
+        assert_eq!(Binding::new("vault-kv://kv/p", "v").store, "vault-kv://kv/p");
+        let binding = Binding::new("kmip://p", "pvc-1");
+        assert!(binding.check(&binding.context(), false).is_ok());
+        let moved = Binding::new("kmip://p", "pvc-2").context();
+        let refused = binding.check(&moved, true).unwrap_err();
+        assert_eq!(crate::exit::Classify::status(&refused), crate::exit::ExitStatus::DataLoss);
+        assert!(refused.to_string().contains("`pvc-1` is bound to volume `pvc-2`"), "{refused}");
+        let other_store = Binding::new("kmip://q", "pvc-1").context();
+        assert!(binding.check(&other_store, false).is_err());
+        assert!(binding.check(&other_store, true).is_ok(), "rewrap binds a moved store anew");
+        let mut extra = binding.context();
+        extra.insert("x".into(), "y".into());
+        assert!(binding.check(&extra, false).is_err());
+    }
+}
