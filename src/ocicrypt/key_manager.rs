@@ -11,8 +11,9 @@
 //! {"scheme":"aws-kms","recipients":[{"key":"aws-kms://arn:aws:kms:…:key/ID","ciphertext":"AQICAHh…"}]}
 //! ```
 //!
-//! An AWS KMS entry made since issue 42 also records the encryption context its ciphertext is bound to, the layer's
-//! plaintext digest (as its private options carry it), so that any opener rebuilds it from the annotation:
+//! An entry made since issue 42 also records the context its ciphertext is bound to (AWS KMS: the encryption
+//! context; Transit: `associated_data`, base64 of the context's compact JSON), the layer's plaintext digest (as its
+//! private options carry it), so that any opener rebuilds it from the annotation:
 //! `{"key":"aws-kms://…","ciphertext":"AQICAHh…","context":{"cryptadm:layer":"sha256:…"}}`. An entry without it
 //! (older images) opens without a context; an unwrapped key whose private options name another layer is refused.
 //!
@@ -175,12 +176,10 @@ struct Entry {
 /// layer's private options also carry.
 pub const CONTEXT_LAYER: &str = "cryptadm:layer";
 
-/// The context a layer key is bound to for `key`: the layer's digest from the private options, for AWS KMS keys
-/// (Transit keys are not bound: see docs/key-managers.md). `None` when the options name no digest.
-fn layer_context(key: &ManagedKey, private_options: &[u8]) -> Option<kms::Context> {
-    if key.manager() != Manager::Aws {
-        return None;
-    }
+/// The context a layer key is bound to: the layer's digest from the private options (AWS KMS: the
+/// encryption context; Transit: `associated_data`, see [`kms::vault::associated_data`]). `None` when the options
+/// name no digest.
+fn layer_context(private_options: &[u8]) -> Option<kms::Context> {
     let options: serde_json::Value = serde_json::from_slice(private_options).ok()?;
     let digest = options.get("digest").and_then(serde_json::Value::as_str).filter(|d| !d.is_empty())?;
     Some([(CONTEXT_LAYER.to_owned(), digest.to_owned())].into_iter().collect())
@@ -240,7 +239,7 @@ impl KeyWrapper for ManagedWrapper {
         let mut recipients = Vec::with_capacity(self.keys.len());
         for key in &self.keys {
             let manager = (self.opener)(key.manager()).map_err(kms_error)?;
-            let context = layer_context(key, private_options);
+            let context = layer_context(private_options);
             let ciphertext = match &context {
                 Some(context) => manager.wrap_bound(&key.wrapping_name(), private_options, context),
                 None => manager.wrap(&key.wrapping_name(), private_options),
@@ -578,7 +577,7 @@ mod tests {
 
     /// Issue 42: an AWS KMS entry is bound to its layer's digest and records it; the opener passes the recorded
     /// context; an edited record is refused by the key manager; a key bound to one layer but holding another
-    /// layer's options is refused (exit 15); a Transit entry records none.
+    /// layer's options is refused (exit 15); Transit entries are bound alike.
     #[test]
     fn aws_kms_entries_are_bound_to_their_layer() {
         let arn = "aws-kms://arn:aws:kms:eu-west-1:111122223333:key/k";
@@ -597,7 +596,9 @@ mod tests {
         let refused = named.unwrap(moved.to_string().as_bytes()).unwrap_err();
         assert_eq!(refused.status(), ExitStatus::DataLoss, "{refused}");
         let transit = ManagedWrapper::new(opener(), vec![key("vault-transit://transit/images")]).wrap(options).unwrap();
-        assert!(!String::from_utf8(transit).unwrap().contains("context"));
+        assert!(String::from_utf8(transit).unwrap().contains(r#""context":{"cryptadm:layer":"sha256:aa"}"#));
+        let unbound = ManagedWrapper::new(opener(), vec![key(arn)]).wrap(b"{}").unwrap();
+        assert!(!String::from_utf8(unbound).unwrap().contains("context"), "options without a digest");
     }
 
     fn opener() -> Opener {
