@@ -23,7 +23,7 @@ pub mod credentials;
 pub mod profile;
 
 use super::http::{Http, HttpSettings, Request, Response};
-use super::{DataKey, Error, Wrapping};
+use super::{Context, DataKey, Error, Wrapping};
 use crate::crypto::SecretBytes;
 use crate::exit::ExitStatus;
 use crate::redact;
@@ -380,10 +380,18 @@ impl Aws {
 
     /// KMS Decrypt of a CiphertextBlob (bytes), restricted to `key` when one is given.
     pub fn kms_decrypt(&self, key: Option<&str>, blob: &[u8]) -> Result<SecretBytes, Error> {
+        self.kms_decrypt_bound(key, blob, &Context::new())
+    }
+
+    /// KMS Decrypt with encryption context `context` (none when empty): KMS refuses a blob made with another one.
+    pub fn kms_decrypt_bound(&self, key: Option<&str>, blob: &[u8], context: &Context) -> Result<SecretBytes, Error> {
         let region = self.region_for(key)?;
         let mut body = json!({"CiphertextBlob": STANDARD.encode(blob)});
         if let Some(key) = key {
             body["KeyId"] = key.into();
+        }
+        if !context.is_empty() {
+            body["EncryptionContext"] = json!(context);
         }
         let what = match key {
             Some(key) => format!("decrypting with KMS key `{key}`"),
@@ -399,9 +407,17 @@ impl Aws {
 
     /// KMS Encrypt of `plaintext` under `key`; the CiphertextBlob's bytes.
     pub fn kms_encrypt(&self, key: &str, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+        self.kms_encrypt_bound(key, plaintext, &Context::new())
+    }
+
+    /// KMS Encrypt with encryption context `context` (none when empty).
+    pub fn kms_encrypt_bound(&self, key: &str, plaintext: &[u8], context: &Context) -> Result<Vec<u8>, Error> {
         let region = self.region_for(Some(key))?;
         let what = format!("encrypting with KMS key `{key}`");
         let mut body = json!({"KeyId": key, "Plaintext": STANDARD.encode(plaintext)});
+        if !context.is_empty() {
+            body["EncryptionContext"] = json!(context);
+        }
         let answer = self.json_call(KMS, &region, "Encrypt", &body, &what);
         wipe_json(&mut body);
         self.blob(&answer?, "CiphertextBlob", &what, &region)
@@ -426,9 +442,20 @@ impl Aws {
 
     /// KMS ReEncrypt of a CiphertextBlob to `key`'s current key material (the plaintext stays in KMS).
     pub fn kms_reencrypt(&self, key: &str, blob: &[u8]) -> Result<Vec<u8>, Error> {
+        self.kms_reencrypt_bound(key, blob, &Context::new(), &Context::new())
+    }
+
+    /// KMS ReEncrypt from encryption context `from` to `to` (each none when empty).
+    pub fn kms_reencrypt_bound(&self, key: &str, blob: &[u8], from: &Context, to: &Context) -> Result<Vec<u8>, Error> {
         let region = self.region_for(Some(key))?;
         let what = format!("re-encrypting with KMS key `{key}`");
-        let body = json!({"CiphertextBlob": STANDARD.encode(blob), "SourceKeyId": key, "DestinationKeyId": key});
+        let mut body = json!({"CiphertextBlob": STANDARD.encode(blob), "SourceKeyId": key, "DestinationKeyId": key});
+        if !from.is_empty() {
+            body["SourceEncryptionContext"] = json!(from);
+        }
+        if !to.is_empty() {
+            body["DestinationEncryptionContext"] = json!(to);
+        }
         let answer = self.json_call(KMS, &region, "ReEncrypt", &body, &what)?;
         self.blob(&answer, "CiphertextBlob", &what, &region)
     }
@@ -709,6 +736,18 @@ impl Wrapping for Aws {
 
     fn rewrap(&self, key: &str, wrapped: &str) -> Result<String, Error> {
         Ok(STANDARD.encode(self.kms_reencrypt(key, &decode_blob(key, wrapped)?)?))
+    }
+
+    fn wrap_bound(&self, key: &str, plaintext: &[u8], context: &Context) -> Result<String, Error> {
+        Ok(STANDARD.encode(self.kms_encrypt_bound(key, plaintext, context)?))
+    }
+
+    fn unwrap_bound(&self, key: &str, wrapped: &str, context: &Context) -> Result<SecretBytes, Error> {
+        self.kms_decrypt_bound(Some(key), &decode_blob(key, wrapped)?, context)
+    }
+
+    fn rewrap_bound(&self, key: &str, wrapped: &str, from: &Context, to: &Context) -> Result<String, Error> {
+        Ok(STANDARD.encode(self.kms_reencrypt_bound(key, &decode_blob(key, wrapped)?, from, to)?))
     }
 
     fn rotate_key(&self, key: &str) -> Result<(), Error> {

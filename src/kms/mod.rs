@@ -66,6 +66,27 @@ pub trait Wrapping {
     fn rewrap(&self, key: &str, wrapped: &str) -> Result<String, Error>;
     /// Makes a new version of `key` the one that wraps; older versions still unwrap.
     fn rotate_key(&self, key: &str) -> Result<(), Error>;
+    /// Wraps a small secret with `key`, bound to `context` (AWS KMS: the encryption context; Transit: associated
+    /// data): only [`Wrapping::unwrap_bound`] with the same context unwraps it. An empty context is [`Wrapping::wrap`].
+    fn wrap_bound(&self, key: &str, plaintext: &[u8], context: &Context) -> Result<String, Error> {
+        if context.is_empty() { self.wrap(key, plaintext) } else { Err(unbound(key)) }
+    }
+    /// Unwraps what [`Wrapping::wrap_bound`] returned for the same `context`.
+    fn unwrap_bound(&self, key: &str, wrapped: &str, context: &Context) -> Result<SecretBytes, Error> {
+        if context.is_empty() { self.unwrap(key, wrapped) } else { Err(unbound(key)) }
+    }
+    /// Rewraps a value bound to `from` with the newest version of `key`, bound to `to`.
+    fn rewrap_bound(&self, key: &str, wrapped: &str, from: &Context, to: &Context) -> Result<String, Error> {
+        if from.is_empty() && to.is_empty() { self.rewrap(key, wrapped) } else { Err(unbound(key)) }
+    }
+}
+
+/// What a wrapped value is bound to: the AWS KMS encryption context, or what Transit authenticates as associated
+/// data. Names and values are text; the order is the names' (KMS ignores order; Transit gets it serialised).
+pub type Context = BTreeMap<String, String>;
+
+fn unbound(key: &str) -> Error {
+    Error::Config(format!("key `{key}`: this key manager cannot bind a wrapped value to a context"))
 }
 
 /// One version of a secret in a [`VersionedStore`]: its fields and the version number check-and-set compares.

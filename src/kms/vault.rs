@@ -585,12 +585,40 @@ impl Wrapping for Vault {
         Ok(self.field(&answer, "/data/ciphertext", &what)?.to_owned())
     }
 
+    /// Transit's `associated_data` (AES-GCM and ChaCha20-Poly1305 keys): base64 of the context's compact JSON.
+    fn wrap_bound(&self, key: &str, plaintext: &[u8], context: &super::Context) -> Result<String, Error> {
+        if context.is_empty() {
+            return self.wrap(key, plaintext);
+        }
+        let encoded = zeroize::Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(plaintext));
+        let body = json!({"plaintext": encoded.as_str(), "associated_data": associated_data(context)});
+        let (answer, what) = self.transit(key, "encrypt", &body, "encrypting")?;
+        Ok(self.field(&answer, "/data/ciphertext", &what)?.to_owned())
+    }
+
+    fn unwrap_bound(&self, key: &str, wrapped: &str, context: &super::Context) -> Result<SecretBytes, Error> {
+        if context.is_empty() {
+            return self.unwrap(key, wrapped);
+        }
+        let body = json!({"ciphertext": wrapped, "associated_data": associated_data(context)});
+        let (mut answer, what) = self.transit(key, "decrypt", &body, "decrypting")?;
+        let plaintext = self.field(&answer, "/data/plaintext", &what).and_then(|text| self.decode(text, &what));
+        wipe_json(&mut answer);
+        plaintext
+    }
+
     fn rotate_key(&self, key: &str) -> Result<(), Error> {
         let (mount, name) = split_name(key)?;
         let what = format!("rotating Transit key `{mount}/{name}`");
         self.call_once(Method::POST, &format!("{mount}/keys/{name}/rotate"), Some(&json!({})), &what)?;
         Ok(())
     }
+}
+
+/// Transit's `associated_data` for `context`: standard base64 of its compact JSON (names sorted), e.g. of
+/// `{"cryptadm:layer":"sha256:…"}`.
+pub fn associated_data(context: &super::Context) -> String {
+    base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(context).expect("strings serialise"))
 }
 
 impl VersionedStore for Vault {

@@ -11,6 +11,12 @@
 //! {"scheme":"aws-kms","recipients":[{"key":"aws-kms://arn:aws:kms:…:key/ID","ciphertext":"AQICAHh…"}]}
 //! ```
 //!
+//! An entry made since issue 42 also records the context its ciphertext is bound to (AWS KMS: the encryption
+//! context; Transit: `associated_data`, base64 of the context's compact JSON), the layer's plaintext digest (as its
+//! private options carry it), so that any opener rebuilds it from the annotation:
+//! `{"key":"aws-kms://…","ciphertext":"AQICAHh…","context":{"cryptadm:layer":"sha256:…"}}`. An entry without it
+//! (older images) opens without a context; an unwrapped key whose private options name another layer is refused.
+//!
 //! One entry per key the layer was encrypted for; `ciphertext` is the key manager's wrapping of the layer's private
 //! options JSON: Transit's `encrypt` answer, or the standard base64 of KMS Encrypt's CiphertextBlob (what
 //! `aws kms encrypt --query CiphertextBlob --output text` prints). The key reference travels with the ciphertext so
@@ -160,6 +166,38 @@ struct Blob {
 struct Entry {
     key: String,
     ciphertext: String,
+    /// The context the ciphertext is bound to (AWS KMS: its encryption context), recorded so that any opener can
+    /// rebuild it: `{"cryptadm:layer": DIGEST}`. Absent in blobs made before (they open without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    context: Option<kms::Context>,
+}
+
+/// The context name of the layer a layer key is bound to: the plaintext layer's digest (`sha256:…`), which the
+/// layer's private options also carry.
+pub const CONTEXT_LAYER: &str = "cryptadm:layer";
+
+/// The context a layer key is bound to: the layer's digest from the private options (AWS KMS: the
+/// encryption context; Transit: `associated_data`, see [`kms::vault::associated_data`]). `None` when the options
+/// name no digest.
+fn layer_context(private_options: &[u8]) -> Option<kms::Context> {
+    let options: serde_json::Value = serde_json::from_slice(private_options).ok()?;
+    let digest = options.get("digest").and_then(serde_json::Value::as_str).filter(|d| !d.is_empty())?;
+    Some([(CONTEXT_LAYER.to_owned(), digest.to_owned())].into_iter().collect())
+}
+
+/// Checks what a bound entry unwrapped to: its private options name the layer its context names (a layer key
+/// bound to one layer and copied into another layer's annotation is refused, exit 15).
+fn check_layer(context: &kms::Context, private_options: &[u8]) -> Result<(), Error> {
+    let bound = context.get(CONTEXT_LAYER).map(String::as_str).unwrap_or_default();
+    let options: serde_json::Value = serde_json::from_slice(private_options).unwrap_or_default();
+    match options.get("digest").and_then(serde_json::Value::as_str) {
+        Some(digest) if !digest.is_empty() && digest != bound => Err(Error::Integrity(format!(
+            "{SCHEME}: the layer key is bound to layer `{}` but is the key of layer `{}`",
+            crate::redact::server_message(bound.as_bytes()),
+            crate::redact::server_message(digest.as_bytes())
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A key manager's error while wrapping or unwrapping for `key`, in ocicrypt's terms. Unreachable, sealed or
@@ -201,8 +239,13 @@ impl KeyWrapper for ManagedWrapper {
         let mut recipients = Vec::with_capacity(self.keys.len());
         for key in &self.keys {
             let manager = (self.opener)(key.manager()).map_err(kms_error)?;
-            let ciphertext = manager.wrap(&key.wrapping_name(), private_options).map_err(kms_error)?;
-            recipients.push(Entry { key: key.reference(), ciphertext });
+            let context = layer_context(private_options);
+            let ciphertext = match &context {
+                Some(context) => manager.wrap_bound(&key.wrapping_name(), private_options, context),
+                None => manager.wrap(&key.wrapping_name(), private_options),
+            }
+            .map_err(kms_error)?;
+            recipients.push(Entry { key: key.reference(), ciphertext, context });
         }
         let blob = Blob { scheme: blob_scheme(&self.keys).into(), recipients };
         serde_json::to_vec(&blob).map_err(|e| Error::Wrap { scheme: SCHEME.into(), problem: e.to_string() })
@@ -232,8 +275,8 @@ impl ManagedUnwrapper {
     }
 }
 
-/// Parses a blob: the keys and ciphertexts it holds.
-fn parse_blob(wrapped: &[u8]) -> Result<Vec<(ManagedKey, String)>, Error> {
+/// Parses a blob: the keys, ciphertexts and recorded contexts it holds.
+fn parse_blob(wrapped: &[u8]) -> Result<Vec<(ManagedKey, String, Option<kms::Context>)>, Error> {
     let malformed = |problem: String| Error::MalformedWrappedKey { scheme: SCHEME.into(), problem };
     if wrapped.len() > MAX_BLOB {
         return Err(malformed(format!("larger than {MAX_BLOB} bytes")));
@@ -252,14 +295,20 @@ fn parse_blob(wrapped: &[u8]) -> Result<Vec<(ManagedKey, String)>, Error> {
         .into_iter()
         .map(|entry| {
             let key = ManagedKey::parse(&entry.key).map_err(|e| malformed(e.to_string()))?;
-            Ok((key, entry.ciphertext))
+            match &entry.context {
+                Some(context) if context.len() != 1 || !context.contains_key(CONTEXT_LAYER) => {
+                    return Err(malformed(format!("an entry's context is not {{\"{CONTEXT_LAYER}\": DIGEST}}")));
+                }
+                _ => {}
+            }
+            Ok((key, entry.ciphertext, entry.context))
         })
         .collect()
 }
 
 /// The keys a wrapped blob names (for `image inspect`).
 pub fn recipients(wrapped: &[u8]) -> Result<Vec<ManagedKey>, Error> {
-    Ok(parse_blob(wrapped)?.into_iter().map(|(key, _)| key).collect())
+    Ok(parse_blob(wrapped)?.into_iter().map(|(key, ..)| key).collect())
 }
 
 /// How much an entry's failure says: the most telling one is reported when no entry opens the layer. A server
@@ -284,17 +333,24 @@ impl KeyUnwrapper for ManagedUnwrapper {
         let entries = parse_blob(wrapped)?;
         let mut failed: Option<kms::Error> = None;
         let mut tried = false;
-        for (key, ciphertext) in &entries {
+        for (key, ciphertext, context) in &entries {
             if let Allowed::Keys(keys) = &self.allowed
                 && !keys.contains(key)
             {
                 continue;
             }
             tried = true;
-            let opened =
-                (self.opener)(key.manager()).and_then(|manager| manager.unwrap(&key.wrapping_name(), ciphertext));
+            let opened = (self.opener)(key.manager()).and_then(|manager| match context {
+                Some(context) => manager.unwrap_bound(&key.wrapping_name(), ciphertext, context),
+                None => manager.unwrap(&key.wrapping_name(), ciphertext),
+            });
             match opened {
-                Ok(private) => return Ok(Some(private)),
+                Ok(private) => {
+                    if let Some(context) = context {
+                        check_layer(context, &private)?;
+                    }
+                    return Ok(Some(private));
+                }
                 // Refused, unreachable or not configured here: another entry (another manager) may still open it.
                 Err(e) if failed.as_ref().is_none_or(|f| weight(&e) > weight(f)) => failed = Some(e),
                 Err(_) => {}
@@ -309,7 +365,7 @@ impl KeyUnwrapper for ManagedUnwrapper {
             // Keys were named and the layer is wrapped for others: say which, nothing was asked of a key manager.
             None if !tried && !entries.is_empty() => Err(Error::Unauthenticated(format!(
                 "{SCHEME}: the layer key is wrapped for {}, and none of these keys was given",
-                entries.iter().map(|(key, _)| key.reference()).collect::<Vec<_>>().join(", ")
+                entries.iter().map(|(key, ..)| key.reference()).collect::<Vec<_>>().join(", ")
             ))),
             None => Ok(None),
         }
@@ -505,6 +561,44 @@ mod tests {
         fn rotate_key(&self, _: &str) -> Result<(), kms::Error> {
             unimplemented!()
         }
+        // As KMS does: the context is sealed with the ciphertext, and only the same context unwraps it.
+        fn wrap_bound(&self, key: &str, plaintext: &[u8], context: &kms::Context) -> Result<String, kms::Error> {
+            let sealed = self.wrap(key, plaintext)?;
+            Ok(format!("{sealed}:{}", hex::encode(serde_json::to_vec(context).unwrap())))
+        }
+        fn unwrap_bound(&self, key: &str, wrapped: &str, context: &kms::Context) -> Result<SecretBytes, kms::Error> {
+            let (sealed, bound) = wrapped.rsplit_once(':').unwrap();
+            if hex::encode(serde_json::to_vec(context).unwrap()) != bound {
+                return Err(kms::Error::Config("InvalidCiphertextException".into()));
+            }
+            self.unwrap(key, sealed)
+        }
+    }
+
+    /// Issue 42: an AWS KMS entry is bound to its layer's digest and records it; the opener passes the recorded
+    /// context; an edited record is refused by the key manager; a key bound to one layer but holding another
+    /// layer's options is refused (exit 15); Transit entries are bound alike.
+    #[test]
+    fn aws_kms_entries_are_bound_to_their_layer() {
+        let arn = "aws-kms://arn:aws:kms:eu-west-1:111122223333:key/k";
+        let options = br#"{"symkey":"AA==","digest":"sha256:aa","cipheroptions":{"nonce":"AA=="}}"#;
+        let blob = ManagedWrapper::new(opener(), vec![key(arn)]).wrap(options).unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&blob).unwrap();
+        assert_eq!(parsed["recipients"][0]["context"], serde_json::json!({"cryptadm:layer": "sha256:aa"}));
+        let named = ManagedUnwrapper::new(opener(), Allowed::Named);
+        assert_eq!(&named.unwrap(&blob).unwrap().unwrap()[..], options);
+        let edited = String::from_utf8(blob.clone()).unwrap().replace("\"sha256:aa\"}", "\"sha256:bb\"}");
+        assert!(named.unwrap(edited.as_bytes()).is_err(), "an edited context unwrapped");
+        let other_layer = br#"{"symkey":"AA==","digest":"sha256:bb","cipheroptions":{"nonce":"AA=="}}"#;
+        let context: kms::Context = [(CONTEXT_LAYER.to_owned(), "sha256:aa".to_owned())].into_iter().collect();
+        let sealed = kms::Wrapping::wrap_bound(&Reverse(Mutex::default()), "k", other_layer, &context).unwrap();
+        let moved = serde_json::json!({"scheme": "aws-kms", "recipients": [{"key": arn, "ciphertext": sealed, "context": context}]});
+        let refused = named.unwrap(moved.to_string().as_bytes()).unwrap_err();
+        assert_eq!(refused.status(), ExitStatus::DataLoss, "{refused}");
+        let transit = ManagedWrapper::new(opener(), vec![key("vault-transit://transit/images")]).wrap(options).unwrap();
+        assert!(String::from_utf8(transit).unwrap().contains(r#""context":{"cryptadm:layer":"sha256:aa"}"#));
+        let unbound = ManagedWrapper::new(opener(), vec![key(arn)]).wrap(b"{}").unwrap();
+        assert!(!String::from_utf8(unbound).unwrap().contains("context"), "options without a digest");
     }
 
     fn opener() -> Opener {

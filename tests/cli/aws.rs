@@ -643,12 +643,46 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
     assert!(rotated.status.success(), "{}", stderr(&rotated));
     let stored = std::fs::read_to_string(entry.join("current")).unwrap();
     assert_ne!(stored, seeded);
+    // Issue 42: the value is bound to the volume: the record names the documented encryption context, and boto3
+    // decrypts the blob with exactly that context, and not without it or with another volume's.
+    let store_uri = format!("file://{}", scratch.path("keys").display());
+    let context =
+        |volume: &str| serde_json::json!({"cryptadm:store": store_uri, "cryptadm:volume": volume}).to_string();
+    let record: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(record["context"].to_string(), context("pvc-aws"), "{stored}");
+    let ciphertext = record["ciphertext"].as_str().unwrap();
     let new_key = scratch.path("new.key");
-    aws.oracle(&["decrypt", stored.trim(), new_key.to_str().unwrap(), &aws.key]);
+    aws.oracle(&["decrypt", ciphertext, new_key.to_str().unwrap(), &aws.key, &context("pvc-aws")]);
+    for wrong in ["{}".to_owned(), context("pvc-other")] {
+        let refused = aws.oracle_command(&["decrypt", ciphertext, "/dev/null", &aws.key, &wrong]).output().unwrap();
+        assert!(!refused.status.success(), "boto3 decrypted with context {wrong}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("InvalidCiphertext"), "{refused:?}");
+    }
     let opens = |key: &Path| volume.opens(&std::fs::read(key).unwrap());
     assert!(opens(&new_key), "the key boto3 unwrapped does not open the volume");
     assert!(!opens(&old), "the old key still opens the volume");
     assert!(!entry.join("pending").exists() && !entry.join("previous").exists());
+    // The value moved to another volume's entry is refused (exit 15, naming both volumes) and nothing changes;
+    // so is a record edited to name that volume (KMS refuses the blob with that context).
+    let other = scratch.path("keys/pvc-other");
+    std::fs::create_dir_all(&other).unwrap();
+    let before = std::fs::read(image).unwrap();
+    let edited = stored.replace("\"pvc-aws\"", "\"pvc-other\"");
+    for (moved, names) in [(&stored, "volume `pvc-other` is bound to volume `pvc-aws`"), (&edited, "not made for")] {
+        std::fs::write(other.join("current"), moved).unwrap();
+        let mut command = with_keys(aws, &aws.admin);
+        command
+            .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+            .args(["volume", "rotate", "--volume-id", "pvc-other", "--volume-path"])
+            .arg(image)
+            .args(["--key-store", &format!("{store_uri}/")])
+            .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+        let refused = command.output().unwrap();
+        assert_eq!(refused.status.code(), Some(15), "{}", stderr(&refused));
+        assert!(stderr(&refused).contains(names), "{}", stderr(&refused));
+        assert!(before == std::fs::read(image).unwrap());
+        assert_eq!(std::fs::read_to_string(other.join("current")).unwrap(), *moved);
+    }
     // volume rewrap: ReEncrypt; the blob changes, boto3 still gets the same key out of it.
     let rewrap = || {
         let mut command = with_keys(aws, &aws.admin);
@@ -658,14 +692,56 @@ fn volume_rotate_with_a_file_store_wrapped_by_aws_kms() {
             .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
         command.output().unwrap()
     };
+    // The moved value makes the whole rewrap refused (15), nothing rewritten.
+    let refused = rewrap();
+    assert_eq!(refused.status.code(), Some(15), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("pvc-other") && stderr(&refused).contains("nothing was rewritten"));
+    assert_eq!(std::fs::read_to_string(entry.join("current")).unwrap(), stored);
+    // An old value without a context (the AWS CLI's form) in another entry: rewrap binds it to its volume.
+    std::fs::remove_dir_all(&other).unwrap();
+    let legacy = scratch.path("keys/pvc-legacy");
+    std::fs::create_dir_all(&legacy).unwrap();
+    // (The image's current passphrase, so that the bound result rotates below.)
+    std::fs::write(legacy.join("current"), aws.encrypt(&scratch, &std::fs::read(&new_key).unwrap())).unwrap();
     let rewrapped = rewrap();
     assert!(rewrapped.status.success(), "{}", stderr(&rewrapped));
-    assert!(stderr(&rewrapped).contains("rewrapped 1 value(s) of 1 volume(s)"), "{}", stderr(&rewrapped));
+    assert!(stderr(&rewrapped).contains("rewrapped 2 value(s) of 2 volume(s)"), "{}", stderr(&rewrapped));
     let restored = std::fs::read_to_string(entry.join("current")).unwrap();
     assert_ne!(restored, stored);
     let again = scratch.path("again.key");
-    aws.oracle(&["decrypt", restored.trim(), again.to_str().unwrap(), &aws.key]);
+    let restored: serde_json::Value = serde_json::from_str(&restored).unwrap();
+    assert_ne!(restored["ciphertext"].as_str().unwrap(), ciphertext, "ReEncrypt made a new blob");
+    let restored = restored["ciphertext"].as_str().unwrap();
+    aws.oracle(&["decrypt", restored, again.to_str().unwrap(), &aws.key, &context("pvc-aws")]);
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
+    let bound: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(legacy.join("current")).unwrap()).unwrap();
+    assert_eq!(bound["context"].to_string(), context("pvc-legacy"));
+    aws.oracle(&[
+        "decrypt",
+        bound["ciphertext"].as_str().unwrap(),
+        again.to_str().unwrap(),
+        &aws.key,
+        &context("pvc-legacy"),
+    ]);
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new_key).unwrap());
+    // The value rewrap bound rotates: the volume, under the id pvc-legacy, gets a new passphrase bound to it.
+    let mut command = with_keys(aws, &aws.admin);
+    command
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-legacy", "--volume-path"])
+        .arg(image)
+        .args(["--key-store", &store_uri])
+        .args(["--key-wrap", &format!("aws-kms://{}", aws.key)]);
+    let rotated = command.output().unwrap();
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let bound: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(legacy.join("current")).unwrap()).unwrap();
+    let newest = scratch.path("newest.key");
+    let ciphertext = bound["ciphertext"].as_str().unwrap();
+    aws.oracle(&["decrypt", ciphertext, newest.to_str().unwrap(), &aws.key, &context("pvc-legacy")]);
+    assert!(opens(&newest) && !opens(&new_key), "the rotation of the rewrapped value");
+    std::fs::remove_dir_all(&legacy).unwrap();
     // A passphrase in plain where a KMS blob belongs is refused, and nothing changes.
     std::fs::write(entry.join("current"), "a plain passphrase").unwrap();
     let before = std::fs::read(image).unwrap();

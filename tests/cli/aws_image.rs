@@ -120,7 +120,21 @@ fn boto3_opens_the_layers_we_wrap_and_we_open_the_layers_boto3_wraps() {
     assert_eq!(wrapped["recipients"][0]["key"], recipient.as_str());
     let ciphertext = wrapped["recipients"][0]["ciphertext"].as_str().unwrap();
     assert!(ciphertext.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{ciphertext}");
+    // Issue 42: the layer key is bound to its layer: the entry records the encryption context naming the plaintext
+    // layer's digest, and boto3 decrypts the blob with exactly that context, not without it nor with another layer's.
+    let first_layer = &layer_digests(src)[0];
+    let context = |digest: &str| serde_json::json!({"cryptadm:layer": digest}).to_string();
+    assert_eq!(wrapped["recipients"][0]["context"].to_string(), context(first_layer), "{wrapped}");
+    let options = work.path("options.json");
+    aws.oracle(&["decrypt", ciphertext, options.to_str().unwrap(), &aws.key, &context(first_layer)]);
+    let options: Value = serde_json::from_slice(&std::fs::read(&options).unwrap()).unwrap();
+    assert_eq!(options["digest"].as_str(), Some(first_layer.as_str()));
+    for wrong in ["{}".to_owned(), context(&layer_digests(src)[1])] {
+        let refused = aws.oracle_command(&["decrypt", ciphertext, "/dev/null", &aws.key, &wrong]).output().unwrap();
+        assert!(!refused.status.success(), "boto3 decrypted the layer key with context {wrong}");
+    }
 
+    // The independent opener rebuilds each layer's context from its annotation.
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
     let digests: Vec<&str> = opened.iter().map(|l| l["digest"].as_str().unwrap()).collect();
     assert_eq!(digests, layer_digests(src), "boto3 + cryptography decrypt every layer to the original");
@@ -301,6 +315,7 @@ fn an_aws_kms_recipient_mixes_with_others_and_each_unwraps() {
         .assert()
         .success();
     assert_eq!(layer_digests(&by_kms), layer_digests(src));
+    // The independent opener rebuilds each layer's context from its annotation.
     let opened: Vec<Value> = serde_json::from_str(&python_oracle(aws, &["open", enc.to_str().unwrap()])).unwrap();
     assert_eq!(opened.iter().map(|l| l["digest"].as_str().unwrap()).collect::<Vec<_>>(), layer_digests(src));
 

@@ -6,6 +6,7 @@
 use crate::support::{Scratch, cryptadm};
 use crate::support_kmip::{self, Kmip, server};
 use crate::support_luks::{LuksImage, cryptsetup};
+use base64::Engine as _;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -56,9 +57,47 @@ fn python_wrap(key: &[u8]) -> Vec<u8> {
     support_kmip::python_wrap(&WRAP_KEY, key).into_bytes()
 }
 
-/// A `kmip:v1:` value opened by Python's cryptography with [`WRAP_KEY`].
-fn python_unwrap(value: &[u8]) -> Vec<u8> {
-    support_kmip::python_unwrap(&WRAP_KEY, std::str::from_utf8(value).unwrap())
+/// The additional data docs/kmip.md gives for a value of volume `id` in store `kmip://cryptadm` (issue 42).
+fn documented_aad(id: &str) -> Vec<u8> {
+    format!("cryptadm volume key v2\0kmip://{PREFIX}\0{id}").into_bytes()
+}
+
+/// A `kmip:v1:` value, or a `kmip:v2:` value of volume `id` (its additional data rebuilt as documented, the
+/// record checked to name that context), opened by Python's cryptography with [`WRAP_KEY`].
+fn python_unwrap(value: &[u8], id: &str) -> Vec<u8> {
+    python_unwrap_with(value, id).expect("Python opens the value")
+}
+
+/// [`python_unwrap`], `None` when AES-GCM refuses it with the additional data of volume `id`.
+fn python_unwrap_with(value: &[u8], id: &str) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(value).unwrap();
+    let (sealed, aad) = match text.strip_prefix("kmip:v2:") {
+        Some(bound) => {
+            let (context, sealed) = bound.split_once('.').expect("kmip:v2:CONTEXT.SEALED");
+            let context: serde_json::Value =
+                serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(context).unwrap())
+                    .unwrap();
+            assert_eq!(context["cryptadm:store"], format!("kmip://{PREFIX}"), "{context}");
+            (sealed, documented_aad(id))
+        }
+        None => (text.strip_prefix("kmip:v1:").expect("a kmip:v1: value"), b"cryptadm volume key v1".to_vec()),
+    };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).unwrap();
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
+             k,iv,t,ct,aad=[bytes.fromhex(a) for a in sys.argv[1:6]]; \
+             print(G(k).decrypt(iv, ct+t, aad).hex())",
+            &hex::encode(WRAP_KEY),
+            &hex::encode(&bytes[..12]),
+            &hex::encode(&bytes[12..28]),
+            &hex::encode(&bytes[28..]),
+            &hex::encode(aad),
+        ])
+        .output()
+        .unwrap();
+    output.status.success().then(|| hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap())
 }
 
 fn stderr(output: &std::process::Output) -> String {
@@ -80,7 +119,10 @@ fn seed(kmip: &Kmip, volume: &Volume, wrapped: bool) -> Vec<String> {
 
 /// The stored keys of `slot`, unwrapped by Python when `wrapped`.
 fn keys(kmip: &Kmip, volume: &Volume, slot: &str, wrapped: bool) -> Vec<Vec<u8>> {
-    values(kmip, &volume.name(slot)).iter().map(|v| if wrapped { python_unwrap(v) } else { v.clone() }).collect()
+    values(kmip, &volume.name(slot))
+        .iter()
+        .map(|v| if wrapped { python_unwrap(v, &volume.id) } else { v.clone() })
+        .collect()
 }
 
 #[test]
@@ -99,8 +141,32 @@ fn a_volume_seeded_by_pykmip_is_rotated_and_its_new_key_opens_it() {
         assert!(!volume.opens(OLD_KEY.as_bytes()), "wrapped={wrapped}: the old key's keyslot is gone");
         assert!(values(kmip, &volume.name("pending")).is_empty() && values(kmip, &volume.name("previous")).is_empty());
         if wrapped {
+            // Issue 42: the old kmip:v1: value opened; the new one is bound to the volume (kmip:v2:), Python opens
+            // it with the documented additional data only, and a copy in another volume's entry is refused (15).
             let raw = &values(kmip, &volume.name("current"))[0];
-            assert!(raw.starts_with(b"kmip:v1:"), "only wrapped values are stored");
+            assert!(raw.starts_with(b"kmip:v2:"), "only bound values are stored");
+            assert!(python_unwrap_with(raw, "another-volume").is_none(), "opened with another volume's data");
+            let other = Volume::new("moved", 1000);
+            kmip.oracle(&["register-password", &other.name("current"), &hex::encode(raw)]);
+            let wrap = format!("kmip://{}", wrap_uid(kmip));
+            let refused = other.rotate(kmip, &["--key-wrap", &wrap]).output().unwrap();
+            assert_eq!(refused.status.code(), Some(15), "{}", stderr(&refused));
+            let says = format!("volume `{}` is bound to volume `{}`", other.id, volume.id);
+            assert!(stderr(&refused).contains(&says), "{}", stderr(&refused));
+            assert!(other.opens(OLD_KEY.as_bytes()), "the refused rotation changed the volume");
+            // The record edited to name the volume it is copied to: the server's tag check refuses it (15).
+            let edited_volume = Volume::new("edited", 1000);
+            let context =
+                serde_json::json!({"cryptadm:store": format!("kmip://{PREFIX}"), "cryptadm:volume": edited_volume.id});
+            let sealed = std::str::from_utf8(raw).unwrap().split_once('.').unwrap().1;
+            let edited = format!(
+                "kmip:v2:{}.{sealed}",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(context.to_string())
+            );
+            kmip.oracle(&["register-password", &edited_volume.name("current"), &hex::encode(edited)]);
+            let refused = edited_volume.rotate(kmip, &["--key-wrap", &wrap]).output().unwrap();
+            assert_eq!(refused.status.code(), Some(15), "{}", stderr(&refused));
+            assert!(stderr(&refused).contains("not made for this volume"), "{}", stderr(&refused));
         }
     }
 }

@@ -123,10 +123,25 @@ fn transit_recipient_decrypts_natively_and_through_the_key_provider() {
     assert_eq!(wrapped["scheme"], "vault-transit");
     assert_eq!(wrapped["recipients"][0]["key"], KEY);
     assert!(wrapped["recipients"][0]["ciphertext"].as_str().unwrap().starts_with("vault:v1:"), "{wrapped}");
-    // Transit itself opens the ciphertext into ocicrypt's private options.
+    // Transit itself opens the ciphertext into ocicrypt's private options, with the associated data rebuilt from
+    // the entry's recorded context (issue 42: base64 of its compact JSON, naming the layer), and only with it.
     let ciphertext = wrapped["recipients"][0]["ciphertext"].as_str().unwrap();
-    let plaintext =
-        server.bao(&["write", "-field=plaintext", "transit/decrypt/images", &format!("ciphertext={ciphertext}")]);
+    let context = &wrapped["recipients"][0]["context"];
+    assert_eq!(context["cryptadm:layer"].as_str(), Some(layer_digests(&src)[0].as_str()), "{wrapped}");
+    let associated = base64::engine::general_purpose::STANDARD.encode(context.to_string());
+    let refused = server
+        .bao_command(&server.root_token)
+        .args(["write", "-field=plaintext", "transit/decrypt/images", &format!("ciphertext={ciphertext}")])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "Transit opened a bound layer key without its associated data");
+    let plaintext = server.bao(&[
+        "write",
+        "-field=plaintext",
+        "transit/decrypt/images",
+        &format!("ciphertext={ciphertext}"),
+        &format!("associated_data={associated}"),
+    ]);
     let options: serde_json::Value =
         serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()).unwrap();
     assert!(options["symkey"].is_string() && options["cipheroptions"]["nonce"].is_string(), "{options}");

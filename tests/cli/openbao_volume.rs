@@ -706,7 +706,17 @@ fn vault_kv_store_wrapped_by_aws_kms_rotates_and_rewraps_with_reencrypt() {
         assert_eq!(fields.len(), 1, "{fields:?}");
         let current = fields["current"].as_str().unwrap();
         assert_ne!(current, seeded);
+        // Issue 42: bound to the volume of this store; boto3 decrypts with exactly the documented context.
+        let record: serde_json::Value = serde_json::from_str(current).unwrap();
+        let context = serde_json::json!({"cryptadm:store": "vault-kv://kv/aws-wrapped", "cryptadm:volume": volume.id});
+        assert_eq!(record["context"], context, "{current}");
+        let unwrapped = volume.scratch.path("documented.key");
+        let ciphertext = record["ciphertext"].as_str().unwrap();
+        aws.oracle(&["decrypt", ciphertext, unwrapped.to_str().unwrap(), &aws.key, &context.to_string()]);
+        let refused = aws.oracle_command(&["decrypt", ciphertext, "/dev/null", &aws.key, "{}"]).output().unwrap();
+        assert!(!refused.status.success(), "boto3 decrypted a bound value without its context");
         let passphrase = boto3_decrypt(&volume.scratch, current);
+        assert_eq!(std::fs::read(&unwrapped).unwrap(), passphrase);
         assert!(volume.opens(&passphrase), "the key boto3 unwrapped does not open the volume");
         assert!(!volume.opens(format!("{OLD_KEY} {i}").as_bytes()));
         passphrases.push((current.to_owned(), passphrase));

@@ -11,6 +11,7 @@ use crate::support_kmip::Kmip;
 use crate::support_luks::{LuksImage, cryptsetup};
 use crate::support_openbao::{OpenBao, dev};
 use base64::Engine as _;
+use std::process::Command;
 
 const OLD_KEY: &str = "the passphrase the volume was made with";
 /// The KMIP AES key that wraps values in these tests (its bytes known, so Python can check what is stored).
@@ -148,9 +149,31 @@ impl Case {
                     s.bao.bao(&["write", "-field=plaintext", "transit/decrypt/volumes", &format!("ciphertext={text}")]);
                 base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()
             }
-            Wrap::AwsKms => s.aws.decrypt(&self.scratch, value),
-            Wrap::Kmip => python_kmip_unwrap(&text),
+            // Issue 42: bound to the volume; boto3 and Python decrypt with the documented context only.
+            Wrap::AwsKms => {
+                let record: serde_json::Value = serde_json::from_str(&text).expect("a bound value's record");
+                let context = self.context();
+                assert_eq!(record["context"], context, "{self:?}: {text}");
+                let out = self.scratch.path("boto3.key");
+                let ciphertext = record["ciphertext"].as_str().unwrap();
+                s.aws.oracle(&["decrypt", ciphertext, out.to_str().unwrap(), &s.aws.key, &context.to_string()]);
+                std::fs::read(out).unwrap()
+            }
+            Wrap::Kmip => {
+                let aad = format!("cryptadm volume key v2\0{}\0{}", self.key_store(), self.volume.id);
+                let body = text.strip_prefix("kmip:v2:").expect("a kmip:v2: value");
+                let (recorded, sealed) = body.split_once('.').unwrap();
+                let recorded = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(recorded).unwrap();
+                let recorded: serde_json::Value = serde_json::from_slice(&recorded).unwrap();
+                assert_eq!(recorded, self.context(), "{self:?}: {text}");
+                python_kmip_unwrap(sealed, aad.as_bytes())
+            }
         }
+    }
+
+    /// The context docs/aws.md and docs/kmip.md give for this case's volume.
+    fn context(&self) -> serde_json::Value {
+        serde_json::json!({"cryptadm:store": self.key_store(), "cryptadm:volume": self.volume.id})
     }
 
     /// The one current key, unwrapped by the wrap's own client.
@@ -167,9 +190,26 @@ impl std::fmt::Debug for Case {
     }
 }
 
-/// A `kmip:v1:` value opened by Python's cryptography with [`KMIP_WRAP_KEY`].
-fn python_kmip_unwrap(text: &str) -> Vec<u8> {
-    crate::support_kmip::python_unwrap(&KMIP_WRAP_KEY, text)
+/// A sealed value (unpadded base64url of nonce ‖ tag ‖ ciphertext) opened by Python's cryptography with
+/// [`KMIP_WRAP_KEY`] and additional data `aad`.
+fn python_kmip_unwrap(body: &str, aad: &[u8]) -> Vec<u8> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).unwrap();
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
+             k,iv,t,ct,aad=[bytes.fromhex(a) for a in sys.argv[1:6]]; \
+             print(G(k).decrypt(iv, ct+t, aad).hex())",
+            &hex::encode(KMIP_WRAP_KEY),
+            &hex::encode(&bytes[..12]),
+            &hex::encode(&bytes[12..28]),
+            &hex::encode(&bytes[28..]),
+            &hex::encode(aad),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap()
 }
 
 /// Issue 40: `volume import` moves an existing volume into a file, vault-kv and kmip store, in plain and wrapped

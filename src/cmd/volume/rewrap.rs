@@ -114,7 +114,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
                 let lines = describe_clients(&args.key_store, store.key_wrap.as_ref(), Some(&store.client), Some(&aws));
                 lines.iter().for_each(|line| printer.debug(line));
             }
-            (Rewrapper::aws_kms(&aws, key), "the current key material of")
+            (Rewrapper::aws_kms(&aws, key, &args.key_store), "the current key material of")
         }
         (_, Some(transit)) => {
             if printer.is_verbose() {
@@ -210,6 +210,7 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
     let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
         &client,
         &key,
+        &args.key_store,
         std::path::Path::new(dir),
         &run_dir.join("volume-locks"),
         &mut written,

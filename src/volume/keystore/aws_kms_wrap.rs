@@ -2,14 +2,25 @@
 //! (`aws kms encrypt --key-id ARN --plaintext fileb://pass --query CiphertextBlob --output text`), so an operator
 //! seeds a volume with the CLI. The plaintext goes to KMS Encrypt and comes back from Decrypt (with the key id, so
 //! a blob of another key is refused).
+//!
+//! **Bound to the volume.** Every value cryptadm writes is encrypted with the encryption context
+//! `{"cryptadm:store": STORE, "cryptadm:volume": ID}` (STORE the `--key-store` URI without a trailing `/`), and
+//! stored as compact JSON recording that context beside the blob:
+//! `{"ciphertext":"AQICAHh…","context":{"cryptadm:store":"file:///var/lib/cryptadm/keys","cryptadm:volume":"pvc-1"}}`.
+//! A value recording another volume (moved from another entry) is refused before KMS is asked (exit 15, naming
+//! both volumes); one whose record was edited is refused by KMS (its context does not match the blob's), also
+//! exit 15. A bare blob (written before, or seeded with the CLI without a context) still opens, without a context;
+//! `volume rewrap` binds it.
 
 use super::store::store_error;
-use super::wrap::KeyWrap;
+use super::wrap::{Binding, KeyWrap};
 use crate::crypto::Passphrase;
-use crate::kms::Wrapping;
+use crate::exit::ExitStatus;
 use crate::kms::aws::Aws;
+use crate::kms::{Context, Wrapping};
 use crate::volume::Error;
 use base64::Engine as _;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Fewest bytes a CiphertextBlob decodes to. Besides the ciphertext a blob carries the key's identity, the IV
@@ -20,23 +31,85 @@ pub const MIN_BLOB_BYTES: usize = 65;
 
 /// Whether a stored value has the shape of a KMS CiphertextBlob: standard base64 (surrounding white space, such as
 /// the CLI's newline, ignored) of at least [`MIN_BLOB_BYTES`] bytes.
-pub fn is_kms_blob(stored: &[u8]) -> bool {
+pub fn is_bare_blob(stored: &[u8]) -> bool {
     std::str::from_utf8(stored).is_ok_and(|text| {
         let text = text.trim();
         base64::engine::general_purpose::STANDARD.decode(text).is_ok_and(|bytes| bytes.len() >= MIN_BLOB_BYTES)
     })
 }
 
+/// Whether a stored value is a KMS-wrapped value: a bare blob, or a blob recorded with its context.
+pub fn is_kms_blob(stored: &[u8]) -> bool {
+    is_bare_blob(stored) || Bound::parse(stored).is_some()
+}
+
+/// A blob stored with the encryption context it was made with.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Bound {
+    ciphertext: String,
+    context: Context,
+}
+
+impl Bound {
+    fn parse(stored: &[u8]) -> Option<Self> {
+        let bound: Self = serde_json::from_slice(stored.trim_ascii()).ok()?;
+        (is_bare_blob(bound.ciphertext.as_bytes()) && !bound.context.is_empty()).then_some(bound)
+    }
+
+    fn text(&self) -> String {
+        serde_json::to_string(self).expect("strings serialise")
+    }
+}
+
+/// A stored value: a bare blob (`None` context), or a blob and its recorded context.
+pub fn recorded(stored: &str) -> (String, Option<Context>) {
+    match Bound::parse(stored.as_bytes()) {
+        Some(bound) => (bound.ciphertext, Some(bound.context)),
+        None => (stored.trim().to_owned(), None),
+    }
+}
+
+/// A KMS refusal of a bound blob (it was made with another context, or its record was edited) as exit 15.
+fn context_refused(error: crate::kms::Error, binding: &Binding) -> Error {
+    match &error {
+        crate::kms::Error::Refused(refusal) if refusal.code == "InvalidCiphertextException" => Error::Store {
+            status: ExitStatus::DataLoss,
+            message: format!(
+                "KMS refused the value stored for volume `{}` with its encryption context (store `{}`): it was not \
+                 made for this volume, or its record was edited",
+                crate::redact::server_message(binding.volume.as_bytes()),
+                crate::redact::server_message(binding.store.as_bytes()),
+            ),
+        },
+        _ => store_error(error),
+    }
+}
+
+/// `stored` (bare or bound) re-encrypted with KMS ReEncrypt under `key`'s current material, bound to `binding`:
+/// a value recorded for another volume is refused (exit 15); one recorded for another store is bound anew.
+pub fn rewrap_value(client: &dyn Wrapping, key: &str, stored: &str, binding: &Binding) -> Result<String, Error> {
+    let (ciphertext, context) = recorded(stored);
+    if let Some(context) = &context {
+        binding.check(context, true)?;
+    }
+    let from = context.unwrap_or_default();
+    let rewrapped =
+        client.rewrap_bound(key, &ciphertext, &from, &binding.context()).map_err(|e| context_refused(e, binding))?;
+    Ok(Bound { ciphertext: rewrapped, context: binding.context() }.text())
+}
+
 /// A KMS key wrapping a store's values.
 pub struct AwsKmsWrap {
     client: Arc<Aws>,
     key: String,
+    binding: Option<Binding>,
 }
 
 impl AwsKmsWrap {
-    /// KMS key `key` (a key or alias ARN, `alias/NAME`, a key id).
-    pub fn new(client: Arc<Aws>, key: &str) -> Self {
-        Self { client, key: key.to_owned() }
+    /// KMS key `key` (a key or alias ARN, `alias/NAME`, a key id), binding values to `binding` when given.
+    pub fn new(client: Arc<Aws>, key: &str, binding: Option<Binding>) -> Self {
+        Self { client, key: key.to_owned(), binding }
     }
 }
 
@@ -50,13 +123,55 @@ impl KeyWrap for AwsKmsWrap {
     }
 
     fn wrap(&self, key: &Passphrase) -> Result<String, Error> {
-        self.client.wrap(&self.key, key.expose()).map_err(store_error)
+        let Some(binding) = &self.binding else {
+            return self.client.wrap(&self.key, key.expose()).map_err(store_error);
+        };
+        let context = binding.context();
+        let ciphertext = self.client.wrap_bound(&self.key, key.expose(), &context).map_err(store_error)?;
+        Ok(Bound { ciphertext, context }.text())
     }
 
     fn unwrap(&self, stored: &str) -> Result<Passphrase, Error> {
-        let plain = self.client.unwrap(&self.key, stored.trim()).map_err(store_error)?;
+        let plain = match (recorded(stored), &self.binding) {
+            ((ciphertext, None), _) => self.client.unwrap(&self.key, &ciphertext).map_err(store_error)?,
+            ((ciphertext, Some(context)), Some(binding)) => {
+                binding.check(&context, false)?;
+                self.client
+                    .unwrap_bound(&self.key, &ciphertext, &binding.context())
+                    .map_err(|e| context_refused(e, binding))?
+            }
+            ((ciphertext, Some(context)), None) => {
+                self.client.unwrap_bound(&self.key, &ciphertext, &context).map_err(store_error)?
+            }
+        };
         Ok(Passphrase::new(plain.to_vec()))
     }
+}
+
+/// The binding of a value of file-store entry `entry`: the volume id its record names (when that id's entry is
+/// `entry`; any other is refused by the check), else the entry's name with its `%XX` escapes decoded (`None` when
+/// the name is a shortened one, which cannot be decoded).
+fn entry_binding(store: &str, entry: &std::path::Path, stored: &str) -> Option<Binding> {
+    let name = entry.file_name()?.to_str()?;
+    if let (_, Some(context)) = recorded(stored)
+        && let Some(volume) = context.get(super::wrap::CONTEXT_VOLUME)
+        && crate::volume::file_name_for_id(volume) == name
+    {
+        return Some(Binding::new(store, volume));
+    }
+    let mut bytes = Vec::with_capacity(name.len());
+    let mut rest = name.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        if first == b'%' && tail.len() >= 2 {
+            bytes.push(u8::from_str_radix(std::str::from_utf8(&tail[..2]).ok()?, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(first);
+            rest = tail;
+        }
+    }
+    let volume = String::from_utf8(bytes).ok()?;
+    (crate::volume::file_name_for_id(&volume) == name).then(|| Binding::new(store, &volume))
 }
 
 /// What [`rewrap_file_store`] did.
@@ -86,6 +201,7 @@ const NAMED_VALUES: usize = 10;
 pub fn rewrap_file_store(
     client: &Aws,
     key: &str,
+    store: &str,
     dir: &std::path::Path,
     lock_dir: &std::path::Path,
     written: &mut dyn FnMut(usize),
@@ -108,6 +224,8 @@ pub fn rewrap_file_store(
         .filter(|p| p.is_dir())
         .collect();
     entries.sort();
+    let store = Binding::new(store, "").store;
+    let store = store.as_str();
     let values = |entry: &std::path::Path| -> Vec<std::path::PathBuf> {
         ["current", "pending", "previous"].iter().map(|n| entry.join(n)).filter(|p| p.is_file()).collect()
     };
@@ -123,7 +241,14 @@ pub fn rewrap_file_store(
                 continue;
             }
             let text = String::from_utf8_lossy(&stored).trim().to_owned();
-            match client.rewrap(key, &text) {
+            let Some(binding) = entry_binding(store, entry, &text) else {
+                refused.push(format!(
+                    "`{}` (the entry's name is shortened and the value records no volume id: import it again)",
+                    path.display()
+                ));
+                continue;
+            };
+            match rewrap_value(client, key, &text, &binding) {
                 Ok(rewrapped) => planned.push((path, stored, rewrapped)),
                 Err(e) => {
                     status = crate::exit::Classify::status(&e);
@@ -166,7 +291,12 @@ pub fn rewrap_file_store(
             let rewrapped = if now == *read {
                 rewrapped.clone()
             } else {
-                client.rewrap(key, String::from_utf8_lossy(&now).trim()).map_err(store_error)?
+                let text = String::from_utf8_lossy(&now).trim().to_owned();
+                let binding = entry_binding(store, entry, &text).ok_or_else(|| Error::Store {
+                    status: crate::exit::ExitStatus::InvalidInput,
+                    message: format!("`{}`: the entry's volume id is unknown", path.display()),
+                })?;
+                rewrap_value(client, key, &text, &binding)?
             };
             crate::atomic::write(path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(path))?;
             done.values += 1;

@@ -15,7 +15,7 @@
 //! | --- | --- |
 //! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
 //! | `kmip://UID` | [`kmip_wrap::KmipWrap`] (server-side AES-GCM) |
-//! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores) |
+//! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores; values bound to the volume) |
 
 pub mod aws_kms_wrap;
 pub mod claim;
@@ -78,9 +78,10 @@ impl Backends {
         })
     }
 
-    /// The `--key-wrap` key, built; `None` without one.
-    fn wrap(&self) -> Result<Option<Arc<dyn KeyWrap>>, Error> {
-        self.key_wrap.as_ref().map(|reference| open_key_wrap(reference, self)).transpose()
+    /// The `--key-wrap` key, built to bind values to volume `volume_id` of store `uri`; `None` without one.
+    fn wrap(&self, uri: &str, volume_id: &str) -> Result<Option<Arc<dyn KeyWrap>>, Error> {
+        let binding = wrap::Binding::new(uri, volume_id);
+        self.key_wrap.as_ref().map(|reference| open_key_wrap(reference, self, Some(binding))).transpose()
     }
 }
 
@@ -95,22 +96,27 @@ pub fn open(
     match scheme {
         "vault-kv" => {
             let client = backends.vault(&format!("key store `{uri}`"))?;
-            Ok(Box::new(VaultKvStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
+            Ok(Box::new(VaultKvStore::from_uri(uri, volume_id, client, backends.wrap(uri, volume_id)?)?))
         }
         "kmip" => {
             let client = backends.kmip(&format!("key store `{uri}`"))?;
-            Ok(Box::new(kmip::KmipStore::from_uri(uri, volume_id, client, backends.wrap()?)?))
+            Ok(Box::new(kmip::KmipStore::from_uri(uri, volume_id, client, backends.wrap(uri, volume_id)?)?))
         }
         // `file:x` without `//` stays a plugin's, as it always was.
         "file" if uri.starts_with("file://") => {
-            Ok(Box::new(FileStore::from_uri(uri, volume_id)?.wrapped_by(backends.wrap()?)))
+            Ok(Box::new(FileStore::from_uri(uri, volume_id)?.wrapped_by(backends.wrap(uri, volume_id)?)))
         }
         _ => Ok(Box::new(PluginStore::find(uri, volume_id, context, &backends.plugins)?)),
     }
 }
 
-/// Builds the `--key-wrap` key `reference`.
-pub fn open_key_wrap(reference: &KeyRef, backends: &Backends) -> Result<Arc<dyn KeyWrap>, Error> {
+/// Builds the `--key-wrap` key `reference`, binding the values it wraps to `binding` where its key manager can (see
+/// [`wrap::Binding`]).
+pub fn open_key_wrap(
+    reference: &KeyRef,
+    backends: &Backends,
+    binding: Option<wrap::Binding>,
+) -> Result<Arc<dyn KeyWrap>, Error> {
     match reference {
         KeyRef::VaultTransit { mount, key, wrapped: None } => {
             let client = backends.vault(&format!("--key-wrap `{reference}`"))?;
@@ -118,14 +124,14 @@ pub fn open_key_wrap(reference: &KeyRef, backends: &Backends) -> Result<Arc<dyn 
         }
         KeyRef::Plugin { name, uri } if name == "kmip" => {
             let client = backends.kmip(&format!("--key-wrap `{uri}`"))?;
-            Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client)?))
+            Ok(Arc::new(kmip_wrap::KmipWrap::from_uri(uri, client, binding)?))
         }
         KeyRef::AwsKms { key } => {
             let client = backends.aws.clone().ok_or_else(|| Error::Store {
                 status: ExitStatus::Usage,
                 message: format!("--key-wrap `{reference}`: no AWS client is configured"),
             })?;
-            Ok(Arc::new(aws_kms_wrap::AwsKmsWrap::new(client, key)))
+            Ok(Arc::new(aws_kms_wrap::AwsKmsWrap::new(client, key, binding)))
         }
         other => Err(Error::BadRequest(format!("--key-wrap `{other}` is not a key that can wrap stored passphrases"))),
     }

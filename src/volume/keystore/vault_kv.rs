@@ -19,7 +19,8 @@
 //! **Envelope** (`--key-wrap vault-transit://MOUNT/KEY` or `aws-kms://ARN`): every value is stored as a Transit
 //! ciphertext (`vault:vN:…`) or a KMS CiphertextBlob of that key, and unwrapped on read; a plain value is refused.
 //! `volume rewrap` rotates the Transit key and rewraps every stored value in Vault, or re-encrypts every value
-//! with KMS ReEncrypt, without the plaintext leaving the key manager.
+//! with KMS ReEncrypt, without the plaintext leaving the key manager. KMS values are bound to their volume (the
+//! encryption context names the store and the volume id, see [`super::aws_kms_wrap`]); rewrap binds older ones.
 
 use super::aws_kms_wrap::is_kms_blob;
 use super::store::{Claim, KeyStore, StoredKeys, same, store_error};
@@ -299,6 +300,8 @@ pub struct Rewrapper<'a> {
     forms: &'static str,
     /// The Vault paths of the key the token must be allowed to update (Transit's rotate and rewrap).
     key_paths: Vec<String>,
+    /// The store whose values are bound to their volume (AWS KMS's encryption context), if they are.
+    binds: Option<String>,
 }
 
 impl<'a> Rewrapper<'a> {
@@ -316,12 +319,14 @@ impl<'a> Rewrapper<'a> {
             is_wrapped: is_transit_ciphertext,
             forms: "Transit ciphertexts",
             key_paths,
+            binds: None,
         })
     }
 
     /// AWS KMS key `key`: values re-encrypted with ReEncrypt under its current key material (KMS rotates the
-    /// material on its own schedule, so there is no rotation here).
-    pub fn aws_kms(client: &'a crate::kms::aws::Aws, key: &str) -> Self {
+    /// material on its own schedule, so there is no rotation here), each bound to its volume of store `store` (the
+    /// `--key-store` URI; bare blobs are bound, see [`super::aws_kms_wrap`]).
+    pub fn aws_kms(client: &'a crate::kms::aws::Aws, key: &str, store: &str) -> Self {
         Self {
             manager: client,
             key: key.to_owned(),
@@ -329,6 +334,7 @@ impl<'a> Rewrapper<'a> {
             is_wrapped: is_kms_blob,
             forms: "KMS CiphertextBlobs in standard base64",
             key_paths: Vec::new(),
+            binds: Some(store.to_owned()),
         }
     }
 
@@ -450,7 +456,15 @@ pub fn rewrap_all(client: &Vault, kv_mount: &str, prefix: &str, rewrapper: &Rewr
                     continue;
                 }
                 let text = std::str::from_utf8(value).expect("checked above").trim();
-                let rewrapped = rewrapper.manager.rewrap(&rewrapper.key, text).map_err(store_error)?;
+                let rewrapped = match &rewrapper.binds {
+                    Some(store) => super::aws_kms_wrap::rewrap_value(
+                        rewrapper.manager,
+                        &rewrapper.key,
+                        text,
+                        &super::wrap::Binding::new(store, id),
+                    )?,
+                    None => rewrapper.manager.rewrap(&rewrapper.key, text).map_err(store_error)?,
+                };
                 if rewrapped != text {
                     changed += 1;
                 }

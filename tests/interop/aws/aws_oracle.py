@@ -8,8 +8,12 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
                                    `admin` (everything) and `sealer` (kms:Encrypt and GenerateDataKey only), role
                                    `machine` (kms:Decrypt only, assumable with a web identity) and a KMS key with
                                    alias `alias/capi` and a second key; prints JSON with their keys and ARNs
-    decrypt B64 OUT [KEY]          Decrypt; writes the plaintext bytes to OUT
-    encrypt KEY IN                 Encrypt the bytes of IN; prints the blob's standard base64
+    decrypt STORED OUT [KEY [CTX]] Decrypt; writes the plaintext bytes to OUT. STORED is a blob, or the record
+                                   cryptadm's key stores keep ({"ciphertext": B64, "context": {...}}); the
+                                   encryption context is CTX (a JSON object, `{}` for none) when given, else
+                                   the record's
+    encrypt KEY IN [CTX]           Encrypt the bytes of IN (with encryption context CTX); prints the blob's
+                                   standard base64
     datakey KEY OUT                GenerateDataKey (32 bytes); writes the plaintext to OUT, prints
                                    kms://<base64 blob>@KEY
     put-object BUCKET KEY IN       creates the bucket if needed, puts the object
@@ -87,12 +91,22 @@ def main(argv):
         setup()
     elif command == "decrypt":
         extra = {"KeyId": args[2]} if len(args) > 2 else {}
-        plaintext = client("kms").decrypt(CiphertextBlob=base64.b64decode(args[0]), **extra)["Plaintext"]
+        stored = args[0].strip()
+        blob, context = stored, {}
+        if stored.startswith("{"):
+            record = json.loads(stored)
+            blob, context = record["ciphertext"], record["context"]
+        if len(args) > 3:
+            context = json.loads(args[3])
+        if context:
+            extra["EncryptionContext"] = context
+        plaintext = client("kms").decrypt(CiphertextBlob=base64.b64decode(blob), **extra)["Plaintext"]
         with open(args[1], "wb") as out:
             out.write(plaintext)
     elif command == "encrypt":
         with open(args[1], "rb") as data:
-            blob = client("kms").encrypt(KeyId=args[0], Plaintext=data.read())["CiphertextBlob"]
+            extra = {"EncryptionContext": json.loads(args[2])} if len(args) > 2 else {}
+            blob = client("kms").encrypt(KeyId=args[0], Plaintext=data.read(), **extra)["CiphertextBlob"]
         print(base64.b64encode(blob).decode())
     elif command == "datakey":
         answer = client("kms").generate_data_key(KeyId=args[0], KeySpec="AES_256")

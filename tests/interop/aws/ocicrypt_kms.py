@@ -6,12 +6,15 @@ The layer cipher is ocicrypt's AES_256_CTR_HMAC_SHA256 (docs/formats.md): AES-25
 with the 16-byte `nonce` as the initial counter block, HMAC-SHA-256 keyed with `symkey` over the whole ciphertext
 in the public options. The private options JSON is wrapped by KMS Encrypt and stored, as key provider `cryptadm`'s
 answer, under `org.opencontainers.image.enc.keys.provider.cryptadm`:
-{"scheme":"aws-kms","recipients":[{"key":"aws-kms://ARN","ciphertext":"<base64 CiphertextBlob>"}]}.
+{"scheme":"aws-kms","recipients":[{"key":"aws-kms://ARN","ciphertext":"<base64 CiphertextBlob>"}]}; entries made since
+issue 42 add "context": {"cryptadm:layer": DIGEST}, the encryption context KMS Decrypt needs (DIGEST: the plaintext
+layer's, as the private options name it).
 
 Credentials, region and endpoint are boto3's own (AWS_ENDPOINT_URL, AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID…).
 
     open LAYOUT            for every layer of the layout's one manifest: the `aws-kms` entries of its blob
-                           decrypted by KMS Decrypt (KeyId: the entry's ARN), the layer decrypted and its HMAC
+                           decrypted by KMS Decrypt (KeyId: the entry's ARN; the encryption context rebuilt from
+                           the entry's record), the layer decrypted and its HMAC
                            checked; prints JSON [{"keys": [ARN…], "digest": sha256 of the plaintext blob,
                            "opts_digest": the private options' digest, "diff_id": sha256 of the uncompressed tar}]
     encrypt SRC DST ARN [CLAIMED]
@@ -86,8 +89,13 @@ def open_layout(layout):
         options = None
         for e in entries:
             arn = e["key"][len("aws-kms://"):]
-            answer = kms().decrypt(CiphertextBlob=base64.b64decode(e["ciphertext"], validate=True), KeyId=arn)
+            # The encryption context, rebuilt from what the entry records (none in older images).
+            context = {"EncryptionContext": {"cryptadm:layer": e["context"]["cryptadm:layer"]}} if "context" in e else {}
+            answer = kms().decrypt(CiphertextBlob=base64.b64decode(e["ciphertext"], validate=True), KeyId=arn,
+                                   **context)
             options = json.loads(answer["Plaintext"])
+            if context:
+                assert options["digest"] == context["EncryptionContext"]["cryptadm:layer"], "bound to another layer"
         pubopts = json.loads(base64.b64decode(annotations[PUBOPTS]))
         assert pubopts["cipher"] == "AES_256_CTR_HMAC_SHA256", pubopts
         key = base64.b64decode(options["symkey"])
