@@ -52,6 +52,7 @@ impl ClevisArgs {
             http,
             trust_unpinned: self.clevis_trust_adv,
             tpm2: tpm2_device(self.tpm2_device.as_deref())?,
+            key_managers: clevis::KeyManagers::default(),
         })
     }
 }

@@ -507,6 +507,90 @@ fn sss_of_tang_and_tpm2_both_ways() {
     assert_ok(&open(&swtpm, &scratch2), "open of clevis's sss tang+tpm2");
 }
 
+/// sss of a Tang server, the TPM and an AWS KMS key (cryptadm's `aws-kms` extension pin), t=2: `bootstrap open`
+/// opens with any two of them and fails with one, naming each pin that failed and why; `clevis decrypt` opens the
+/// same JWE through its own pins (tang, tpm2), counting the aws-kms pin it does not know as failed.
+#[test]
+fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
+    let trio = crate::support_tang::servers_mut();
+    let swtpm = tpm();
+    let moto = crate::support_aws::moto();
+    let _aws = moto.lock();
+    let (tang, key) = (&trio.tangs[2], &moto.key);
+    let config = format!(
+        r#"{{"t":2,"pins":{{"tang":[{}],"tpm2":{{"pcr_ids":"7","pcr_bank":"sha256"}},"aws-kms":[{{"key":"{key}"}}]}}}}"#,
+        tang.config()
+    );
+    let scratch = Scratch::new();
+    let input = scratch.write("config.yaml", CONFIG);
+    let mut seal = cryptadm();
+    // The sealer may only Encrypt (and GenerateDataKey).
+    moto.env_with(&mut seal, &moto.sealer);
+    seal.args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "sss", "--clevis-config", &config])
+        .args(["--tpm2-device", &swtpm.tcti(), "--in"])
+        .arg(&input)
+        .arg("--out")
+        .arg(scratch.path("sealed.yaml"));
+    assert_ok(&seal.output().unwrap(), "seal sss tang+tpm2+aws-kms");
+    let jwe = recorded_jwe(&scratch);
+    let header = header_of(&jwe);
+    let children: Vec<serde_json::Value> =
+        header["clevis"]["sss"]["jwe"].as_array().unwrap().iter().map(|c| header_of(c.as_str().unwrap())).collect();
+    let pins: Vec<&str> = children.iter().map(|c| c["clevis"]["pin"].as_str().unwrap()).collect();
+    assert_eq!(pins, ["tang", "tpm2", "aws-kms"]);
+    let aws_pin = &children[2]["clevis"]["aws-kms"];
+    assert_eq!(aws_pin["key"], key.as_str());
+    // The wrapped content key is a CiphertextBlob that boto3 decrypts to 32 bytes.
+    assert_eq!(moto.decrypt(&scratch, aws_pin["wrapped"].as_str().unwrap().as_bytes()).len(), 32);
+    let clevis = swtpm.run("clevis", &["decrypt"], jwe.as_bytes());
+    assert_ok(&clevis, "clevis decrypt of sss tang+tpm2+aws-kms");
+    assert_eq!(clevis.stdout.len(), 43, "a 256-bit printable passphrase");
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let no_tpm = format!("swtpm:host=127.0.0.1,port={closed}");
+    // `bootstrap open` with the TPM at `device` and the AWS `keys` (none: no credentials at all).
+    let open_with = |name: &str, device: &str, keys: Option<&(String, String)>| {
+        let mut open = cryptadm();
+        match keys {
+            Some(keys) => moto.env_with(&mut open, keys),
+            None => moto.bare_env(&mut open),
+        }
+        let out = scratch.path(&format!("opened-{name}.yaml"));
+        let output = open
+            .env("CRYPTADM_TPM2_DEVICE", device)
+            .args(["bootstrap", "open", "--retries", "0", "--in"])
+            .arg(scratch.path("sealed.yaml"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        (output, out)
+    };
+    let opens = |name: &str, device: &str, keys: Option<&(String, String)>| {
+        let (output, out) = open_with(name, device, keys);
+        assert_ok(&output, &format!("open with {name}"));
+        assert_eq!(std::fs::read(&out).unwrap(), CONFIG, "{name}");
+    };
+    let tcti = swtpm.tcti();
+    opens("tang+tpm2", &tcti, None);
+    opens("tang+aws-kms", &no_tpm, Some(&moto.admin));
+    // Only tang: both other pins named with their causes, nothing written.
+    let (refused, out) = open_with("tang-only", &no_tpm, None);
+    assert_failed(
+        &refused,
+        1,
+        &["1 of the 2 pins", "tpm2 sha256:7: ", "cannot reach the TPM", &format!("aws-kms {key}: "), "hint:"],
+    );
+    assert!(!out.exists(), "nothing written");
+    tang.stop();
+    opens("tpm2+aws-kms", &tcti, Some(&moto.admin));
+    let (refused, out) = open_with("aws-kms-only", &no_tpm, Some(&moto.admin));
+    assert_failed(&refused, 1, &["1 of the 2 pins", &format!("tang {}: ", tang.url()), "tpm2 sha256:7: "]);
+    assert!(!stderr(&refused).contains(&format!("aws-kms {key}:")), "the pin that worked is not named");
+    assert!(!out.exists(), "nothing written");
+    tang.restart();
+}
+
 #[test]
 fn another_tpm_refuses_the_secret() {
     let swtpm = tpm();
