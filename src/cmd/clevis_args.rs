@@ -57,6 +57,34 @@ impl ClevisArgs {
     }
 }
 
+/// The key managers of an `sss` pin's extension pins (`aws-kms`, `vault-transit`, `kmip`) in the disk commands:
+/// each backend's client flags under its own heading, as `bootstrap` takes them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PinKeyManagerArgs {
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub kmip: crate::cmd::kmip_args::KmipArgs,
+}
+
+impl PinKeyManagerArgs {
+    /// The clients: OpenBao/Vault and KMIP when a server is given, AWS always (it reads its credentials at the
+    /// first request). 30 s per request, 3 retries, every one within --timeout.
+    pub fn key_managers(&self) -> anyhow::Result<clevis::KeyManagers> {
+        let timeout = std::time::Duration::from_secs(30);
+        Ok(clevis::KeyManagers {
+            vault: self.vault.client(timeout, 3)?,
+            aws: Some(self.aws.client(timeout, 3)),
+            kmip: self.kmip.client(timeout)?,
+        })
+    }
+}
+
 /// The TPM of tpm2 pins: `--tpm2-device`, else CRYPTADM_TPM2_DEVICE, else tpm2-tools' TPM2TOOLS_TCTI, else
 /// /dev/tpmrm0.
 pub fn tpm2_device(flag: Option<&str>) -> anyhow::Result<crate::kms::tpm2::Device> {

@@ -582,8 +582,37 @@ fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
         &["1 of the 2 pins", "tpm2 sha256:7: ", "cannot reach the TPM", &format!("aws-kms {key}: "), "hint:"],
     );
     assert!(!out.exists(), "nothing written");
+    // The same binding on a volume cryptsetup made: `clevis luks pass` recovers it through tang+tpm2.
+    let pass = scratch.write("pass", b"the first passphrase");
+    let image = cryptsetup_image(&scratch, "bound.img", &pass);
+    let mut bind = cryptadm();
+    moto.env_with(&mut bind, &moto.sealer);
+    run_ok(
+        bind.args(["disk", "clevis-bind", "--key-file"])
+            .arg(&pass)
+            .args(["--clevis-pin", "sss", "--clevis-config", &config, "--tpm2-device", &tcti])
+            .arg(&image),
+        "disk clevis-bind sss tang+tpm2+aws-kms",
+    );
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+    assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains(&format!("aws-kms {key}]")), "{inspect}");
     tang.stop();
     opens("tpm2+aws-kms", &tcti, Some(&moto.admin));
+    // `disk decrypt --clevis` of that volume with the TPM and KMS only.
+    let mut decrypt = cryptadm();
+    moto.env_with(&mut decrypt, &moto.admin);
+    let raw = scratch.path("bound.raw");
+    run_ok(
+        decrypt
+            .args(["disk", "decrypt", "--clevis", "--aws-region", crate::support_aws::REGION, "--tpm2-device", &tcti])
+            .arg(&image)
+            .arg("--out")
+            .arg(&raw),
+        "disk decrypt --clevis through tpm2+aws-kms",
+    );
+    assert_eq!(std::fs::metadata(&raw).unwrap().len(), 4 << 20);
     let (refused, out) = open_with("aws-kms-only", &no_tpm, Some(&moto.admin));
     assert_failed(&refused, 1, &["1 of the 2 pins", &format!("tang {}: ", tang.url()), "tpm2 sha256:7: "]);
     assert!(!stderr(&refused).contains(&format!("aws-kms {key}:")), "the pin that worked is not named");

@@ -56,20 +56,21 @@ pub struct DecryptArgs {
     pub tpm2: bool,
     /// The TPM of the binding's tpm2 pins: a device path or a TCTI string (`device:PATH`,
     /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
-    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    #[arg(help_heading = crate::kms::backends::TPM2_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
     pub tpm2_device: Option<String>,
+    /// The key managers of the binding's `aws-kms`, `vault-transit` and `kmip` pins (docs/threshold.md).
+    #[command(flatten)]
+    key_managers: Box<crate::cmd::clevis_args::PinKeyManagerArgs>,
 }
 
 /// The passphrase of the volume's clevis-bound keyslot, from its Tang servers.
-fn clevis_passphrase(
-    target: &std::path::Path,
-    tpm2_device: Option<&str>,
-    printer: &Printer,
-) -> anyhow::Result<crate::crypto::Passphrase> {
+fn clevis_passphrase(args: &DecryptArgs, printer: &Printer) -> anyhow::Result<crate::crypto::Passphrase> {
+    let target = &args.target;
     let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
     let _busy = printer.busy("recovering the passphrase from the clevis binding");
     let settings = crate::kms::clevis::Settings {
-        tpm2: crate::cmd::clevis_args::tpm2_device(tpm2_device)?,
+        tpm2: crate::cmd::clevis_args::tpm2_device(args.tpm2_device.as_deref())?,
+        key_managers: args.key_managers.key_managers()?,
         ..crate::kms::clevis::Settings::default()
     };
     let (slot, passphrase) =
@@ -113,7 +114,7 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     super::warn_all(&source.warnings(), printer);
     let passphrase = match (source.encrypted(), args.clevis, args.tpm2) {
-        (true, true, _) => Some(clevis_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
+        (true, true, _) => Some(clevis_passphrase(&args, printer)?),
         (true, false, true) => Some(tpm2_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
         (true, false, false) => Some(args.passphrase.resolve(printer, false)?),
         (false, _, _) => None,
