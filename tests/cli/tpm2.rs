@@ -620,6 +620,61 @@ fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
     tang.restart();
 }
 
+/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound leaves the binding as it leaves a Tang one:
+/// the stored key's keyslot is replaced, the clevis token and its keyslot stay, `clevis luks pass` (the oracle)
+/// still opens that keyslot through the TPM, and the rotation says what it kept.
+#[test]
+fn volume_rotate_keeps_a_tpm2_clevis_binding() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let old = scratch.write("old.key", b"the stored key");
+    let image = cryptsetup_image(&scratch, "volume.img", &old);
+    let image_arg = image.to_str().unwrap();
+    swtpm.tools(
+        "clevis",
+        &[
+            "luks",
+            "bind",
+            "-k",
+            old.to_str().unwrap(),
+            "-d",
+            image_arg,
+            "tpm2",
+            r#"{"pcr_ids":"7","pcr_bank":"sha256"}"#,
+        ],
+        b"",
+    );
+    let store = scratch.path("keys");
+    std::fs::create_dir_all(store.join("pvc-tpm2")).unwrap();
+    std::fs::write(store.join("pvc-tpm2/current"), b"the stored key").unwrap();
+    let rotated = cryptadm()
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-tpm2", "--volume-path", image_arg])
+        .args(["--key-store", &format!("file://{}", store.display())])
+        .output()
+        .unwrap();
+    assert_ok(&rotated, "volume rotate");
+    let text = stderr(&rotated);
+    assert!(text.contains("removed keyslot(s) 0"), "{text}");
+    assert!(text.contains("kept the clevis binding: token 0, keyslot(s) 1 (tpm2 sha256:7)"), "{text}");
+    let current = std::fs::read(store.join("pvc-tpm2/current")).unwrap();
+    assert_ne!(current, b"the stored key");
+    assert_keyslot_opens(&scratch, &image, "2", &current);
+    let tokens = luks_tokens(&image);
+    assert_eq!(tokens["0"]["type"], "clevis");
+    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]));
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image_arg, "-s", "1"], b"");
+    assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let stale = scratch.write("stale", b"the stored key");
+    let refused = std::process::Command::new("cryptsetup")
+        .args(["open", "--test-passphrase", "--key-file"])
+        .arg(stale)
+        .arg(&image)
+        .status()
+        .unwrap();
+    assert!(!refused.success(), "the old key no longer opens the volume");
+}
+
 #[test]
 fn another_tpm_refuses_the_secret() {
     let swtpm = tpm();
