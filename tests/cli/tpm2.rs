@@ -675,6 +675,99 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     assert!(!refused.success(), "the old key no longer opens the volume");
 }
 
+/// The keyslots and tokens of a LUKS2 image, as cryptsetup reads them.
+fn keyslots_and_tokens(image: &std::path::Path) -> (Vec<String>, serde_json::Value) {
+    let dump = run_ok(
+        std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(image),
+        "luksDump",
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&dump).unwrap();
+    let mut keyslots: Vec<String> = meta["keyslots"].as_object().unwrap().keys().cloned().collect();
+    keyslots.sort();
+    (keyslots, meta["tokens"].clone())
+}
+
+/// `kill -9` at moments spread over `disk tpm2-enroll` and `disk clevis-bind --clevis-pin tpm2` (in a TPM command,
+/// between the keyslot and the header writes, wherever it lands): the volume is complete (keyslot 1 and its token,
+/// which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0 only, no token,
+/// and the command run again completes it); never a keyslot without its token or a token without its keyslot.
+#[test]
+fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
+    let swtpm = tpm();
+    let tcti = swtpm.tcti();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"the first passphrase");
+    let commands: [(&str, Vec<&str>); 2] = [
+        ("systemd-tpm2", vec!["disk", "tpm2-enroll", "--tpm2-pcrs", "7"]),
+        ("clevis", vec!["disk", "clevis-bind", "--clevis-pin", "tpm2", "--clevis-config", r#"{"pcr_ids":"7"}"#]),
+    ];
+    let (mut killed, mut as_before, mut complete) = (0, 0, 0);
+    for (token_type, args) in &commands {
+        let run = |image: &std::path::Path| {
+            let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+            command.args(args).args(["--tpm2-device", &tcti, "--key-file"]).arg(&pass).arg(image);
+            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            command
+        };
+        let measured = cryptsetup_image(&scratch, "measured.img", &pass);
+        let started = std::time::Instant::now();
+        assert!(run(&measured).status().unwrap().success(), "{token_type}: the measured run");
+        let whole = started.elapsed();
+        for eighth in [1, 3, 5, 7] {
+            let at = format!("{token_type}: killed at {eighth}/8 of {whole:?}");
+            let image = cryptsetup_image(&scratch, &format!("kill-{eighth}.img"), &pass);
+            let mut child = run(&image).spawn().unwrap();
+            std::thread::sleep(whole * eighth / 8);
+            child.kill().unwrap(); // SIGKILL, or nothing when it has already finished
+            if child.wait().unwrap().code().is_none() {
+                killed += 1;
+            }
+            // What the killed client left loaded on the simulator.
+            swtpm.flush();
+            match keyslots_and_tokens(&image) {
+                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
+                    as_before += 1;
+                    assert_keyslot_opens(&scratch, &image, "0", b"the first passphrase");
+                    let output = run(&image).output().unwrap();
+                    swtpm.flush();
+                    assert_ok(&output, &format!("{at}: the rerun"));
+                }
+                (keyslots, tokens) if keyslots == ["0", "1"] => {
+                    complete += 1;
+                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
+                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
+                }
+                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
+            }
+            let (_, tokens) = keyslots_and_tokens(&image);
+            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+            if *token_type == "clevis" {
+                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+                assert_keyslot_opens(&scratch, &image, "1", &pass1);
+            } else {
+                let out = scratch.path(&format!("kill-{eighth}.raw"));
+                run_ok(
+                    cryptadm()
+                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
+                        .arg(&image)
+                        .arg("--out")
+                        .arg(&out),
+                    &format!("{at}: decrypt --tpm2"),
+                );
+                std::fs::remove_file(&out).unwrap();
+            }
+            std::fs::remove_file(&image).unwrap();
+        }
+    }
+    // Most kills land before the one header write at the end (the TPM's work comes first): the state is the one
+    // before; a kill after that write finds the volume complete.
+    assert!(
+        killed >= 3,
+        "only {killed} of 8 runs were still going when killed (as before {as_before}, complete {complete})"
+    );
+}
+
 #[test]
 fn another_tpm_refuses_the_secret() {
     let swtpm = tpm();
