@@ -675,6 +675,62 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     assert!(!refused.success(), "the old key no longer opens the volume");
 }
 
+/// systemd-cryptenroll --tpm2-with-pin=yes enrols (PolicyPCR + PolicyAuthValue, the auth value SHA-256 of the
+/// PIN); `disk decrypt --tpm2` opens it with the PIN read as a passphrase is (a file here, never argv), refuses a
+/// wrong PIN (16) and no PIN (the passphrase's usage error), with nothing written; `disk inspect` shows `+ PIN`.
+#[test]
+fn systemd_tpm2_tokens_with_a_pin_open() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let raw: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(3266489917) >> 24) as u8).collect();
+    let raw_path = scratch.write("raw", &raw);
+    let image = scratch.path("pin.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--from"])
+            .arg(&raw_path)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(FAST_KDF)
+            .arg(&image),
+        "luks-format --from",
+    );
+    let enrolled = swtpm
+        .command("systemd-cryptenroll")
+        .env("PASSWORD", "pw")
+        .env("NEWPIN", "4711 pin")
+        .arg(format!("--tpm2-device={}", swtpm.tcti()))
+        .args(["--tpm2-pcrs=7", "--tpm2-with-pin=yes"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    swtpm.flush();
+    assert_ok(&enrolled, "systemd-cryptenroll --tpm2-with-pin=yes");
+    assert_eq!(luks_tokens(&image)["0"]["tpm2-pin"], true);
+    run_ok(std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q"]).arg(&image).arg("0"), "luksKillSlot");
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains("tpm2: systemd-tpm2 sha256:7 (ecc) + PIN"), "{inspect}");
+    let decrypt = |pin: Option<&[u8]>, out: &std::path::Path| {
+        let mut command = cryptadm();
+        command.args(["disk", "decrypt", "--tpm2", "--tpm2-device", &swtpm.tcti()]);
+        if let Some(pin) = pin {
+            command.arg("--passphrase-file").arg(scratch.write("pin", pin));
+        }
+        let output = command.arg(&image).arg("--out").arg(out).output().unwrap();
+        swtpm.flush();
+        output
+    };
+    let wrong = scratch.path("wrong.raw");
+    assert_failed(&decrypt(Some(b"4712 pin"), &wrong), 16, &["TPM_RC_AUTH_FAIL"]);
+    assert!(!wrong.exists(), "nothing written");
+    let none = decrypt(None, &wrong);
+    assert!(!none.status.success() && !wrong.exists(), "no PIN: {}", stderr(&none));
+    let out = scratch.path("decrypted.raw");
+    assert_ok(&decrypt(Some(b"4711 pin"), &out), "decrypt --tpm2 with the PIN");
+    assert_eq!(std::fs::read(&out).unwrap(), raw);
+}
+
 /// The keyslots and tokens of a LUKS2 image, as cryptsetup reads them.
 fn keyslots_and_tokens(image: &std::path::Path) -> (Vec<String>, serde_json::Value) {
     let dump = run_ok(
