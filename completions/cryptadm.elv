@@ -616,7 +616,7 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --timeout 'Overall deadline of the command''s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]'
             cand --force 'Replace a non-empty --out file, or overwrite a block device that holds data'
             cand --clevis 'Unlock through the volume''s clevis binding (its LUKS2 `clevis` token), asking its Tang servers and TPM, as `clevis luks unlock` does, instead of with a passphrase'
-            cand --tpm2 'Unlock through the volume''s TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll writes it), asking the TPM, instead of with a passphrase'
+            cand --tpm2 'Unlock through the volume''s TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll writes it), asking the TPM, instead of with a passphrase; the PIN of one enrolled with a PIN (--tpm2-with-pin) is read as a passphrase is (--passphrase-file, --key-file, or asked on a terminal)'
             cand --vault-skip-verify 'Accept any server certificate (insecure; VAULT_SKIP_VERIFY alone is refused)'
             cand -q 'Print only errors'
             cand --quiet 'Print only errors'
