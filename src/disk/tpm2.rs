@@ -106,8 +106,9 @@ pub fn enroll(
     device: &Device,
     primary: KeyAlg,
     pcrs: Option<PcrSelection>,
+    pin: Option<&[u8]>,
 ) -> Result<(u32, u32), Error> {
     let mut tpm = Tpm::open(device)?;
-    let (token, passphrase) = systemd::enroll(&mut tpm, primary, pcrs)?;
+    let (token, passphrase) = systemd::enroll(&mut tpm, primary, pcrs, pin)?;
     Ok(volume.add_keyslot_with_token(key, &passphrase, &kdf(), systemd::TOKEN_TYPE, token.to_fields())?)
 }

@@ -352,6 +352,7 @@ const CC_PCR_READ: u32 = 0x17E;
 const CC_POLICY_PCR: u32 = 0x17F;
 const CC_POLICY_GET_DIGEST: u32 = 0x189;
 const CC_POLICY_PASSWORD: u32 = 0x18C;
+const CC_POLICY_AUTH_VALUE: u32 = 0x16B;
 
 // Object attributes (TPMA_OBJECT).
 const FIXED_TPM: u32 = 0x0002;
@@ -586,10 +587,16 @@ impl Tpm {
     }
 
     /// TPM2_Create of a sealed data object under `parent`; its TPM2B_PRIVATE and TPM2B_PUBLIC.
-    fn create_sealed(&mut self, parent: u32, template: &[u8], data: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    fn create_sealed(
+        &mut self,
+        parent: u32,
+        template: &[u8],
+        data: &[u8],
+        user_auth: &[u8],
+    ) -> Result<(Vec<u8>, Vec<u8>), Error> {
         let mut w = Writer::default();
         w.sized(|s| {
-            s.tpm2b(&[]).tpm2b(data);
+            s.tpm2b(user_auth).tpm2b(data);
         });
         w.raw(template).tpm2b(&[]).u32(0);
         let params = Zeroizing::new(w.into_bytes());
@@ -726,8 +733,11 @@ pub fn primary_template(hash: Hash, key: KeyAlg) -> Vec<u8> {
 
 /// A sealed data object's template, with clevis's attributes: `fixedtpm|fixedparent|noda|adminwithpolicy`, and
 /// `userwithauth` when no policy guards it.
-fn sealed_template(hash: Hash, policy: &[u8]) -> Vec<u8> {
-    let mut attributes = FIXED_TPM | FIXED_PARENT | NO_DA | ADMIN_WITH_POLICY;
+fn sealed_template(hash: Hash, policy: &[u8], dictionary_protected: bool) -> Vec<u8> {
+    let mut attributes = FIXED_TPM | FIXED_PARENT | ADMIN_WITH_POLICY;
+    if !dictionary_protected {
+        attributes |= NO_DA;
+    }
     if policy.is_empty() {
         attributes |= USER_WITH_AUTH;
     }
@@ -766,6 +776,25 @@ pub const MAX_SEALED: usize = 128;
 /// Seals `data` under the owner hierarchy's primary key; with PCRs, to their values `pcr_values` (concatenated,
 /// ascending) or, when `None`, their current values.
 pub fn seal(tpm: &mut Tpm, spec: &SealSpec, pcr_values: Option<&[u8]>, data: &[u8]) -> Result<Sealed, Error> {
+    seal_with_auth(tpm, spec, pcr_values, data, None).map(|(sealed, _)| sealed)
+}
+
+/// Drops trailing zero bytes, as the TPM does from an auth value.
+fn trim_auth(value: &[u8]) -> &[u8] {
+    let end = value.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    &value[..end]
+}
+
+/// [`seal`], and with `auth_value` an object whose policy also asserts that auth value (PolicyPCR, if any, then
+/// PolicyAuthValue, as systemd-cryptenroll --tpm2-with-pin seals; the object is then protected by the TPM's
+/// dictionary-attack lockout). Returns the sealed object and its policy digest (empty without a policy).
+pub fn seal_with_auth(
+    tpm: &mut Tpm,
+    spec: &SealSpec,
+    pcr_values: Option<&[u8]>,
+    data: &[u8],
+    auth_value: Option<&[u8]>,
+) -> Result<(Sealed, Vec<u8>), Error> {
     if data.len() > MAX_SEALED {
         return Err(Error::Config(format!("a TPM seals at most {MAX_SEALED} bytes, not {}", data.len())));
     }
@@ -790,11 +819,20 @@ pub fn seal(tpm: &mut Tpm, spec: &SealSpec, pcr_values: Option<&[u8]>, data: &[u
             policy_pcr_digest(spec.hash, selection, &values)
         }
     };
+    let policy = match auth_value {
+        None => policy,
+        Some(_) => {
+            let from = if policy.is_empty() { vec![0u8; spec.hash.size()] } else { policy };
+            spec.hash.digest(&[&from, &CC_POLICY_AUTH_VALUE.to_be_bytes()])
+        }
+    };
+    let user_auth = auth_value.map(trim_auth).unwrap_or_default();
     let (primary, _) = tpm.create_primary(&primary_template(spec.hash, spec.key))?;
-    let result = tpm.create_sealed(primary, &sealed_template(spec.hash, &policy), data);
+    let result =
+        tpm.create_sealed(primary, &sealed_template(spec.hash, &policy, auth_value.is_some()), data, user_auth);
     tpm.flush(primary);
     let (private, public) = result?;
-    Ok(Sealed { public, private })
+    Ok((Sealed { public, private }, policy))
 }
 
 /// Unseals what [`seal`] (or `tpm2_create` under `tpm2_createprimary`'s default key) sealed.
@@ -825,10 +863,7 @@ pub fn unseal_with_auth(
     let loaded = tpm.load(primary, &sealed.private, &sealed.public);
     tpm.flush(primary);
     let object = loaded?;
-    let auth_value = auth_value.map(|value| {
-        let end = value.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
-        &value[..end]
-    });
+    let auth_value = auth_value.map(trim_auth);
     let result = match (&spec.pcrs, auth_value) {
         (None, None) => tpm.unseal_object(object, Auth::EmptyPassword),
         (pcrs, auth_value) => match tpm.start_policy_session(spec.hash, false) {

@@ -729,6 +729,54 @@ fn systemd_tpm2_tokens_with_a_pin_open() {
     let out = scratch.path("decrypted.raw");
     assert_ok(&decrypt(Some(b"4711 pin"), &out), "decrypt --tpm2 with the PIN");
     assert_eq!(std::fs::read(&out).unwrap(), raw);
+
+    // cryptadm enrols with a PIN; systemd-cryptenroll lists it, and tpm2-tools unseal it as systemd-cryptsetup
+    // does: PolicyPCR, PolicyAuthValue, the auth value SHA-256 of the PIN.
+    let ours = cryptsetup_image(&scratch, "ours-pin.img", &pass);
+    let pin = scratch.write("our-pin", b"2468");
+    run_ok(
+        cryptadm()
+            .args(["disk", "tpm2-enroll", "--key-file"])
+            .arg(&pass)
+            .args(["--tpm2-pcrs", "7", "--tpm2-device", &swtpm.tcti(), "--tpm2-with-pin", "--tpm2-pin-file"])
+            .arg(&pin)
+            .arg(&ours),
+        "disk tpm2-enroll --tpm2-with-pin",
+    );
+    swtpm.flush();
+    let tokens = luks_tokens(&ours);
+    assert_eq!(tokens["0"]["tpm2-pin"], true);
+    let listed = String::from_utf8(run_ok(swtpm.command("systemd-cryptenroll").arg(&ours), "list")).unwrap();
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["1", "tpm2"])), "{listed}");
+    let blob =
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, tokens["0"]["tpm2-blob"].as_str().unwrap())
+            .unwrap();
+    let private_len = 2 + usize::from(u16::from_be_bytes([blob[0], blob[1]]));
+    let private = scratch.write("pin.priv", &blob[..private_len]);
+    let public = scratch.write("pin.pub", &blob[private_len..]);
+    let (primary, object, session) = (scratch.path("p.ctx"), scratch.path("o.ctx"), scratch.path("s.ctx"));
+    let path = |p: &std::path::PathBuf| p.to_str().unwrap().to_owned();
+    swtpm.tools("tpm2_createprimary", &["-Q", "-C", "o", "-g", "sha256", "-G", "ecc", "-c", &path(&primary)], b"");
+    swtpm.tools(
+        "tpm2_load",
+        &["-Q", "-C", &path(&primary), "-u", &path(&public), "-r", &path(&private), "-c", &path(&object)],
+        b"",
+    );
+    // The session lives across these commands: no flush between them.
+    for (program, args) in [
+        ("tpm2_startauthsession", vec!["--policy-session", "-S", &path(&session)]),
+        ("tpm2_policypcr", vec!["-Q", "-S", &path(&session), "-l", "sha256:7"]),
+        ("tpm2_policyauthvalue", vec!["-Q", "-S", &path(&session)]),
+    ] {
+        run_ok(swtpm.command(program).args(&args), program);
+    }
+    let auth: String =
+        cryptadm::kms::tpm2::Hash::Sha256.digest(&[b"2468"]).iter().map(|b| format!("{b:02x}")).collect();
+    let secret =
+        swtpm.run("tpm2_unseal", &["-c", &path(&object), "-p", &format!("session:{}+hex:{auth}", path(&session))], b"");
+    assert_ok(&secret, "tpm2_unseal with the PIN");
+    let passphrase = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &secret.stdout);
+    assert_keyslot_opens(&scratch, &ours, "1", passphrase.as_bytes());
 }
 
 /// The keyslots and tokens of a LUKS2 image, as cryptsetup reads them.

@@ -123,9 +123,15 @@ pub fn passphrase(tpm: &mut Tpm, token: &Token, pin: Option<&[u8]>) -> Result<Se
     Ok(SecretBytes::new(STANDARD.encode(&secret[..]).into_bytes()))
 }
 
-/// Seals a fresh secret to `pcrs` (their current values) as systemd-cryptenroll does: the token and the keyslot
-/// passphrase to enrol.
-pub fn enroll(tpm: &mut Tpm, key: KeyAlg, pcrs: Option<PcrSelection>) -> Result<(Token, SecretBytes), Error> {
+/// Seals a fresh secret to `pcrs` (their current values) as systemd-cryptenroll does, and with `pin` to that PIN
+/// too (`--tpm2-with-pin`: the object's auth value SHA-256 of the PIN): the token and the keyslot passphrase to
+/// enrol.
+pub fn enroll(
+    tpm: &mut Tpm,
+    key: KeyAlg,
+    pcrs: Option<PcrSelection>,
+    pin: Option<&[u8]>,
+) -> Result<(Token, SecretBytes), Error> {
     let secret = zeroize::Zeroizing::new(tpm.get_random(SECRET_LEN)?);
     let spec = SealSpec { hash: Hash::Sha256, key, pcrs };
     let values = match &spec.pcrs {
@@ -136,9 +142,12 @@ pub fn enroll(tpm: &mut Tpm, key: KeyAlg, pcrs: Option<PcrSelection>) -> Result<
         (Some(selection), Some(values)) => super::policy_pcr_digest(Hash::Sha256, selection, values),
         _ => vec![0u8; Hash::Sha256.size()],
     };
-    let sealed = super::seal(tpm, &spec, values.as_deref(), &secret)?;
+    let auth = pin.map(|pin| zeroize::Zeroizing::new(Hash::Sha256.digest(&[pin])));
+    let (sealed, policy) =
+        super::seal_with_auth(tpm, &spec, values.as_deref(), &secret, auth.as_deref().map(|a| &a[..]))?;
+    let policy_hash = if pin.is_some() { policy } else { policy_hash };
     let passphrase = SecretBytes::new(STANDARD.encode(&secret[..]).into_bytes());
-    Ok((Token { spec, sealed, policy_hash: Some(policy_hash), pin: false }, passphrase))
+    Ok((Token { spec, sealed, policy_hash: Some(policy_hash), pin: pin.is_some() }, passphrase))
 }
 
 #[cfg(test)]
