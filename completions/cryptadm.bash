@@ -1433,7 +1433,7 @@ _cryptadm() {
             return 0
             ;;
         cryptadm__subcmd__disk__subcmd__tpm2__subcmd__enroll)
-            opts="-q -v -h -V --passphrase-file --key-file --tpm2-pcrs --tpm2-pcr-bank --tpm2-primary-alg --tpm2-device --quiet --verbose --no-progress --color --timeout --help --version"
+            opts="-q -v -h -V --passphrase-file --key-file --tpm2-pcrs --tpm2-pcr-bank --tpm2-primary-alg --tpm2-device --tpm2-with-pin --tpm2-pin-file --quiet --verbose --no-progress --color --timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1460,6 +1460,10 @@ _cryptadm() {
                     return 0
                     ;;
                 --tpm2-device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tpm2-pin-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -665,10 +665,12 @@ sha512\t''"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l tpm2-primary-alg -d 'The storage primary key\'s algorithm' -r -f -a "ecc\t''
 rsa\t''"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l tpm2-device -d 'The TPM: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l tpm2-pin-file -d 'Read the PIN of --tpm2-with-pin from FILE (`-`: standard input), the whole file byte for byte' -r -F
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l color -d 'When to colour messages' -r -f -a "auto\t'Colour on a terminal, unless NO_COLOR is set'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l timeout -d 'Overall deadline of the command\'s network work (key managers, Tang servers, registries, RemoteConfig fetches: connects, every byte of every answer, retries and pauses); when it passes, exit status 4 [env: CRYPTADM_TIMEOUT] [default: none; 120 for bootstrap open]' -r
+complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l tpm2-with-pin -d 'Also seal to a PIN, as systemd-cryptenroll --tpm2-with-pin=yes does (systemd-cryptsetup asks for it at boot); the PIN is read from --tpm2-pin-file'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -s q -l quiet -d 'Print only errors'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -s v -l verbose -d 'Print details of each step'
 complete -c cryptadm -n "__fish_cryptadm_using_subcommand disk; and __fish_seen_subcommand_from tpm2-enroll" -l no-progress -d 'Never draw progress bars or spinners (they are drawn only on a terminal anyway)'
