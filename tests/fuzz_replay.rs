@@ -167,6 +167,7 @@ replay_tests!(
     qcow2_image,
     redact_decoder,
     stream_payload,
+    threshold_jwe,
     tpm2_response,
     volume_request,
 );

@@ -21,6 +21,7 @@ pub mod pkcs7_unwrap;
 pub mod qcow2_image;
 pub mod redact_decoder;
 pub mod stream_payload;
+pub mod threshold_jwe;
 pub mod tpm2_response;
 pub mod volume_request;
 
@@ -47,6 +48,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("qcow2_image", qcow2_image::run),
     ("redact_decoder", redact_decoder::run),
     ("stream_payload", stream_payload::run),
+    ("threshold_jwe", threshold_jwe::run),
     ("tpm2_response", tpm2_response::run),
     ("volume_request", volume_request::run),
 ];

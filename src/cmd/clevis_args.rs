@@ -52,6 +52,35 @@ impl ClevisArgs {
             http,
             trust_unpinned: self.clevis_trust_adv,
             tpm2: tpm2_device(self.tpm2_device.as_deref())?,
+            key_managers: clevis::KeyManagers::default(),
+        })
+    }
+}
+
+/// The key managers of an `sss` pin's extension pins (`aws-kms`, `vault-transit`, `kmip`) in the disk commands:
+/// each backend's client flags under its own heading, as `bootstrap` takes them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PinKeyManagerArgs {
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub vault: crate::cmd::vault_args::VaultArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub aws: crate::cmd::aws_args::AwsArgs,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub kmip: crate::cmd::kmip_args::KmipArgs,
+}
+
+impl PinKeyManagerArgs {
+    /// The clients: OpenBao/Vault and KMIP when a server is given, AWS always (it reads its credentials at the
+    /// first request). 30 s per request, 3 retries, every one within --timeout.
+    pub fn key_managers(&self) -> anyhow::Result<clevis::KeyManagers> {
+        let timeout = std::time::Duration::from_secs(30);
+        Ok(clevis::KeyManagers {
+            vault: self.vault.client(timeout, 3)?,
+            aws: Some(self.aws.client(timeout, 3)),
+            kmip: self.kmip.client(timeout)?,
         })
     }
 }

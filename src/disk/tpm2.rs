@@ -42,9 +42,24 @@ pub fn enrollments(volume: &Volume) -> Vec<Enrollment> {
         .collect()
 }
 
+/// Whether every readable TPM2 enrolment of the volume was made with a PIN (`systemd-cryptenroll
+/// --tpm2-with-pin=yes`), so that opening it needs one.
+pub fn needs_pin(volume: &Volume) -> bool {
+    let enrollments = enrollments(volume);
+    let tokens: Vec<&systemd::Token> = enrollments.iter().filter_map(|e| e.parsed.as_ref().ok()).collect();
+    !tokens.is_empty() && tokens.iter().all(|token| token.pin)
+}
+
 /// The passphrase of a TPM2-enrolled keyslot, unsealed by the TPM at `device` and checked against the keyslot.
 /// Tries each token in order; the first that opens its keyslot wins. Returns the keyslot id and the passphrase.
-pub fn recover_passphrase(volume: &Volume, path: &str, device: &Device) -> Result<(u32, Passphrase), Error> {
+///
+/// `pin` is the PIN of tokens enrolled with one (`tpm2-pin`, [`needs_pin`]); tokens without ignore it.
+pub fn recover_passphrase(
+    volume: &Volume,
+    path: &str,
+    device: &Device,
+    pin: Option<&[u8]>,
+) -> Result<(u32, Passphrase), Error> {
     let enrollments = enrollments(volume);
     let mut last = None;
     let mut tpm = None;
@@ -60,7 +75,7 @@ pub fn recover_passphrase(volume: &Volume, path: &str, device: &Device) -> Resul
             Some(tpm) => tpm,
             None => tpm.insert(Tpm::open(device).map_err(Error::from)?),
         };
-        let passphrase = match systemd::passphrase(tpm, token) {
+        let passphrase = match systemd::passphrase(tpm, token, pin) {
             Ok(secret) => Passphrase::new(secret.to_vec()),
             Err(e) => {
                 last = Some(e.into());
@@ -91,8 +106,9 @@ pub fn enroll(
     device: &Device,
     primary: KeyAlg,
     pcrs: Option<PcrSelection>,
+    pin: Option<&[u8]>,
 ) -> Result<(u32, u32), Error> {
     let mut tpm = Tpm::open(device)?;
-    let (token, passphrase) = systemd::enroll(&mut tpm, primary, pcrs)?;
+    let (token, passphrase) = systemd::enroll(&mut tpm, primary, pcrs, pin)?;
     Ok(volume.add_keyslot_with_token(key, &passphrase, &kdf(), systemd::TOKEN_TYPE, token.to_fields())?)
 }

@@ -256,6 +256,12 @@ pub static BACKENDS: &[Backend] = &[
                 uses: &[Use::Wrap, Use::Provider, Use::Recipient],
             },
             Form {
+                syntax: "vault-transit: {\"key\":\"vault-transit://MOUNT/KEY\"}",
+                names: "cryptadm's `vault-transit` pin inside `sss`: Transit wraps the pin's content key \
+                        (docs/threshold.md)",
+                uses: &[Use::ThresholdPin],
+            },
+            Form {
                 syntax: "vault-transit://WRAPPED@MOUNT/KEY",
                 names: "the same key plus a data key it wrapped (`WRAPPED`: the Transit ciphertext `vault:vN:…` in \
                         unpadded base64url)",
@@ -333,6 +339,11 @@ pub static BACKENDS: &[Backend] = &[
                 syntax: "arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME",
                 names: "the same key, written bare (an alias of `aws-kms://ARN`)",
                 uses: &[Use::Wrap, Use::Provider, Use::Recipient],
+            },
+            Form {
+                syntax: "aws-kms: {\"key\":ARN}",
+                names: "cryptadm's `aws-kms` pin inside `sss`: KMS wraps the pin's content key (docs/threshold.md)",
+                uses: &[Use::ThresholdPin],
             },
             Form {
                 syntax: "kms://BLOB@ARN",
@@ -422,6 +433,12 @@ pub static BACKENDS: &[Backend] = &[
                 syntax: "kmip://PREFIX",
                 names: "KMIP Secret Data objects named `PREFIX/<volume id>/current`, `…/pending`, `…/previous`",
                 uses: &[Use::Store],
+            },
+            Form {
+                syntax: "kmip: {\"key\":\"kmip://UID\"}",
+                names: "cryptadm's `kmip` pin inside `sss`: the server's AES-GCM wraps the pin's content key \
+                        (docs/threshold.md)",
+                uses: &[Use::ThresholdPin],
             },
             Form {
                 syntax: "kmip://UID#kmip:v1:WRAPPED",

@@ -3,11 +3,14 @@
 //!
 //! `clevis encrypt PIN CONFIG` ↔ [`encrypt`], `clevis decrypt` ↔ [`decrypt`]. The configurations are the JSON
 //! clevis takes: `tang` `{"url":…,"thp":…,"adv":…}`, `tpm2` `{"pcr_ids":"7",…}` ([`tpm2`]), `sss` `{"t":N,"pins":{"tang":[{…},…],"sss":{…}}}`.
+//! Inside `sss`, cryptadm's extension pins `aws-kms`, `vault-transit` and `kmip` (`{"key":REFERENCE}`, [`wrap`])
+//! count beside clevis's own: a threshold across every key manager that wraps.
 //! Every JWE is compact, its protected header written as jose writes JSON (keys sorted, no spaces), so that the
 //! bytes are what clevis itself would print for the same random values.
 
 pub mod sss;
 pub mod tpm2;
+pub mod wrap;
 
 use super::http::HttpSettings;
 use super::tang::{self, TangConfig, Trust};
@@ -34,6 +37,19 @@ pub struct Settings {
     pub trust_unpinned: bool,
     /// The TPM of `tpm2` pins (`--tpm2-device`; `/dev/tpmrm0` by default).
     pub tpm2: crate::kms::tpm2::Device,
+    /// The key managers of the extension pins (`aws-kms`, `vault-transit`, `kmip`), those the command configured.
+    pub key_managers: KeyManagers,
+}
+
+/// The clients of the extension pins ([`wrap`]); a pin whose client is absent fails naming the settings it needs.
+#[derive(Debug, Clone, Default)]
+pub struct KeyManagers {
+    /// OpenBao/Vault, for `vault-transit` pins.
+    pub vault: Option<std::sync::Arc<crate::kms::vault::Vault>>,
+    /// AWS, for `aws-kms` pins.
+    pub aws: Option<std::sync::Arc<crate::kms::aws::Aws>>,
+    /// A KMIP server, for `kmip` pins.
+    pub kmip: Option<std::sync::Arc<crate::kms::kmip::Kmip>>,
 }
 
 /// What failed in a clevis operation. Messages hold no secret; URLs are redacted.
@@ -113,6 +129,23 @@ pub enum Error {
     /// A `tpm2` pin's TPM failed or refused.
     #[error("tpm2 pin: {0}")]
     Tpm2(#[from] crate::kms::tpm2::Error),
+    /// An extension pin's key manager failed or refused (its message names the key and the server).
+    #[error("{source}")]
+    KeyManager {
+        /// The pin (`aws-kms`, `vault-transit`, `kmip`).
+        pin: &'static str,
+        /// What the key manager's client said.
+        #[source]
+        source: super::Error,
+    },
+    /// An extension pin's key manager is not configured in this command.
+    #[error("{pin} pin: no {pin} key manager is configured")]
+    NoKeyManager {
+        /// The pin.
+        pin: &'static str,
+        /// Which settings it needs.
+        hint: &'static str,
+    },
 }
 
 impl Error {
@@ -132,6 +165,8 @@ impl Classify for Error {
             Self::Threshold { cut_by_deadline: true, .. } => ExitStatus::DeadlineExceeded,
             Self::Threshold { .. } => ExitStatus::Failure,
             Self::Tpm2(source) => source.status(),
+            Self::KeyManager { source, .. } => source.status(),
+            Self::NoKeyManager { .. } => ExitStatus::InvalidInput,
         }
     }
 
@@ -163,6 +198,8 @@ impl Classify for Error {
             Self::Threshold { cut_by_deadline: true, .. } => Some(crate::deadline::HINT.into()),
             Self::Threshold { .. } => Some("bring enough of the named servers back, then retry".into()),
             Self::Tpm2(source) => source.hint(),
+            Self::KeyManager { source, .. } => source.hint(),
+            Self::NoKeyManager { hint, .. } => Some((*hint).into()),
             _ => None,
         }
     }
@@ -287,6 +324,8 @@ pub enum Pin {
     Tang(TangConfig),
     /// This machine's TPM.
     Tpm2(tpm2::Tpm2Config),
+    /// A key manager's key (an extension pin: only inside `sss`).
+    Wrapped(wrap::WrapConfig),
     /// Shamir's secret sharing: `threshold` of `pins`.
     Sss {
         /// `t`.
@@ -311,9 +350,17 @@ impl Pin {
             "tang" => Ok(Self::Tang(TangConfig::from_json(config)?)),
             "tpm2" => Ok(Self::Tpm2(tpm2::Tpm2Config::from_json(config)?)),
             "sss" => sss::config_from_json(config, depth),
-            other => Err(Error::Config(format!(
-                "pin `{other}` is not supported (cryptadm implements `tang`, `tpm2` and `sss`)"
-            ))),
+            other => match wrap::Manager::from_name(other) {
+                Some(manager) if depth > 0 => Ok(Self::Wrapped(wrap::WrapConfig::from_json(manager, config)?)),
+                Some(_) => Err(Error::Config(format!(
+                    "pin `{other}` is one of cryptadm's extension pins, which count only inside `sss` (alone, use \
+                     `bootstrap seal --provider {other}`)"
+                ))),
+                None => Err(Error::Config(format!(
+                    "pin `{other}` is not supported (cryptadm implements `tang`, `tpm2` and `sss`, and inside `sss` \
+                     `aws-kms`, `vault-transit` and `kmip`)"
+                ))),
+            },
         }
     }
 
@@ -322,6 +369,7 @@ impl Pin {
         match self {
             Self::Tang(config) => format!("tang {}", crate::redact::url(&config.url)),
             Self::Tpm2(config) => config.describe(),
+            Self::Wrapped(config) => config.describe(),
             Self::Sss { threshold, pins } => {
                 let pins: Vec<String> = pins.iter().map(Self::describe).collect();
                 format!("sss {threshold} of [{}]", pins.join(", "))
@@ -338,6 +386,7 @@ pub fn encrypt(pin: &Pin, plaintext: &[u8], settings: &Settings) -> Result<Strin
             tang::encrypt(config, trust, &settings.http, plaintext)
         }
         Pin::Tpm2(config) => tpm2::encrypt(config, &settings.tpm2, plaintext),
+        Pin::Wrapped(config) => wrap::encrypt(config, settings, plaintext),
         Pin::Sss { threshold, pins } => sss::encrypt(*threshold, pins, plaintext, settings),
     }
 }
@@ -361,9 +410,14 @@ fn decrypt_at(jwe: &Jwe, settings: &Settings, depth: usize) -> Result<SecretByte
             jwe.open(&cek)
         }
         Some("sss") => Err(Error::Malformed(format!("sss pins nested more than {MAX_DEPTH} deep"))),
-        Some(other) => {
-            Err(Error::Malformed(format!("pin `{other}` is not supported (cryptadm opens `tang`, `tpm2` and `sss`)")))
-        }
+        Some(other) => match wrap::Manager::from_name(other) {
+            Some(manager) => wrap::decrypt(manager, jwe, settings),
+            None => Err(Error::Malformed(format!(
+                "pin `{}` is not supported (cryptadm opens `tang`, `tpm2`, `sss`, `aws-kms`, `vault-transit` and \
+                 `kmip`)",
+                crate::redact::server_text(other.as_bytes(), 32)
+            ))),
+        },
         None => Err(Error::Malformed("the protected header has no `clevis.pin`".into())),
     }
 }
@@ -386,7 +440,14 @@ fn describe_at(jwe: &Jwe, depth: usize) -> Result<String, Error> {
                 children.iter().map(|child| describe_at(&Jwe::parse(child)?, depth + 1)).collect();
             Ok(format!("sss {threshold} of [{}]", children?.join(", ")))
         }
-        other => Err(Error::Malformed(format!("unsupported pin {other:?}"))),
+        Some(other) if wrap::Manager::from_name(other).is_some() => {
+            let manager = wrap::Manager::from_name(other).expect("checked");
+            Ok(wrap::WrapHeader::parse(manager, &jwe.header)?.config.describe())
+        }
+        other => Err(Error::Malformed(format!(
+            "unsupported pin {:?}",
+            other.map(|name| crate::redact::server_text(name.as_bytes(), 32))
+        ))),
     }
 }
 

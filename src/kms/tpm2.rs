@@ -351,6 +351,8 @@ const CC_GET_RANDOM: u32 = 0x17B;
 const CC_PCR_READ: u32 = 0x17E;
 const CC_POLICY_PCR: u32 = 0x17F;
 const CC_POLICY_GET_DIGEST: u32 = 0x189;
+const CC_POLICY_PASSWORD: u32 = 0x18C;
+const CC_POLICY_AUTH_VALUE: u32 = 0x16B;
 
 // Object attributes (TPMA_OBJECT).
 const FIXED_TPM: u32 = 0x0002;
@@ -364,11 +366,14 @@ const DECRYPT: u32 = 0x2_0000;
 
 /// How a command's one authorised handle is authorised.
 #[derive(Clone, Copy)]
-enum Auth {
+enum Auth<'a> {
     /// A password session with the empty password.
     EmptyPassword,
     /// A policy session (no HMAC: the policy asserts no auth value).
     Policy(u32),
+    /// A policy session whose policy ran PolicyPassword: the object's auth value in the clear (PolicyPassword
+    /// extends the policy as PolicyAuthValue does, so objects sealed with PolicyAuthValue take it too).
+    PolicyPassword(u32, &'a [u8]),
 }
 
 /// A connection to a TPM.
@@ -400,7 +405,7 @@ impl Tpm {
         name: &'static str,
         code: u32,
         handles: &[u32],
-        auth: Option<Auth>,
+        auth: Option<Auth<'_>>,
         params: &[u8],
         response_handles: usize,
     ) -> Result<Response, Error> {
@@ -415,6 +420,7 @@ impl Tpm {
                 // handle, nonce, attributes (continueSession), hmac/password
                 Auth::EmptyPassword => area.u32(TPM_RS_PW).tpm2b(&[]).u8(0).tpm2b(&[]),
                 Auth::Policy(session) => area.u32(session).tpm2b(&[]).u8(0).tpm2b(&[]),
+                Auth::PolicyPassword(session, value) => area.u32(session).tpm2b(&[]).u8(0).tpm2b(value),
             };
             w.u32(area.bytes.len() as u32).raw(&area.bytes);
         }
@@ -581,10 +587,16 @@ impl Tpm {
     }
 
     /// TPM2_Create of a sealed data object under `parent`; its TPM2B_PRIVATE and TPM2B_PUBLIC.
-    fn create_sealed(&mut self, parent: u32, template: &[u8], data: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    fn create_sealed(
+        &mut self,
+        parent: u32,
+        template: &[u8],
+        data: &[u8],
+        user_auth: &[u8],
+    ) -> Result<(Vec<u8>, Vec<u8>), Error> {
         let mut w = Writer::default();
         w.sized(|s| {
-            s.tpm2b(&[]).tpm2b(data);
+            s.tpm2b(user_auth).tpm2b(data);
         });
         w.raw(template).tpm2b(&[]).u32(0);
         let params = Zeroizing::new(w.into_bytes());
@@ -625,6 +637,11 @@ impl Tpm {
         self.command("PolicyPCR", CC_POLICY_PCR, &[session], None, &w.bytes, 0).map(drop)
     }
 
+    /// TPM2_PolicyPassword: the object's auth value is then sent in the clear with the command it authorises.
+    fn policy_password(&mut self, session: u32) -> Result<(), Error> {
+        self.command("PolicyPassword", CC_POLICY_PASSWORD, &[session], None, &[], 0).map(drop)
+    }
+
     /// TPM2_PolicyGetDigest.
     fn policy_get_digest(&mut self, session: u32) -> Result<Vec<u8>, Error> {
         let response = self.command("PolicyGetDigest", CC_POLICY_GET_DIGEST, &[session], None, &[], 0)?;
@@ -632,7 +649,7 @@ impl Tpm {
     }
 
     /// TPM2_Unseal.
-    fn unseal_object(&mut self, item: u32, auth: Auth) -> Result<SecretBytes, Error> {
+    fn unseal_object(&mut self, item: u32, auth: Auth<'_>) -> Result<SecretBytes, Error> {
         let response = self.command("Unseal", CC_UNSEAL, &[item], Some(auth), &[], 0)?;
         Ok(SecretBytes::new(Reader::new(&response.params).tpm2b()?.to_vec()))
     }
@@ -716,8 +733,11 @@ pub fn primary_template(hash: Hash, key: KeyAlg) -> Vec<u8> {
 
 /// A sealed data object's template, with clevis's attributes: `fixedtpm|fixedparent|noda|adminwithpolicy`, and
 /// `userwithauth` when no policy guards it.
-fn sealed_template(hash: Hash, policy: &[u8]) -> Vec<u8> {
-    let mut attributes = FIXED_TPM | FIXED_PARENT | NO_DA | ADMIN_WITH_POLICY;
+fn sealed_template(hash: Hash, policy: &[u8], dictionary_protected: bool) -> Vec<u8> {
+    let mut attributes = FIXED_TPM | FIXED_PARENT | ADMIN_WITH_POLICY;
+    if !dictionary_protected {
+        attributes |= NO_DA;
+    }
     if policy.is_empty() {
         attributes |= USER_WITH_AUTH;
     }
@@ -756,6 +776,25 @@ pub const MAX_SEALED: usize = 128;
 /// Seals `data` under the owner hierarchy's primary key; with PCRs, to their values `pcr_values` (concatenated,
 /// ascending) or, when `None`, their current values.
 pub fn seal(tpm: &mut Tpm, spec: &SealSpec, pcr_values: Option<&[u8]>, data: &[u8]) -> Result<Sealed, Error> {
+    seal_with_auth(tpm, spec, pcr_values, data, None).map(|(sealed, _)| sealed)
+}
+
+/// Drops trailing zero bytes, as the TPM does from an auth value.
+fn trim_auth(value: &[u8]) -> &[u8] {
+    let end = value.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    &value[..end]
+}
+
+/// [`seal`], and with `auth_value` an object whose policy also asserts that auth value (PolicyPCR, if any, then
+/// PolicyAuthValue, as systemd-cryptenroll --tpm2-with-pin seals; the object is then protected by the TPM's
+/// dictionary-attack lockout). Returns the sealed object and its policy digest (empty without a policy).
+pub fn seal_with_auth(
+    tpm: &mut Tpm,
+    spec: &SealSpec,
+    pcr_values: Option<&[u8]>,
+    data: &[u8],
+    auth_value: Option<&[u8]>,
+) -> Result<(Sealed, Vec<u8>), Error> {
     if data.len() > MAX_SEALED {
         return Err(Error::Config(format!("a TPM seals at most {MAX_SEALED} bytes, not {}", data.len())));
     }
@@ -780,15 +819,37 @@ pub fn seal(tpm: &mut Tpm, spec: &SealSpec, pcr_values: Option<&[u8]>, data: &[u
             policy_pcr_digest(spec.hash, selection, &values)
         }
     };
+    let policy = match auth_value {
+        None => policy,
+        Some(_) => {
+            let from = if policy.is_empty() { vec![0u8; spec.hash.size()] } else { policy };
+            spec.hash.digest(&[&from, &CC_POLICY_AUTH_VALUE.to_be_bytes()])
+        }
+    };
+    let user_auth = auth_value.map(trim_auth).unwrap_or_default();
     let (primary, _) = tpm.create_primary(&primary_template(spec.hash, spec.key))?;
-    let result = tpm.create_sealed(primary, &sealed_template(spec.hash, &policy), data);
+    let result =
+        tpm.create_sealed(primary, &sealed_template(spec.hash, &policy, auth_value.is_some()), data, user_auth);
     tpm.flush(primary);
     let (private, public) = result?;
-    Ok(Sealed { public, private })
+    Ok((Sealed { public, private }, policy))
 }
 
 /// Unseals what [`seal`] (or `tpm2_create` under `tpm2_createprimary`'s default key) sealed.
 pub fn unseal(tpm: &mut Tpm, spec: &SealSpec, sealed: &Sealed) -> Result<SecretBytes, Error> {
+    unseal_with_auth(tpm, spec, sealed, None)
+}
+
+/// [`unseal`] of an object whose policy also asserts its auth value (PolicyPCR, if any, then PolicyAuthValue, as
+/// systemd-cryptenroll --tpm2-with-pin seals): `auth_value` is that value (trailing zero bytes are dropped, as the
+/// TPM drops them from the object's). A wrong value is TPM_RC_AUTH_FAIL (exit 16), and counts towards the TPM's
+/// dictionary-attack lockout.
+pub fn unseal_with_auth(
+    tpm: &mut Tpm,
+    spec: &SealSpec,
+    sealed: &Sealed,
+    auth_value: Option<&[u8]>,
+) -> Result<SecretBytes, Error> {
     let check = |bytes: &[u8], what: &str| {
         let mut r = Reader::new(bytes);
         match r.tpm2b() {
@@ -802,18 +863,30 @@ pub fn unseal(tpm: &mut Tpm, spec: &SealSpec, sealed: &Sealed) -> Result<SecretB
     let loaded = tpm.load(primary, &sealed.private, &sealed.public);
     tpm.flush(primary);
     let object = loaded?;
-    let result = match &spec.pcrs {
-        None => tpm.unseal_object(object, Auth::EmptyPassword),
-        Some(selection) => match tpm.start_policy_session(spec.hash, false) {
+    let auth_value = auth_value.map(trim_auth);
+    let result = match (&spec.pcrs, auth_value) {
+        (None, None) => tpm.unseal_object(object, Auth::EmptyPassword),
+        (pcrs, auth_value) => match tpm.start_policy_session(spec.hash, false) {
             Err(e) => Err(e),
             Ok(session) => {
-                let result = tpm.policy_pcr(session, &[], selection).and_then(|()| {
-                    match tpm.unseal_object(object, Auth::Policy(session)) {
-                        Err(Error::Tpm { rc, .. }) if base_rc(rc) == RC_POLICY_FAIL => {
-                            Err(Error::PcrMismatch { pcrs: selection.list(), bank: selection.bank.name() })
-                        }
-                        other => other,
+                let asserted = match pcrs {
+                    Some(selection) => tpm.policy_pcr(session, &[], selection),
+                    None => Ok(()),
+                };
+                let asserted = match auth_value {
+                    Some(_) => asserted.and_then(|()| tpm.policy_password(session)),
+                    None => asserted,
+                };
+                let auth = match auth_value {
+                    Some(value) => Auth::PolicyPassword(session, value),
+                    None => Auth::Policy(session),
+                };
+                let result = asserted.and_then(|()| match tpm.unseal_object(object, auth) {
+                    Err(Error::Tpm { rc, .. }) if base_rc(rc) == RC_POLICY_FAIL && pcrs.is_some() => {
+                        let selection = pcrs.as_ref().expect("checked");
+                        Err(Error::PcrMismatch { pcrs: selection.list(), bank: selection.bank.name() })
                     }
+                    other => other,
                 });
                 tpm.flush(session);
                 result

@@ -200,8 +200,8 @@ impl ProviderSettings {
         Ok(Passphrase::new(plaintext.to_vec()))
     }
 
-    /// The HTTP settings the `clevis` provider reaches Tang servers with: one request may take the plugin
-    /// timeout, with the plugin retries.
+    /// The HTTP settings the `clevis` provider reaches Tang servers with (one request may take the plugin
+    /// timeout, with the plugin retries), and the key managers of its extension pins.
     pub fn clevis_settings(&self, trust_unpinned: bool) -> crate::kms::clevis::Settings {
         let http = crate::kms::http::HttpSettings {
             timeout: self.timeout,
@@ -210,7 +210,12 @@ impl ProviderSettings {
             proxies: self.proxies.clone(),
             ..Default::default()
         };
-        crate::kms::clevis::Settings { http, trust_unpinned, tpm2: self.tpm2.clone() }
+        let key_managers = crate::kms::clevis::KeyManagers {
+            vault: self.vault.clone(),
+            aws: self.aws.clone(),
+            kmip: self.kmip.clone(),
+        };
+        crate::kms::clevis::Settings { http, trust_unpinned, tpm2: self.tpm2.clone(), key_managers }
     }
 
     /// `open` with `clevis`: the passphrase from the JWE in `clevis:<JWE>`, recovered from its Tang servers.

@@ -507,6 +507,371 @@ fn sss_of_tang_and_tpm2_both_ways() {
     assert_ok(&open(&swtpm, &scratch2), "open of clevis's sss tang+tpm2");
 }
 
+/// sss of a Tang server, the TPM and an AWS KMS key (cryptadm's `aws-kms` extension pin), t=2: `bootstrap open`
+/// opens with any two of them and fails with one, naming each pin that failed and why; `clevis decrypt` opens the
+/// same JWE through its own pins (tang, tpm2), counting the aws-kms pin it does not know as failed.
+#[test]
+fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
+    let trio = crate::support_tang::servers_mut();
+    let swtpm = tpm();
+    let moto = crate::support_aws::moto();
+    let _aws = moto.lock();
+    let (tang, key) = (&trio.tangs[2], &moto.key);
+    let config = format!(
+        r#"{{"t":2,"pins":{{"tang":[{}],"tpm2":{{"pcr_ids":"7","pcr_bank":"sha256"}},"aws-kms":[{{"key":"{key}"}}]}}}}"#,
+        tang.config()
+    );
+    let scratch = Scratch::new();
+    let input = scratch.write("config.yaml", CONFIG);
+    let mut seal = cryptadm();
+    // The sealer may only Encrypt (and GenerateDataKey).
+    moto.env_with(&mut seal, &moto.sealer);
+    seal.args(["bootstrap", "seal", "--provider", "clevis", "--clevis-pin", "sss", "--clevis-config", &config])
+        .args(["--tpm2-device", &swtpm.tcti(), "--in"])
+        .arg(&input)
+        .arg("--out")
+        .arg(scratch.path("sealed.yaml"));
+    assert_ok(&seal.output().unwrap(), "seal sss tang+tpm2+aws-kms");
+    let jwe = recorded_jwe(&scratch);
+    let header = header_of(&jwe);
+    let children: Vec<serde_json::Value> =
+        header["clevis"]["sss"]["jwe"].as_array().unwrap().iter().map(|c| header_of(c.as_str().unwrap())).collect();
+    let pins: Vec<&str> = children.iter().map(|c| c["clevis"]["pin"].as_str().unwrap()).collect();
+    assert_eq!(pins, ["tang", "tpm2", "aws-kms"]);
+    let aws_pin = &children[2]["clevis"]["aws-kms"];
+    assert_eq!(aws_pin["key"], key.as_str());
+    // The wrapped content key is a CiphertextBlob that boto3 decrypts to 32 bytes.
+    assert_eq!(moto.decrypt(&scratch, aws_pin["wrapped"].as_str().unwrap().as_bytes()).len(), 32);
+    let clevis = swtpm.run("clevis", &["decrypt"], jwe.as_bytes());
+    assert_ok(&clevis, "clevis decrypt of sss tang+tpm2+aws-kms");
+    assert_eq!(clevis.stdout.len(), 43, "a 256-bit printable passphrase");
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let no_tpm = format!("swtpm:host=127.0.0.1,port={closed}");
+    // `bootstrap open` with the TPM at `device` and the AWS `keys` (none: no credentials at all).
+    let open_with = |name: &str, device: &str, keys: Option<&(String, String)>| {
+        let mut open = cryptadm();
+        match keys {
+            Some(keys) => moto.env_with(&mut open, keys),
+            None => moto.bare_env(&mut open),
+        }
+        let out = scratch.path(&format!("opened-{name}.yaml"));
+        let output = open
+            .env("CRYPTADM_TPM2_DEVICE", device)
+            .args(["bootstrap", "open", "--retries", "0", "--in"])
+            .arg(scratch.path("sealed.yaml"))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        (output, out)
+    };
+    let opens = |name: &str, device: &str, keys: Option<&(String, String)>| {
+        let (output, out) = open_with(name, device, keys);
+        assert_ok(&output, &format!("open with {name}"));
+        assert_eq!(std::fs::read(&out).unwrap(), CONFIG, "{name}");
+    };
+    let tcti = swtpm.tcti();
+    opens("tang+tpm2", &tcti, None);
+    opens("tang+aws-kms", &no_tpm, Some(&moto.admin));
+    // Only tang: both other pins named with their causes, nothing written.
+    let (refused, out) = open_with("tang-only", &no_tpm, None);
+    assert_failed(
+        &refused,
+        1,
+        &["1 of the 2 pins", "tpm2 sha256:7: ", "cannot reach the TPM", &format!("aws-kms {key}: "), "hint:"],
+    );
+    assert!(!out.exists(), "nothing written");
+    // The same binding on a volume cryptsetup made: `clevis luks pass` recovers it through tang+tpm2.
+    let pass = scratch.write("pass", b"the first passphrase");
+    let image = cryptsetup_image(&scratch, "bound.img", &pass);
+    let mut bind = cryptadm();
+    moto.env_with(&mut bind, &moto.sealer);
+    run_ok(
+        bind.args(["disk", "clevis-bind", "--key-file"])
+            .arg(&pass)
+            .args(["--clevis-pin", "sss", "--clevis-config", &config, "--tpm2-device", &tcti])
+            .arg(&image),
+        "disk clevis-bind sss tang+tpm2+aws-kms",
+    );
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+    assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains(&format!("aws-kms {key}]")), "{inspect}");
+    tang.stop();
+    opens("tpm2+aws-kms", &tcti, Some(&moto.admin));
+    // `disk decrypt --clevis` of that volume with the TPM and KMS only.
+    let mut decrypt = cryptadm();
+    moto.env_with(&mut decrypt, &moto.admin);
+    let raw = scratch.path("bound.raw");
+    run_ok(
+        decrypt
+            .args(["disk", "decrypt", "--clevis", "--aws-region", crate::support_aws::REGION, "--tpm2-device", &tcti])
+            .arg(&image)
+            .arg("--out")
+            .arg(&raw),
+        "disk decrypt --clevis through tpm2+aws-kms",
+    );
+    assert_eq!(std::fs::metadata(&raw).unwrap().len(), 4 << 20);
+    let (refused, out) = open_with("aws-kms-only", &no_tpm, Some(&moto.admin));
+    assert_failed(&refused, 1, &["1 of the 2 pins", &format!("tang {}: ", tang.url()), "tpm2 sha256:7: "]);
+    assert!(!stderr(&refused).contains(&format!("aws-kms {key}:")), "the pin that worked is not named");
+    assert!(!out.exists(), "nothing written");
+    tang.restart();
+}
+
+/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound leaves the binding as it leaves a Tang one:
+/// the stored key's keyslot is replaced, the clevis token and its keyslot stay, `clevis luks pass` (the oracle)
+/// still opens that keyslot through the TPM, and the rotation says what it kept.
+#[test]
+fn volume_rotate_keeps_a_tpm2_clevis_binding() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let old = scratch.write("old.key", b"the stored key");
+    let image = cryptsetup_image(&scratch, "volume.img", &old);
+    let image_arg = image.to_str().unwrap();
+    swtpm.tools(
+        "clevis",
+        &[
+            "luks",
+            "bind",
+            "-k",
+            old.to_str().unwrap(),
+            "-d",
+            image_arg,
+            "tpm2",
+            r#"{"pcr_ids":"7","pcr_bank":"sha256"}"#,
+        ],
+        b"",
+    );
+    let store = scratch.path("keys");
+    std::fs::create_dir_all(store.join("pvc-tpm2")).unwrap();
+    std::fs::write(store.join("pvc-tpm2/current"), b"the stored key").unwrap();
+    let rotated = cryptadm()
+        .env("CRYPTADM_RUN_DIR", scratch.path("run"))
+        .args(["volume", "rotate", "--volume-id", "pvc-tpm2", "--volume-path", image_arg])
+        .args(["--key-store", &format!("file://{}", store.display())])
+        .output()
+        .unwrap();
+    assert_ok(&rotated, "volume rotate");
+    let text = stderr(&rotated);
+    assert!(text.contains("removed keyslot(s) 0"), "{text}");
+    assert!(text.contains("kept the clevis binding: token 0, keyslot(s) 1 (tpm2 sha256:7)"), "{text}");
+    let current = std::fs::read(store.join("pvc-tpm2/current")).unwrap();
+    assert_ne!(current, b"the stored key");
+    assert_keyslot_opens(&scratch, &image, "2", &current);
+    let tokens = luks_tokens(&image);
+    assert_eq!(tokens["0"]["type"], "clevis");
+    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]));
+    let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image_arg, "-s", "1"], b"");
+    assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let stale = scratch.write("stale", b"the stored key");
+    let refused = std::process::Command::new("cryptsetup")
+        .args(["open", "--test-passphrase", "--key-file"])
+        .arg(stale)
+        .arg(&image)
+        .status()
+        .unwrap();
+    assert!(!refused.success(), "the old key no longer opens the volume");
+}
+
+/// systemd-cryptenroll --tpm2-with-pin=yes enrols (PolicyPCR + PolicyAuthValue, the auth value SHA-256 of the
+/// PIN); `disk decrypt --tpm2` opens it with the PIN read as a passphrase is (a file here, never argv), refuses a
+/// wrong PIN (16) and no PIN (the passphrase's usage error), with nothing written; `disk inspect` shows `+ PIN`.
+#[test]
+fn systemd_tpm2_tokens_with_a_pin_open() {
+    let swtpm = tpm();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"pw");
+    let raw: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(3266489917) >> 24) as u8).collect();
+    let raw_path = scratch.write("raw", &raw);
+    let image = scratch.path("pin.img");
+    run_ok(
+        cryptadm()
+            .args(["disk", "luks-format", "--from"])
+            .arg(&raw_path)
+            .arg("--key-file")
+            .arg(&pass)
+            .args(FAST_KDF)
+            .arg(&image),
+        "luks-format --from",
+    );
+    let enrolled = swtpm
+        .command("systemd-cryptenroll")
+        .env("PASSWORD", "pw")
+        .env("NEWPIN", "4711 pin")
+        .arg(format!("--tpm2-device={}", swtpm.tcti()))
+        .args(["--tpm2-pcrs=7", "--tpm2-with-pin=yes"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    swtpm.flush();
+    assert_ok(&enrolled, "systemd-cryptenroll --tpm2-with-pin=yes");
+    assert_eq!(luks_tokens(&image)["0"]["tpm2-pin"], true);
+    run_ok(std::process::Command::new("cryptsetup").args(["luksKillSlot", "-q"]).arg(&image).arg("0"), "luksKillSlot");
+    let inspect = String::from_utf8(run_ok(cryptadm().args(["disk", "inspect"]).arg(&image), "inspect")).unwrap();
+    assert!(inspect.contains("tpm2: systemd-tpm2 sha256:7 (ecc) + PIN"), "{inspect}");
+    let decrypt = |pin: Option<&[u8]>, out: &std::path::Path| {
+        let mut command = cryptadm();
+        command.args(["disk", "decrypt", "--tpm2", "--tpm2-device", &swtpm.tcti()]);
+        if let Some(pin) = pin {
+            command.arg("--passphrase-file").arg(scratch.write("pin", pin));
+        }
+        let output = command.arg(&image).arg("--out").arg(out).output().unwrap();
+        swtpm.flush();
+        output
+    };
+    let wrong = scratch.path("wrong.raw");
+    assert_failed(&decrypt(Some(b"4712 pin"), &wrong), 16, &["TPM_RC_AUTH_FAIL"]);
+    assert!(!wrong.exists(), "nothing written");
+    let none = decrypt(None, &wrong);
+    assert!(!none.status.success() && !wrong.exists(), "no PIN: {}", stderr(&none));
+    let out = scratch.path("decrypted.raw");
+    assert_ok(&decrypt(Some(b"4711 pin"), &out), "decrypt --tpm2 with the PIN");
+    assert_eq!(std::fs::read(&out).unwrap(), raw);
+
+    // cryptadm enrols with a PIN; systemd-cryptenroll lists it, and tpm2-tools unseal it as systemd-cryptsetup
+    // does: PolicyPCR, PolicyAuthValue, the auth value SHA-256 of the PIN.
+    let ours = cryptsetup_image(&scratch, "ours-pin.img", &pass);
+    let pin = scratch.write("our-pin", b"2468");
+    run_ok(
+        cryptadm()
+            .args(["disk", "tpm2-enroll", "--key-file"])
+            .arg(&pass)
+            .args(["--tpm2-pcrs", "7", "--tpm2-device", &swtpm.tcti(), "--tpm2-with-pin", "--tpm2-pin-file"])
+            .arg(&pin)
+            .arg(&ours),
+        "disk tpm2-enroll --tpm2-with-pin",
+    );
+    swtpm.flush();
+    let tokens = luks_tokens(&ours);
+    assert_eq!(tokens["0"]["tpm2-pin"], true);
+    let listed = String::from_utf8(run_ok(swtpm.command("systemd-cryptenroll").arg(&ours), "list")).unwrap();
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["1", "tpm2"])), "{listed}");
+    let blob =
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, tokens["0"]["tpm2-blob"].as_str().unwrap())
+            .unwrap();
+    let private_len = 2 + usize::from(u16::from_be_bytes([blob[0], blob[1]]));
+    let private = scratch.write("pin.priv", &blob[..private_len]);
+    let public = scratch.write("pin.pub", &blob[private_len..]);
+    let (primary, object, session) = (scratch.path("p.ctx"), scratch.path("o.ctx"), scratch.path("s.ctx"));
+    let path = |p: &std::path::PathBuf| p.to_str().unwrap().to_owned();
+    swtpm.tools("tpm2_createprimary", &["-Q", "-C", "o", "-g", "sha256", "-G", "ecc", "-c", &path(&primary)], b"");
+    swtpm.tools(
+        "tpm2_load",
+        &["-Q", "-C", &path(&primary), "-u", &path(&public), "-r", &path(&private), "-c", &path(&object)],
+        b"",
+    );
+    // The session lives across these commands: no flush between them.
+    for (program, args) in [
+        ("tpm2_startauthsession", vec!["--policy-session", "-S", &path(&session)]),
+        ("tpm2_policypcr", vec!["-Q", "-S", &path(&session), "-l", "sha256:7"]),
+        ("tpm2_policyauthvalue", vec!["-Q", "-S", &path(&session)]),
+    ] {
+        run_ok(swtpm.command(program).args(&args), program);
+    }
+    let auth: String =
+        cryptadm::kms::tpm2::Hash::Sha256.digest(&[b"2468"]).iter().map(|b| format!("{b:02x}")).collect();
+    let secret =
+        swtpm.run("tpm2_unseal", &["-c", &path(&object), "-p", &format!("session:{}+hex:{auth}", path(&session))], b"");
+    assert_ok(&secret, "tpm2_unseal with the PIN");
+    let passphrase = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &secret.stdout);
+    assert_keyslot_opens(&scratch, &ours, "1", passphrase.as_bytes());
+}
+
+/// The keyslots and tokens of a LUKS2 image, as cryptsetup reads them.
+fn keyslots_and_tokens(image: &std::path::Path) -> (Vec<String>, serde_json::Value) {
+    let dump = run_ok(
+        std::process::Command::new("cryptsetup").args(["luksDump", "--dump-json-metadata"]).arg(image),
+        "luksDump",
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&dump).unwrap();
+    let mut keyslots: Vec<String> = meta["keyslots"].as_object().unwrap().keys().cloned().collect();
+    keyslots.sort();
+    (keyslots, meta["tokens"].clone())
+}
+
+/// `kill -9` at moments spread over `disk tpm2-enroll` and `disk clevis-bind --clevis-pin tpm2` (in a TPM command,
+/// between the keyslot and the header writes, wherever it lands): the volume is complete (keyslot 1 and its token,
+/// which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0 only, no token,
+/// and the command run again completes it); never a keyslot without its token or a token without its keyslot.
+#[test]
+fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
+    let swtpm = tpm();
+    let tcti = swtpm.tcti();
+    let scratch = Scratch::new();
+    let pass = scratch.write("pass", b"the first passphrase");
+    let commands: [(&str, Vec<&str>); 2] = [
+        ("systemd-tpm2", vec!["disk", "tpm2-enroll", "--tpm2-pcrs", "7"]),
+        ("clevis", vec!["disk", "clevis-bind", "--clevis-pin", "tpm2", "--clevis-config", r#"{"pcr_ids":"7"}"#]),
+    ];
+    let (mut killed, mut as_before, mut complete) = (0, 0, 0);
+    for (token_type, args) in &commands {
+        let run = |image: &std::path::Path| {
+            let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("cryptadm"));
+            command.args(args).args(["--tpm2-device", &tcti, "--key-file"]).arg(&pass).arg(image);
+            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            command
+        };
+        let measured = cryptsetup_image(&scratch, "measured.img", &pass);
+        let started = std::time::Instant::now();
+        assert!(run(&measured).status().unwrap().success(), "{token_type}: the measured run");
+        let whole = started.elapsed();
+        for eighth in [1, 3, 5, 7] {
+            let at = format!("{token_type}: killed at {eighth}/8 of {whole:?}");
+            let image = cryptsetup_image(&scratch, &format!("kill-{eighth}.img"), &pass);
+            let mut child = run(&image).spawn().unwrap();
+            std::thread::sleep(whole * eighth / 8);
+            child.kill().unwrap(); // SIGKILL, or nothing when it has already finished
+            if child.wait().unwrap().code().is_none() {
+                killed += 1;
+            }
+            // What the killed client left loaded on the simulator.
+            swtpm.flush();
+            match keyslots_and_tokens(&image) {
+                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
+                    as_before += 1;
+                    assert_keyslot_opens(&scratch, &image, "0", b"the first passphrase");
+                    let output = run(&image).output().unwrap();
+                    swtpm.flush();
+                    assert_ok(&output, &format!("{at}: the rerun"));
+                }
+                (keyslots, tokens) if keyslots == ["0", "1"] => {
+                    complete += 1;
+                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
+                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
+                }
+                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
+            }
+            let (_, tokens) = keyslots_and_tokens(&image);
+            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+            if *token_type == "clevis" {
+                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+                assert_keyslot_opens(&scratch, &image, "1", &pass1);
+            } else {
+                let out = scratch.path(&format!("kill-{eighth}.raw"));
+                run_ok(
+                    cryptadm()
+                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
+                        .arg(&image)
+                        .arg("--out")
+                        .arg(&out),
+                    &format!("{at}: decrypt --tpm2"),
+                );
+                std::fs::remove_file(&out).unwrap();
+            }
+            std::fs::remove_file(&image).unwrap();
+        }
+    }
+    // Most kills land before the one header write at the end (the TPM's work comes first): the state is the one
+    // before; a kill after that write finds the volume complete.
+    assert!(
+        killed >= 3,
+        "only {killed} of 8 runs were still going when killed (as before {as_before}, complete {complete})"
+    );
+}
+
 #[test]
 fn another_tpm_refuses_the_secret() {
     let swtpm = tpm();

@@ -58,7 +58,7 @@ pub struct OpenArgs {
     remote: RemoteArgs,
     /// The TPM of `clevis:` documents' tpm2 pins: a device path or a TCTI string (`device:PATH`,
     /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
-    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    #[arg(help_heading = crate::kms::backends::TPM2_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
     pub tpm2_device: Option<String>,
 }
 

@@ -321,7 +321,10 @@ fn clevis_passphrase(
             .into());
     }
     let passphrase = explicit.unwrap_or_else(crate::cmd::clevis_args::random_passphrase);
-    let settings = args.clevis.settings(providers.clevis_settings(false).http)?;
+    let provided = providers.clevis_settings(false);
+    // The provider's key managers serve the extension pins (aws-kms, vault-transit, kmip) of an sss.
+    let settings =
+        crate::kms::clevis::Settings { key_managers: provided.key_managers, ..args.clevis.settings(provided.http)? };
     let jwe = {
         let _busy = ui.busy(&format!("encrypting the passphrase to {}", pin.describe()));
         crate::kms::clevis::encrypt(&pin, passphrase.expose(), &settings)?

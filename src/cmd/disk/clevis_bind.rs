@@ -37,6 +37,9 @@ pub struct ClevisBindArgs {
     /// The LUKS2 image file or block device
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
+    /// The key managers of an sss pin's `aws-kms`, `vault-transit` and `kmip` pins (docs/threshold.md).
+    #[command(flatten)]
+    key_managers: Box<crate::cmd::clevis_args::PinKeyManagerArgs>,
     /// Last: the heading of these flags carries over to whatever follows them in the help.
     #[command(flatten)]
     clevis: ClevisArgs,
@@ -57,7 +60,11 @@ pub fn run(args: ClevisBindArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     // The servers first: nothing is written when one cannot be reached or is not trusted.
     let prepared = {
         let _busy = printer.busy(&format!("encrypting a new passphrase to {}", pin.describe()));
-        crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default())?)?
+        let settings = crate::kms::clevis::Settings {
+            key_managers: args.key_managers.key_managers()?,
+            ..args.clevis.settings(Default::default())?
+        };
+        crate::disk::clevis::prepare(&pin, &settings)?
     };
     let (new_slot, token) = {
         let _busy = printer.busy("unlocking, then adding the keyslot and its clevis token");

@@ -51,25 +51,27 @@ pub struct DecryptArgs {
     #[arg(long, conflicts_with_all = ["passphrase_file", "key_file"])]
     pub clevis: bool,
     /// Unlock through the volume's TPM2 enrolment (its LUKS2 `systemd-tpm2` token, as systemd-cryptenroll
-    /// writes it), asking the TPM, instead of with a passphrase
-    #[arg(long, conflicts_with_all = ["passphrase_file", "key_file", "clevis"])]
+    /// writes it), asking the TPM, instead of with a passphrase; the PIN of one enrolled with a PIN
+    /// (--tpm2-with-pin) is read as a passphrase is (--passphrase-file, --key-file, or asked on a terminal)
+    #[arg(long, conflicts_with = "clevis")]
     pub tpm2: bool,
     /// The TPM of the binding's tpm2 pins: a device path or a TCTI string (`device:PATH`,
     /// `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI, else /dev/tpmrm0
-    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    #[arg(help_heading = crate::kms::backends::TPM2_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
     pub tpm2_device: Option<String>,
+    /// The key managers of the binding's `aws-kms`, `vault-transit` and `kmip` pins (docs/threshold.md).
+    #[command(flatten)]
+    key_managers: Box<crate::cmd::clevis_args::PinKeyManagerArgs>,
 }
 
 /// The passphrase of the volume's clevis-bound keyslot, from its Tang servers.
-fn clevis_passphrase(
-    target: &std::path::Path,
-    tpm2_device: Option<&str>,
-    printer: &Printer,
-) -> anyhow::Result<crate::crypto::Passphrase> {
+fn clevis_passphrase(args: &DecryptArgs, printer: &Printer) -> anyhow::Result<crate::crypto::Passphrase> {
+    let target = &args.target;
     let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
     let _busy = printer.busy("recovering the passphrase from the clevis binding");
     let settings = crate::kms::clevis::Settings {
-        tpm2: crate::cmd::clevis_args::tpm2_device(tpm2_device)?,
+        tpm2: crate::cmd::clevis_args::tpm2_device(args.tpm2_device.as_deref())?,
+        key_managers: args.key_managers.key_managers()?,
         ..crate::kms::clevis::Settings::default()
     };
     let (slot, passphrase) =
@@ -79,15 +81,19 @@ fn clevis_passphrase(
 }
 
 /// The passphrase of the volume's TPM2-enrolled keyslot, unsealed by the TPM.
-fn tpm2_passphrase(
-    target: &std::path::Path,
-    tpm2_device: Option<&str>,
-    printer: &Printer,
-) -> anyhow::Result<crate::crypto::Passphrase> {
-    let device = crate::cmd::clevis_args::tpm2_device(tpm2_device)?;
+fn tpm2_passphrase(args: &DecryptArgs, printer: &Printer) -> anyhow::Result<crate::crypto::Passphrase> {
+    let target = &args.target;
+    let device = crate::cmd::clevis_args::tpm2_device(args.tpm2_device.as_deref())?;
     let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
+    // A PIN is read as a passphrase is, never from the command line.
+    let pin = if crate::disk::tpm2::needs_pin(&volume) { Some(args.passphrase.resolve(printer, false)?) } else { None };
     let _busy = printer.busy("unsealing the passphrase of the TPM2 enrolment");
-    let (slot, passphrase) = crate::disk::tpm2::recover_passphrase(&volume, &target.display().to_string(), &device)?;
+    let (slot, passphrase) = crate::disk::tpm2::recover_passphrase(
+        &volume,
+        &target.display().to_string(),
+        &device,
+        pin.as_ref().map(|pin| pin.expose()),
+    )?;
     printer.debug(&format!("keyslot {slot} opens with the TPM2 enrolment"));
     Ok(passphrase)
 }
@@ -113,8 +119,8 @@ pub fn run(args: DecryptArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
     }
     super::warn_all(&source.warnings(), printer);
     let passphrase = match (source.encrypted(), args.clevis, args.tpm2) {
-        (true, true, _) => Some(clevis_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
-        (true, false, true) => Some(tpm2_passphrase(&args.target, args.tpm2_device.as_deref(), printer)?),
+        (true, true, _) => Some(clevis_passphrase(&args, printer)?),
+        (true, false, true) => Some(tpm2_passphrase(&args, printer)?),
         (true, false, false) => Some(args.passphrase.resolve(printer, false)?),
         (false, _, _) => None,
     };

@@ -113,6 +113,9 @@ pub struct LuksFormatArgs {
     pub target: PathBuf,
     /// Also bind the volume to Tang servers, as `clevis luks bind` does (LUKS2; see `disk clevis-bind`). Last:
     /// the heading of these flags carries over to whatever follows them in the help.
+    /// The key managers of an sss pin's `aws-kms`, `vault-transit` and `kmip` pins (docs/threshold.md).
+    #[command(flatten)]
+    key_managers: Box<crate::cmd::clevis_args::PinKeyManagerArgs>,
     #[command(flatten)]
     clevis: crate::cmd::clevis_args::ClevisArgs,
 }
@@ -424,7 +427,11 @@ fn clevis_prepare(
         return Err(usage("--clevis-pin needs LUKS2 (LUKS1 has no tokens)").into());
     }
     let _busy = printer.busy(&format!("encrypting the binding's passphrase to {}", pin.describe()));
-    let prepared = crate::disk::clevis::prepare(&pin, &args.clevis.settings(Default::default())?)?;
+    let settings = crate::kms::clevis::Settings {
+        key_managers: args.key_managers.key_managers()?,
+        ..args.clevis.settings(Default::default())?
+    };
+    let prepared = crate::disk::clevis::prepare(&pin, &settings)?;
     Ok(Some((pin, prepared)))
 }
 

@@ -47,8 +47,15 @@ pub struct Tpm2EnrollArgs {
     pub tpm2_primary_alg: String,
     /// The TPM: a device path or a TCTI string (`device:PATH`, `swtpm:host=H,port=P`); else TPM2TOOLS_TCTI,
     /// else /dev/tpmrm0
-    #[arg(long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
+    #[arg(help_heading = crate::kms::backends::TPM2_HEADING, long, value_name = "DEVICE", env = "CRYPTADM_TPM2_DEVICE")]
     pub tpm2_device: Option<String>,
+    /// Also seal to a PIN, as systemd-cryptenroll --tpm2-with-pin=yes does (systemd-cryptsetup asks for it at
+    /// boot); the PIN is read from --tpm2-pin-file
+    #[arg(long, requires = "tpm2_pin_file")]
+    pub tpm2_with_pin: bool,
+    /// Read the PIN of --tpm2-with-pin from FILE (`-`: standard input), the whole file byte for byte
+    #[arg(long, value_name = "FILE", requires = "tpm2_with_pin")]
+    pub tpm2_pin_file: Option<PathBuf>,
 }
 
 /// Runs `cryptadm disk tpm2-enroll`.
@@ -69,6 +76,10 @@ pub fn run(args: Tpm2EnrollArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     // One writer at a time, as `volume rotate` locks (a second run fails at once, exit 10).
     crate::volume::lock::lock_volume(volume.file(), &args.target)?;
     volume.reload().with_context(|| format!("re-reading `{}`", args.target.display()))?;
+    let pin = match &args.tpm2_pin_file {
+        None => None,
+        Some(path) => Some(read_pin(path)?),
+    };
     let passphrase = args.passphrase.resolve(printer, false)?;
     let (slot, key) = {
         let _busy = printer.busy("unlocking");
@@ -76,7 +87,7 @@ pub fn run(args: Tpm2EnrollArgs, printer: &Printer) -> anyhow::Result<ExitStatus
     };
     let (new_slot, token) = {
         let _busy = printer.busy("sealing a new secret to the TPM, then adding its keyslot and token");
-        crate::disk::tpm2::enroll(&mut volume, &key, &device, primary, pcrs.clone())
+        crate::disk::tpm2::enroll(&mut volume, &key, &device, primary, pcrs.clone(), pin.as_ref().map(|p| p.expose()))
             .with_context(|| format!("enrolling `{}` with the TPM at {device}", args.target.display()))?
     };
     let bound = match &pcrs {
@@ -89,4 +100,21 @@ pub fn run(args: Tpm2EnrollArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         args.target.display()
     ));
     Ok(ExitStatus::Success)
+}
+
+/// The PIN of --tpm2-with-pin: the whole file (`-`: standard input), never empty.
+fn read_pin(path: &std::path::Path) -> anyhow::Result<crate::crypto::Passphrase> {
+    const MAX_PIN: usize = 1024;
+    let bytes = if crate::cmd::secrets::is_stdin(path) {
+        crate::crypto::secret::read_secret(std::io::stdin().lock(), MAX_PIN)
+    } else {
+        std::fs::File::open(path).and_then(|f| crate::crypto::secret::read_secret(f, MAX_PIN))
+    }
+    .with_context(|| format!("reading the PIN file `{}`", path.display()))?;
+    if bytes.is_empty() {
+        return Err(
+            Failure::new(ExitStatus::InvalidInput, format!("the PIN file `{}` is empty", path.display())).into()
+        );
+    }
+    Ok(crate::crypto::Passphrase::new(bytes))
 }

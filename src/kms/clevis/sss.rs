@@ -104,10 +104,11 @@ pub(super) fn encrypt(threshold: usize, pins: &[Pin], plaintext: &[u8], settings
     Ok(super::compact_encrypt(&header, &key, plaintext))
 }
 
-/// Each child pin's point encrypted to it, in pin order. Tang pins all at once, each on a thread of its own: each
-/// fetches its server's advertisement (within the request bound and the overall deadline), so sealing to n servers
-/// takes as long as the slowest, not the sum. Other pins (tpm2: one TPM device; nested sss, which does the same
-/// for its own children) run on this thread meanwhile, in order. The first failure in pin order is returned; the
+/// Each child pin's point encrypted to it, in pin order. Network pins all at once, each on a thread of its own:
+/// Tang pins fetch their server's advertisement, extension pins (aws-kms, vault-transit, kmip) ask their key
+/// manager to wrap (within the request bound and the overall deadline), so sealing to n servers takes as long as
+/// the slowest, not the sum. Other pins (tpm2: one TPM device; nested sss, which does the same for its own
+/// children) run on this thread meanwhile, in order. The first failure in pin order is returned; the
 /// threads still running end with their own request's bound (the scope waits for them).
 fn encrypt_children(pins: &[Pin], points: &[SecretBytes], settings: &Settings) -> Result<Vec<String>, Error> {
     std::thread::scope(|scope| {
@@ -115,7 +116,7 @@ fn encrypt_children(pins: &[Pin], points: &[SecretBytes], settings: &Settings) -
             .iter()
             .zip(points)
             .map(|(pin, point)| match pin {
-                Pin::Tang(_) => std::thread::Builder::new()
+                Pin::Tang(_) | Pin::Wrapped(_) => std::thread::Builder::new()
                     .name("cryptadm-sss-pin".into())
                     .spawn_scoped(scope, move || super::encrypt(pin, point, settings))
                     .ok(),
@@ -127,7 +128,7 @@ fn encrypt_children(pins: &[Pin], points: &[SecretBytes], settings: &Settings) -
             .zip(asked)
             .map(|((pin, point), thread)| match thread {
                 Some(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // Not a Tang pin, or no thread could be started for it: here.
+                // Not a network pin, or no thread could be started for it: here.
                 None => super::encrypt(pin, point, settings),
             })
             .collect()

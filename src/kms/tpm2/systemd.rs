@@ -61,6 +61,9 @@ impl Token {
             Some(hex_text) => Some(hex::decode(hex_text).map_err(|_| bad("`tpm2-policy-hash` is not hex"))?),
         };
         let pin = fields.get("tpm2-pin").and_then(Value::as_bool).unwrap_or(false);
+        if fields.contains_key("tpm2_salt") {
+            return Err(bad("a salted PIN (`tpm2_salt`, systemd 254 and later) is not supported"));
+        }
         Ok(Self {
             spec: SealSpec { hash: Hash::Sha256, key, pcrs },
             sealed: Sealed { public, private },
@@ -105,20 +108,30 @@ impl Token {
     }
 }
 
-/// The keyslot passphrase of a token: its secret unsealed, as base64 text (systemd's `base64mem`).
-pub fn passphrase(tpm: &mut Tpm, token: &Token) -> Result<SecretBytes, Error> {
-    if token.pin {
-        return Err(Error::Config(
-            "systemd-tpm2 token: this token also needs a PIN (tpm2-pin), which cryptadm does not send yet".into(),
-        ));
-    }
-    let secret = super::unseal(tpm, &token.spec, &token.sealed)?;
+/// The keyslot passphrase of a token: its secret unsealed, as base64 text (systemd's `base64mem`). A token with
+/// `tpm2-pin` needs `pin`: its auth value is SHA-256 of the PIN's bytes (systemd 252's `hash_pin`).
+pub fn passphrase(tpm: &mut Tpm, token: &Token, pin: Option<&[u8]>) -> Result<SecretBytes, Error> {
+    let secret = if token.pin {
+        let Some(pin) = pin else {
+            return Err(Error::Config("systemd-tpm2 token: this token also needs its PIN (tpm2-pin)".into()));
+        };
+        let auth = zeroize::Zeroizing::new(super::Hash::Sha256.digest(&[pin]));
+        super::unseal_with_auth(tpm, &token.spec, &token.sealed, Some(&auth[..]))?
+    } else {
+        super::unseal(tpm, &token.spec, &token.sealed)?
+    };
     Ok(SecretBytes::new(STANDARD.encode(&secret[..]).into_bytes()))
 }
 
-/// Seals a fresh secret to `pcrs` (their current values) as systemd-cryptenroll does: the token and the keyslot
-/// passphrase to enrol.
-pub fn enroll(tpm: &mut Tpm, key: KeyAlg, pcrs: Option<PcrSelection>) -> Result<(Token, SecretBytes), Error> {
+/// Seals a fresh secret to `pcrs` (their current values) as systemd-cryptenroll does, and with `pin` to that PIN
+/// too (`--tpm2-with-pin`: the object's auth value SHA-256 of the PIN): the token and the keyslot passphrase to
+/// enrol.
+pub fn enroll(
+    tpm: &mut Tpm,
+    key: KeyAlg,
+    pcrs: Option<PcrSelection>,
+    pin: Option<&[u8]>,
+) -> Result<(Token, SecretBytes), Error> {
     let secret = zeroize::Zeroizing::new(tpm.get_random(SECRET_LEN)?);
     let spec = SealSpec { hash: Hash::Sha256, key, pcrs };
     let values = match &spec.pcrs {
@@ -129,9 +142,12 @@ pub fn enroll(tpm: &mut Tpm, key: KeyAlg, pcrs: Option<PcrSelection>) -> Result<
         (Some(selection), Some(values)) => super::policy_pcr_digest(Hash::Sha256, selection, values),
         _ => vec![0u8; Hash::Sha256.size()],
     };
-    let sealed = super::seal(tpm, &spec, values.as_deref(), &secret)?;
+    let auth = pin.map(|pin| zeroize::Zeroizing::new(Hash::Sha256.digest(&[pin])));
+    let (sealed, policy) =
+        super::seal_with_auth(tpm, &spec, values.as_deref(), &secret, auth.as_deref().map(|a| &a[..]))?;
+    let policy_hash = if pin.is_some() { policy } else { policy_hash };
     let passphrase = SecretBytes::new(STANDARD.encode(&secret[..]).into_bytes());
-    Ok((Token { spec, sealed, policy_hash: Some(policy_hash), pin: false }, passphrase))
+    Ok((Token { spec, sealed, policy_hash: Some(policy_hash), pin: pin.is_some() }, passphrase))
 }
 
 #[cfg(test)]
