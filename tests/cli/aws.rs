@@ -219,7 +219,7 @@ fn profile_files_give_keys_and_region_and_are_checked_like_token_files() {
 #[test]
 fn web_identity_through_sts_from_the_environment_and_from_a_profile() {
     let aws = moto();
-    let _serial = aws.lock();
+    let _serial = aws.lock_exclusive();
     let scratch = Scratch::new();
     let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
     assert!(sealed.status.success(), "{}", stderr(&sealed));
@@ -290,7 +290,7 @@ fn instance_metadata_with_a_session_token_gives_credentials_and_region() {
 #[test]
 fn the_sources_are_taken_in_the_sdks_order() {
     let aws = moto();
-    let _serial = aws.lock();
+    let _serial = aws.lock_exclusive();
     let scratch = Scratch::new();
     let sealed = seal(with_keys(aws, &aws.admin), &scratch, &aws.key);
     assert!(sealed.status.success(), "{}", stderr(&sealed));

@@ -118,7 +118,7 @@ fn the_aws_patch_projects_an_sts_token_where_the_environment_says_and_keeps_the_
 #[test]
 fn the_patched_container_rotates_a_volume_as_the_role_the_shipped_policy_makes() {
     let aws = moto();
-    let _serial = aws.lock();
+    let _serial = aws.lock_exclusive();
     let scratch = Scratch::new();
     let daemonset = patched_daemonset(&scratch, &deploy("aws/cryptadm-volume-patch.yaml"));
     let cryptadm_container = container(&daemonset, "cryptadm");

@@ -69,7 +69,7 @@ fn encrypt(mut command: assert_cmd::Command, recipients: &[String], src: &Path, 
 /// `others`) by `user`.
 struct Encrypted {
     aws: &'static Moto,
-    _serial: std::sync::MutexGuard<'static, ()>,
+    _serial: std::sync::RwLockReadGuard<'static, ()>,
     work: Scratch,
     src: PathBuf,
     enc: PathBuf,

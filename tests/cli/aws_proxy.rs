@@ -178,7 +178,7 @@ fn partition_key(aws: &Moto, region: &str) -> ((String, String), String) {
 #[test]
 fn partition_fips_and_dualstack_endpoints_are_the_hosts_asked_of_the_proxy() {
     let aws = moto();
-    let _serial = aws.lock();
+    let _serial = aws.lock_exclusive();
     let scratch = Scratch::new();
     let proxy = LoggingProxy::start(&scratch, "mitm", &["--forward", &moto_authority(aws)]);
     let (china_keys, china) = partition_key(aws, "cn-north-1");

@@ -24,6 +24,7 @@ use crate::support_aws::{AWS_VARIABLES, ImdsStandIn, moto};
 use crate::support_first_boot::{
     CloudNode, Report, boot_with_nic, cidata_seed, occurrences_on_disk, seal, sha256_hex, write_mode,
 };
+use crate::support_guest::shared;
 use cryptadm::machineadm::{AWS_ENV_FILE, UNIT_NAME};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -105,6 +106,11 @@ impl Node {
     }
 }
 
+/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&BOOTS);
+}
+
 /// Both nodes, booted side by side under one hold of `Moto::lock` (moto's authentication state must not change
 /// while a guest signs requests): (the `machine` role's, the `sealer-node` role's).
 static BOOTS: LazyLock<(Booted, Booted)> = LazyLock::new(|| {
@@ -136,7 +142,7 @@ fn assert_imdsv2_credentials_and_region(requests: &str) {
 
 #[test]
 fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
-    let Booted { node, report, imds_requests, .. } = &BOOTS.0;
+    let Booted { node, report, imds_requests, .. } = &shared(&BOOTS).0;
     assert!(report.text("status").contains("status: done"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "600 root:root");
     assert_eq!(report.get("sha256"), [sha256_hex(PLAINTEXT)], "the plaintext is the sealed configuration");
@@ -149,7 +155,7 @@ fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
 
 #[test]
 fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
-    let Booted { node, report, imds_requests, .. } = &BOOTS.1;
+    let Booted { node, report, imds_requests, .. } = &shared(&BOOTS).1;
     assert!(report.text("status").contains("status: error"), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "missing");
     let output = report.text("output");

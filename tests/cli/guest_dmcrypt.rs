@@ -9,7 +9,7 @@
 //! lock. The host checks the rotated images again with its own cryptsetup.
 
 use crate::support::{cryptadm, require_tool};
-use crate::support_guest::{Disk, Guest, blank, boot, workdir};
+use crate::support_guest::{Disk, Guest, blank, boot, shared, workdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::LazyLock;
@@ -23,6 +23,11 @@ const CASES: &str = "formats rotate_luks1 rotate_luks2 kill_luks1 kill_luks2 dis
 
 /// The disks' images, on the host.
 static IMAGES: LazyLock<PathBuf> = LazyLock::new(|| workdir("dmcrypt-images"));
+
+/// Boots this file's guest in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&GUEST);
+}
 
 static GUEST: LazyLock<Guest> = LazyLock::new(|| {
     let images = &*IMAGES;
@@ -137,14 +142,14 @@ fn host_opens(image: &Path, key: &Path) -> bool {
 /// one does not.
 fn host_agrees(image: &str, id: &str) {
     let image = IMAGES.join(format!("{image}.img"));
-    let current = GUEST.out(&format!("keys/{id}/current"));
+    let current = shared(&GUEST).out(&format!("keys/{id}/current"));
     assert!(host_opens(&image, &current), "the host's cryptsetup opens {id} with the store's current key");
-    assert!(!host_opens(&image, &GUEST.share.join("old.key")), "the old key no longer opens {id}");
+    assert!(!host_opens(&image, &shared(&GUEST).share.join("old.key")), "the old key no longer opens {id}");
 }
 
 #[test]
 fn guest_dmcrypt_luks_format_images_open_in_the_kernel_and_round_trip_ext4() {
-    let log = GUEST.case("formats");
+    let log = shared(&GUEST).case("formats");
     for name in ["fmt-l1", "fmt-a2", "fmt-p2", "fmt-s512"] {
         assert!(log.contains(&format!("{name}: 8 MiB written through dm-crypt and read back")), "{log}");
     }
@@ -152,54 +157,54 @@ fn guest_dmcrypt_luks_format_images_open_in_the_kernel_and_round_trip_ext4() {
 
 #[test]
 fn guest_dmcrypt_rotate_mapped_mounted_luks1_under_write_load_found_as_luks_rbd_id() {
-    let log = GUEST.case("rotate_luks1");
+    let log = shared(&GUEST).case("rotate_luks1");
     assert!(log.contains("no write error") && log.contains("the new key opens, the old one does not"), "{log}");
     host_agrees("rot-l1", "pvc-l1");
 }
 
 #[test]
 fn guest_dmcrypt_rotate_mapped_mounted_luks2_argon2id_under_write_load_found_as_id() {
-    let log = GUEST.case("rotate_luks2");
+    let log = shared(&GUEST).case("rotate_luks2");
     assert!(log.contains("no write error") && log.contains("the new key opens, the old one does not"), "{log}");
     host_agrees("rot-a2", "pvc-l2");
 }
 
 #[test]
 fn guest_dmcrypt_kill_9_of_rotate_at_random_points_under_load_luks1_star_id() {
-    let log = GUEST.case("kill_luks1");
+    let log = shared(&GUEST).case("kill_luks1");
     assert_eq!(log.matches("killed after").count(), 4, "{log}");
     host_agrees("kill-l1", "pvc-k1");
 }
 
 #[test]
 fn guest_dmcrypt_kill_9_of_rotate_at_random_points_under_load_luks2() {
-    let log = GUEST.case("kill_luks2");
+    let log = shared(&GUEST).case("kill_luks2");
     assert_eq!(log.matches("killed after").count(), 4, "{log}");
     host_agrees("kill-p2", "pvc-k2");
 }
 
 #[test]
 fn guest_dmcrypt_discovery_by_sysfs_refuses_no_mapping_with_5_and_two_with_3() {
-    let log = GUEST.case("discovery_errors");
+    let log = shared(&GUEST).case("discovery_errors");
     assert!(log.contains("error:"), "{log}");
 }
 
 #[test]
 fn guest_dmcrypt_volume_serve_answers_the_sidecar_request_for_a_mapped_volume() {
-    let log = GUEST.case("serve");
+    let log = shared(&GUEST).case("serve");
     assert!(log.contains("\"code\": \"OK\""), "{log}");
     host_agrees("srv-a2", CEPH_ID);
 }
 
 #[test]
 fn guest_dmcrypt_luks_format_onto_a_block_device_opens_with_cryptsetup() {
-    let log = GUEST.case("format_device");
+    let log = shared(&GUEST).case("format_device");
     assert_eq!(log.matches("devfmt: 8 MiB written through dm-crypt and read back").count(), 2, "{log}");
 }
 
 #[test]
 fn guest_dmcrypt_detached_header_rotated_while_mapped() {
-    let log = GUEST.case("detached_header");
+    let log = shared(&GUEST).case("detached_header");
     assert!(log.contains("no write error"), "{log}");
 }
 
@@ -207,6 +212,6 @@ fn guest_dmcrypt_detached_header_rotated_while_mapped() {
 /// two volume ids cannot rotate the mapping and the loop device at once (exit 10 while the lock is held).
 #[test]
 fn guest_dmcrypt_a_mapping_stacked_on_a_loop_device_takes_its_backing_file_lock() {
-    let log = GUEST.case("stacked");
+    let log = shared(&GUEST).case("stacked");
     assert!(log.contains("stacked: refused through the mapping while the backing file was locked (exit 10)"), "{log}");
 }

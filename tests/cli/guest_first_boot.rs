@@ -9,7 +9,7 @@ use crate::support_first_boot::{
     Report, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk,
     seal_for_file_provider, sha256_hex, stripped_cryptadm, write_mode,
 };
-use crate::support_guest::workdir;
+use crate::support_guest::{shared, workdir};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -84,6 +84,19 @@ impl Node {
     }
 }
 
+/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&GOOD);
+    LazyLock::force(&WRONG);
+}
+
+/// A node whose passphrase is not the one sealed to, booted once.
+static WRONG: LazyLock<(Node, Report)> = LazyLock::new(|| {
+    let node = Node::new("first-boot-wrong", "not the node's passphrase\n");
+    let report = node.boot(1);
+    (node, report)
+});
+
 /// One node, booted twice.
 static GOOD: LazyLock<(Node, Report, Report)> = LazyLock::new(|| {
     let node = Node::new("first-boot", PASSPHRASE);
@@ -94,7 +107,7 @@ static GOOD: LazyLock<(Node, Report, Report)> = LazyLock::new(|| {
 
 #[test]
 fn guest_first_boot_cloud_init_opens_the_sealed_config_to_run_machineadm_0600() {
-    let (_, first, _) = &*GOOD;
+    let (_, first, _) = shared(&GOOD);
     assert!(first.status().contains("status: done"), "{}", first.console);
     assert!(
         first.get("stat").contains(&"/run/machineadm/machineadm_config.yaml|600 root:root".to_owned()),
@@ -112,7 +125,7 @@ fn guest_first_boot_cloud_init_opens_the_sealed_config_to_run_machineadm_0600() 
 
 #[test]
 fn guest_first_boot_second_boot_reruns_nothing_and_no_plaintext_reaches_the_disk() {
-    let (node, first, second) = &*GOOD;
+    let (node, first, second) = shared(&GOOD);
     assert!(second.status().contains("status: done"), "{}", second.console);
     assert_eq!(second.one("instance"), first.one("instance"));
     assert_eq!(second.one("instances"), "1", "one instance directory");
@@ -133,8 +146,7 @@ fn guest_first_boot_second_boot_reruns_nothing_and_no_plaintext_reaches_the_disk
 
 #[test]
 fn guest_first_boot_wrong_passphrase_cloud_init_error_and_no_plaintext() {
-    let node = Node::new("first-boot-wrong", "not the node's passphrase\n");
-    let report = node.boot(1);
+    let (node, report) = shared(&WRONG);
     assert!(report.status().contains("status: error"), "{}", report.console);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|missing".to_owned()),

@@ -19,7 +19,7 @@ use crate::support_first_boot::{
     Report, boot, cached_root, copy_root, debugfs, guest_file, occurrences_on_disk, seal_for_file_provider,
     seal_for_vault_transit, sha256_hex, stripped_cryptadm, write_mode,
 };
-use crate::support_guest::workdir;
+use crate::support_guest::{shared, workdir};
 use crate::support_openbao::{GUEST_JWT_PATH, dev};
 use base64::Engine as _;
 use std::ffi::OsString;
@@ -206,6 +206,12 @@ fn operator_config(sealed: &[u8], vault_env: &str) -> Vec<u8> {
     serde_json::to_vec_pretty(&config).unwrap()
 }
 
+/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&VAULT);
+    LazyLock::force(&WRONG);
+}
+
 /// The `vault-transit` node for the role that may decrypt, booted twice.
 static VAULT: LazyLock<(Node, Report, Report)> = LazyLock::new(|| {
     let node = Node::vault_transit("ignition-vault", "machine");
@@ -247,7 +253,7 @@ fn assert_ignition_wrote_the_config(node: &Node, report: &Report) {
 
 #[test]
 fn guest_ignition_first_boot_files_stage_writes_the_stream_the_vault_settings_and_the_enabled_unit() {
-    let (node, first, _) = &*VAULT;
+    let (node, first, _) = shared(&VAULT);
     assert_ignition_wrote_the_config(node, first);
     // Ignition merged the sealed config into the operator's, which wrote the machine's Vault settings.
     let fetch = first.text("ignition-fetch-offline");
@@ -259,7 +265,7 @@ fn guest_ignition_first_boot_files_stage_writes_the_stream_the_vault_settings_an
 
 #[test]
 fn guest_ignition_vault_transit_unit_opens_the_config_0600_once_and_no_plaintext_reaches_the_disk() {
-    let (node, first, _) = &*VAULT;
+    let (node, first, _) = shared(&VAULT);
     let show = first.text("show");
     for expected in ["ActiveState=active", "Result=success", "ExecMainStatus=0", "ConditionResult=yes"] {
         assert!(show.contains(expected), "{UNIT}: no {expected}:\n{show}\n{}", first.console);
@@ -283,7 +289,7 @@ fn guest_ignition_vault_transit_unit_opens_the_config_0600_once_and_no_plaintext
 
 #[test]
 fn guest_ignition_second_boot_runs_no_ignition_stage_skips_the_unit_and_no_plaintext_reaches_the_disk() {
-    let (node, first, second) = &*VAULT;
+    let (node, first, second) = shared(&VAULT);
     assert!(!second.one("cmdline").contains("ignition.firstboot"), "{}", second.console);
     for stage in ["fetch-offline", "fetch", "kargs", "disks", "mount", "files"] {
         let ran = second.get(&format!("ignition-{stage}"));
@@ -313,7 +319,7 @@ fn guest_ignition_second_boot_runs_no_ignition_stage_skips_the_unit_and_no_plain
 
 #[test]
 fn guest_ignition_wrong_passphrase_the_unit_fails_visibly_with_no_plaintext() {
-    let (node, report) = &*WRONG;
+    let (node, report) = shared(&WRONG);
     // Ignition itself succeeded: the config is fine, the machine's passphrase is not.
     assert_ignition_wrote_the_config(node, report);
     let show = report.text("show");

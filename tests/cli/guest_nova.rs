@@ -7,7 +7,7 @@
 //! cryptadm and `qemu-img check`s the qcow2. A wrong passphrase: QEMU refuses to start.
 
 use crate::support::{cryptadm, require_tool};
-use crate::support_guest::{Guest, boot, workdir};
+use crate::support_guest::{Guest, boot, shared, workdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::LazyLock;
@@ -21,6 +21,11 @@ const NEW_SECRET: &str = "new-secret.txt";
 struct Nova {
     guest: Guest,
     images: PathBuf,
+}
+
+/// Boots this file's guest in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&NOVA);
 }
 
 static NOVA: LazyLock<Nova> = LazyLock::new(|| {
@@ -261,16 +266,16 @@ fn host_reads(image: &Path, key: &Path, path: &str) -> String {
 
 #[test]
 fn guest_nova_reads_a_qcow2_luks_image_from_luks_format_with_libvirts_secret_objects() {
-    let log = NOVA.guest.case("nova-qcow2");
+    let log = shared(&NOVA).guest.case("nova-qcow2");
     assert!(log.contains("known.txt read through QEMU's decryption"), "{log}");
 }
 
 #[test]
 fn guest_nova_qemus_writes_to_the_qcow2_luks_image_decrypt_with_cryptadm_and_check_clean() {
-    let log = NOVA.guest.case("nova-qcow2");
+    let log = shared(&NOVA).guest.case("nova-qcow2");
     assert!(log.contains("guest.txt written"), "{log}");
-    let image = NOVA.images.join("luks-format.qcow2");
-    let pass = NOVA.images.join("pass.txt");
+    let image = shared(&NOVA).images.join("luks-format.qcow2");
+    let pass = shared(&NOVA).images.join("pass.txt");
     assert_eq!(host_reads(&image, &pass, "/guest.txt"), "written by the guest on nova-qcow2\n");
     assert_eq!(host_reads(&image, &pass, "/known.txt"), KNOWN);
     let output = Command::new("qemu-img")
@@ -288,17 +293,17 @@ fn guest_nova_qemus_writes_to_the_qcow2_luks_image_decrypt_with_cryptadm_and_che
 #[test]
 fn guest_nova_reads_qcow2_from_disk_convert_same_key_and_new_key() {
     for disk in ["nova-convert-same", "nova-convert-new"] {
-        let log = NOVA.guest.case(disk);
+        let log = shared(&NOVA).guest.case(disk);
         assert!(log.contains("known.txt read through QEMU's decryption"), "{disk}: {log}");
     }
 }
 
 #[test]
 fn guest_nova_reads_raw_luks1_through_qemus_luks_driver_and_cryptadm_reads_its_writes() {
-    let log = NOVA.guest.case("nova-luks");
+    let log = shared(&NOVA).guest.case("nova-luks");
     assert!(log.contains("known.txt read through QEMU's decryption") && log.contains("guest.txt written"), "{log}");
-    let image = NOVA.images.join("luks1.img");
-    let pass = NOVA.images.join("pass.txt");
+    let image = shared(&NOVA).images.join("luks1.img");
+    let pass = shared(&NOVA).images.join("pass.txt");
     assert_eq!(host_reads(&image, &pass, "/guest.txt"), "written by the guest on nova-luks\n");
 }
 

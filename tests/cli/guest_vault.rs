@@ -10,8 +10,10 @@
 use crate::support_first_boot::{
     CloudNode, Report, boot_with_network, cidata_seed, occurrences_on_disk, seal_for_vault_transit, sha256_hex,
 };
+use crate::support_guest::shared;
 use crate::support_openbao::{GUEST_JWT_PATH, dev};
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 const PLAINTEXT: &str = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n\
                          # vault-first-boot-marker-0f2c8a4de4b7e3c1\n";
@@ -53,10 +55,29 @@ impl Node {
     }
 }
 
-#[test]
-fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
+/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up() {
+    LazyLock::force(&MACHINE);
+    LazyLock::force(&DENIED);
+}
+
+/// The node of the role that may decrypt with the Transit key, booted once.
+static MACHINE: LazyLock<(Node, Report)> = LazyLock::new(|| {
     let node = Node::new("vault-first-boot", "machine");
     let report = node.boot();
+    (node, report)
+});
+
+/// The node of a role without decrypt, booted once.
+static DENIED: LazyLock<(Node, Report)> = LazyLock::new(|| {
+    let node = Node::new("vault-first-boot-denied", "nothing");
+    let report = node.boot();
+    (node, report)
+});
+
+#[test]
+fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
+    let (node, report) = shared(&MACHINE);
     assert!(report.text("status").contains("status: done"), "{}", report.console);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|600 root:root".to_owned()),
@@ -73,8 +94,7 @@ fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
 
 #[test]
 fn guest_vault_transit_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
-    let node = Node::new("vault-first-boot-denied", "nothing");
-    let report = node.boot();
+    let (node, report) = shared(&DENIED);
     assert!(report.text("status").contains("status: error"), "{}", report.console);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|missing".to_owned()),

@@ -26,6 +26,7 @@ spec:
 /// A `cryptadm` command with a clean environment: no passphrase variables, no colour, a PATH without
 /// provider plugins unless a test adds them.
 pub fn cryptadm() -> Command {
+    crate::support_guest::warm_up();
     Command::from(cryptadm_process())
 }
 

@@ -6,13 +6,15 @@
 //! signature or an unknown key is refused.
 //!
 //! Tests that change moto's authentication state (web identity: STS AssumeRoleWithWebIdentity is unsigned on AWS,
-//! but moto wants a signature) hold [`Moto::lock`]; every AWS test holds it, so the state never leaks.
+//! but moto wants a signature, so `aws_oracle.py anonymous N` lets N unsigned requests through) hold
+//! [`Moto::lock_exclusive`]; every other AWS test holds [`Moto::lock`], shared: they run side by side, but never
+//! while an unsigned request could be let through (a refused signature would then pass).
 #![allow(dead_code)]
 
 use crate::support::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 /// The region of the tests.
@@ -30,7 +32,7 @@ pub struct Moto {
     pub other_key: String,
     pub dir: Scratch,
     child: Child,
-    lock: Mutex<()>,
+    lock: RwLock<()>,
 }
 
 /// The `moto_server` of `.ci/deps/aws.sh`'s venv, else one on PATH.
@@ -91,13 +93,18 @@ impl Moto {
             endpoint,
             dir,
             child,
-            lock: Mutex::new(()),
+            lock: RwLock::new(()),
         }
     }
 
-    /// Serializes the AWS tests (see the module's note).
-    pub fn lock(&self) -> MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    /// Held by every AWS test that leaves moto's authentication state as it is (see the module's note): shared.
+    pub fn lock(&self) -> RwLockReadGuard<'_, ()> {
+        self.lock.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Held by a test that lets unsigned requests through (`aws_oracle.py anonymous`): alone.
+    pub fn lock_exclusive(&self) -> RwLockWriteGuard<'_, ()> {
+        self.lock.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The environment of a run with no AWS setting at all (the machine's own, if any, removed), the endpoint and

@@ -7,6 +7,7 @@
 use crate::support::require_tool;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 /// The harness script.
@@ -96,4 +97,100 @@ impl Guest {
 /// An empty raw image of `size` bytes.
 pub fn blank(path: &Path, size: u64) {
     std::fs::File::create(path).expect("create image").set_len(size).expect("size image");
+}
+
+/// The boots test files share (each a `LazyLock` of its file), in the order [`warm_up`] starts them: the longest
+/// first, AWS's last (it holds moto's lock, which the AWS tests at the start of the run want too).
+const SHARED_BOOTS: &[(&str, fn())] = &[
+    ("guest_dmcrypt", crate::guest_dmcrypt::warm_up),
+    ("guest_first_boot", crate::guest_first_boot::warm_up),
+    ("guest_ignition", crate::guest_ignition::warm_up),
+    ("guest_vault", crate::guest_vault::warm_up),
+    ("guest_nova", crate::guest_nova::warm_up),
+    ("guest_aws", crate::guest_aws::warm_up),
+];
+
+/// What failed in the background, for the tests that then find the boot poisoned.
+static WARM_UP_FAILURES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Starts the shared boots of every guest test file this run will reach, one after another in one background
+/// thread, so that they overlap the rest of the suite. Without it a boot starts when the first of its file's tests
+/// runs, and since the harness hands out tests in name order, every test thread then waits for the same boot
+/// (minutes under TCG) while the rest of the suite waits behind them. Called by [`crate::support::cryptadm`], so
+/// the first test of a run starts it; a run whose filters select none of a file's tests does not boot it.
+pub fn warm_up() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let selection = Selection::of_this_run();
+        let boots: Vec<_> =
+            SHARED_BOOTS.iter().filter(|(module, _)| selection.may_run(module)).map(|(_, start)| *start).collect();
+        if boots.is_empty() {
+            return;
+        }
+        std::thread::Builder::new()
+            .name("guest warm-up".into())
+            .spawn(move || {
+                for start in boots {
+                    if let Err(panic) = std::panic::catch_unwind(start) {
+                        let message = panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                            .unwrap_or_default();
+                        WARM_UP_FAILURES.lock().unwrap_or_else(|p| p.into_inner()).push(message);
+                    }
+                }
+            })
+            .expect("start the guest warm-up thread");
+    });
+}
+
+/// The value of a shared boot, or a panic that says why the boot failed (in the background, or in an earlier test)
+/// instead of "poisoned".
+pub fn shared<T: Sync + Send>(boot: &'static LazyLock<T>) -> &'static T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| LazyLock::force(boot))) {
+        Ok(value) => value,
+        Err(_) => {
+            let failures = WARM_UP_FAILURES.lock().unwrap_or_else(|p| p.into_inner()).join("\n---\n");
+            panic!("this file's shared boot failed earlier (its panic is in the first test that used it): {failures}")
+        }
+    }
+}
+
+/// The test harness's name filters of this run (`cargo test -- FILTER… --skip PATTERN --exact`), as far as they
+/// decide whether a guest file's tests run. Every guest test is named `guest_FILE::guest_FILE_…`.
+struct Selection {
+    filters: Vec<String>,
+    skips: Vec<String>,
+    exact: bool,
+    listing: bool,
+}
+
+impl Selection {
+    fn of_this_run() -> Self {
+        let mut selection = Selection { filters: Vec::new(), skips: Vec::new(), exact: false, listing: false };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--skip" => selection.skips.extend(args.next()),
+                "--exact" => selection.exact = true,
+                "--list" => selection.listing = true,
+                // The options that take a value, as separate arguments.
+                "--test-threads" | "--logfile" | "--color" | "--format" | "-Z" | "--shuffle-seed" => {
+                    args.next();
+                }
+                option if option.starts_with('-') => {}
+                filter => selection.filters.push(filter.to_owned()),
+            }
+        }
+        selection
+    }
+
+    /// Whether some test of `module` may run (a boot too many is harmless; one too few only loses the overlap).
+    fn may_run(&self, module: &str) -> bool {
+        let prefix = format!("{module}::{module}_");
+        let matches = |pattern: &str| if self.exact { prefix == pattern } else { prefix.contains(pattern) };
+        let selected = self.filters.is_empty() || self.filters.iter().any(|f| matches(f) || f.starts_with(&prefix));
+        !self.listing && selected && !self.skips.iter().any(|s| prefix.contains(s.as_str()))
+    }
 }
