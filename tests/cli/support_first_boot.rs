@@ -177,14 +177,15 @@ pub fn cidata_seed(dir: &Path, name: &str, user_data: &[u8]) -> PathBuf {
 }
 
 /// Boots the cached root's kernel and initramfs once with the kernel command line `append`, the node's `root`
-/// image as the first virtio disk and `extra` QEMU arguments (the harness's `qemu` subcommand: 1 GiB, at most 7
-/// minutes, the console in `log`), and parses the report the image's unit prints before it powers off. `label`
+/// image as the first virtio disk and `extra` QEMU arguments (the harness's `qemu` subcommand: 1 GiB, at most 15
+/// minutes, the console in `log`: a boot under TCG takes minutes, the boots run beside the rest of the suite,
+/// and on a loaded 2-core builder one took over 7), and parses the report the image's unit prints before it powers off. `label`
 /// names the boot in the log and in failures.
 pub fn boot(label: &str, cached: &Path, root: &Path, log: &Path, append: &str, extra: &[OsString]) -> Report {
     let started = Instant::now();
     let output = Command::new("bash")
         .arg(harness())
-        .args(["qemu", "--timeout", "420", "--mem", "1024"])
+        .args(["qemu", "--timeout", "900", "--mem", "1024"])
         .arg(log)
         .arg("--")
         .arg("-kernel")
