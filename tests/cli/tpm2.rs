@@ -677,7 +677,8 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
 
 /// systemd-cryptenroll --tpm2-with-pin=yes enrols (PolicyPCR + PolicyAuthValue, the auth value SHA-256 of the
 /// PIN); `disk decrypt --tpm2` opens it with the PIN read as a passphrase is (a file here, never argv), refuses a
-/// wrong PIN (16) and no PIN (the passphrase's usage error), with nothing written; `disk inspect` shows `+ PIN`.
+/// wrong PIN (16) and no PIN (2, saying a PIN is needed and how to give it), with nothing written; `disk
+/// inspect` shows `+ PIN`.
 #[test]
 fn systemd_tpm2_tokens_with_a_pin_open() {
     let swtpm = tpm();
@@ -724,8 +725,11 @@ fn systemd_tpm2_tokens_with_a_pin_open() {
     let wrong = scratch.path("wrong.raw");
     assert_failed(&decrypt(Some(b"4712 pin"), &wrong), 16, &["TPM_RC_AUTH_FAIL"]);
     assert!(!wrong.exists(), "nothing written");
+    // No PIN at all (and no terminal): a usage error that says a PIN is needed and how to give it.
     let none = decrypt(None, &wrong);
-    assert!(!none.status.success() && !wrong.exists(), "no PIN: {}", stderr(&none));
+    assert_failed(&none, 2, &["was made with a PIN (--tpm2-with-pin), and no PIN was given", "hint:", "--key-file"]);
+    assert!(!stderr(&none).contains("no passphrase"), "{}", stderr(&none));
+    assert!(!wrong.exists(), "nothing written");
     let out = scratch.path("decrypted.raw");
     assert_ok(&decrypt(Some(b"4711 pin"), &out), "decrypt --tpm2 with the PIN");
     assert_eq!(std::fs::read(&out).unwrap(), raw);
