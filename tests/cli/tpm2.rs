@@ -796,9 +796,13 @@ fn keyslots_and_tokens(image: &std::path::Path) -> (Vec<String>, serde_json::Val
 }
 
 /// `kill -9` at moments spread over `disk tpm2-enroll` and `disk clevis-bind --clevis-pin tpm2` (in a TPM command,
-/// between the keyslot and the header writes, wherever it lands): the volume is complete (keyslot 1 and its token,
-/// which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0 only, no token,
-/// and the command run again completes it); never a keyslot without its token or a token without its keyslot.
+/// between the keyslot and the header writes, wherever it lands), and an abort at each step of the header write
+/// (`CRYPTADM_FAULT_POINT`, the fault-injection build: before the keyslot material, before the header that names
+/// the keyslot and its token, between the two LUKS2 header copies, after both): the volume is complete (keyslot 1
+/// and its token, which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0
+/// only, no token, and the command run again completes it); never a keyslot without its token or a token without
+/// its keyslot. The keyslot and its token are one header write, so "before the keyslot" and "before the token"
+/// are one point: the aborts before it leave the volume as before, the two after its primary copy complete.
 #[test]
 fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
     let swtpm = tpm();
@@ -817,6 +821,49 @@ fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
             command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
             command
         };
+        // What a stopped run left: complete or as before (then the rerun completes it), and the new keyslot opens
+        // through its token. Returns whether it was complete.
+        let mut check = |image: &std::path::Path, at: &str| -> bool {
+            // What the stopped client left loaded on the simulator.
+            swtpm.flush();
+            let was_complete = match keyslots_and_tokens(image) {
+                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
+                    as_before += 1;
+                    assert_keyslot_opens(&scratch, image, "0", b"the first passphrase");
+                    let output = run(image).output().unwrap();
+                    swtpm.flush();
+                    assert_ok(&output, &format!("{at}: the rerun"));
+                    false
+                }
+                (keyslots, tokens) if keyslots == ["0", "1"] => {
+                    complete += 1;
+                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
+                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
+                    true
+                }
+                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
+            };
+            let (_, tokens) = keyslots_and_tokens(image);
+            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+            if *token_type == "clevis" {
+                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+                assert_keyslot_opens(&scratch, image, "1", &pass1);
+            } else {
+                let out = scratch.path("stopped.raw");
+                run_ok(
+                    cryptadm()
+                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
+                        .arg(image)
+                        .arg("--out")
+                        .arg(&out),
+                    &format!("{at}: decrypt --tpm2"),
+                );
+                std::fs::remove_file(&out).unwrap();
+            }
+            std::fs::remove_file(image).unwrap();
+            was_complete
+        };
         let measured = cryptsetup_image(&scratch, "measured.img", &pass);
         let started = std::time::Instant::now();
         assert!(run(&measured).status().unwrap().success(), "{token_type}: the measured run");
@@ -830,50 +877,29 @@ fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
             if child.wait().unwrap().code().is_none() {
                 killed += 1;
             }
-            // What the killed client left loaded on the simulator.
-            swtpm.flush();
-            match keyslots_and_tokens(&image) {
-                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
-                    as_before += 1;
-                    assert_keyslot_opens(&scratch, &image, "0", b"the first passphrase");
-                    let output = run(&image).output().unwrap();
-                    swtpm.flush();
-                    assert_ok(&output, &format!("{at}: the rerun"));
-                }
-                (keyslots, tokens) if keyslots == ["0", "1"] => {
-                    complete += 1;
-                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
-                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
-                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
-                }
-                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
-            }
-            let (_, tokens) = keyslots_and_tokens(&image);
-            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
-            if *token_type == "clevis" {
-                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
-                assert_keyslot_opens(&scratch, &image, "1", &pass1);
-            } else {
-                let out = scratch.path(&format!("kill-{eighth}.raw"));
-                run_ok(
-                    cryptadm()
-                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
-                        .arg(&image)
-                        .arg("--out")
-                        .arg(&out),
-                    &format!("{at}: decrypt --tpm2"),
-                );
-                std::fs::remove_file(&out).unwrap();
-            }
-            std::fs::remove_file(&image).unwrap();
+            check(&image, &at);
+        }
+        // The deterministic points of the header write: each aborts the run there (SIGABRT, as a crash).
+        for (point, completes) in [
+            ("before-keyslot-material", false),
+            ("before-header-write", false),
+            ("between-header-copies", true),
+            ("after-header-write", true),
+        ] {
+            let at = format!("{token_type}: aborted at {point}");
+            let image = cryptsetup_image(&scratch, &format!("{point}.img"), &pass);
+            let status = run(&image).env("CRYPTADM_FAULT_POINT", point).status().unwrap();
+            assert_eq!(status.code(), None, "{at}: the run was aborted ({status})");
+            assert_eq!(check(&image, &at), completes, "{at}");
         }
     }
     // Most kills land before the one header write at the end (the TPM's work comes first): the state is the one
-    // before; a kill after that write finds the volume complete.
+    // before; a kill after that write finds the volume complete. The aborts give both.
     assert!(
         killed >= 3,
         "only {killed} of 8 runs were still going when killed (as before {as_before}, complete {complete})"
     );
+    assert!(complete >= 4 && as_before >= 4, "as before {as_before}, complete {complete}");
 }
 
 #[test]

@@ -167,6 +167,24 @@ impl LuksPassphraseArgs {
     }
 }
 
+/// In builds with the `fault-injection` feature, aborts the process at the step of the header write
+/// ([`crate::luks::WriteStep`]) that CRYPTADM_FAULT_POINT names, as a crash there would (`disk tpm2-enroll`,
+/// `disk clevis-bind`); other builds: nothing.
+fn crash_points(volume: &mut crate::luks::Volume) {
+    #[cfg(feature = "fault-injection")]
+    if let Some(point) =
+        super::env_vars::var_os(super::env_vars::CRYPTADM_FAULT_POINT).and_then(|v| v.into_string().ok())
+    {
+        volume.observe_writes(move |step| {
+            if step.name() == point {
+                std::process::abort();
+            }
+        });
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = volume;
+}
+
 /// Prints the warnings the pipeline found about a source (damaged or stale LUKS2 header copies).
 pub fn warn_all(warnings: &[String], printer: &Printer) {
     for warning in warnings {
