@@ -620,9 +620,10 @@ fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
     tang.restart();
 }
 
-/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound leaves the binding as it leaves a Tang one:
-/// the stored key's keyslot is replaced, the clevis token and its keyslot stay, `clevis luks pass` (the oracle)
-/// still opens that keyslot through the TPM, and the rotation says what it kept.
+/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound and `systemd-cryptenroll --tpm2-device`
+/// enrolled leaves both as it leaves a Tang binding: the stored key's keyslot is replaced, the clevis and
+/// systemd-tpm2 tokens and their keyslots stay, `clevis luks pass` and systemd-cryptenroll (the oracles) still
+/// open and list them, `disk decrypt --tpm2` still opens through the enrolment, and the rotation says what it kept.
 #[test]
 fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     let swtpm = tpm();
@@ -644,6 +645,16 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
         ],
         b"",
     );
+    let enrolled = swtpm
+        .command("systemd-cryptenroll")
+        .env("PASSWORD", "the stored key")
+        .arg(format!("--tpm2-device={}", swtpm.tcti()))
+        .args(["--tpm2-pcrs=7"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    swtpm.flush();
+    assert_ok(&enrolled, "systemd-cryptenroll --tpm2-device");
     let store = scratch.path("keys");
     std::fs::create_dir_all(store.join("pvc-tpm2")).unwrap();
     std::fs::write(store.join("pvc-tpm2/current"), b"the stored key").unwrap();
@@ -657,14 +668,33 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     let text = stderr(&rotated);
     assert!(text.contains("removed keyslot(s) 0"), "{text}");
     assert!(text.contains("kept the clevis binding: token 0, keyslot(s) 1 (tpm2 sha256:7)"), "{text}");
+    assert!(
+        text.contains("kept the systemd-tpm2 enrolment: token 1, keyslot(s) 2 (systemd-tpm2 sha256:7 (ecc))"),
+        "{text}"
+    );
     let current = std::fs::read(store.join("pvc-tpm2/current")).unwrap();
     assert_ne!(current, b"the stored key");
-    assert_keyslot_opens(&scratch, &image, "2", &current);
+    assert_keyslot_opens(&scratch, &image, "3", &current);
     let tokens = luks_tokens(&image);
     assert_eq!(tokens["0"]["type"], "clevis");
     assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]));
+    assert_eq!(tokens["1"]["type"], "systemd-tpm2");
+    assert_eq!(tokens["1"]["keyslots"], serde_json::json!(["2"]));
     let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image_arg, "-s", "1"], b"");
     assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let listed = String::from_utf8(run_ok(swtpm.command("systemd-cryptenroll").arg(&image), "list")).unwrap();
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["2", "tpm2"])), "{listed}");
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["3", "password"])), "{listed}");
+    assert!(!listed.lines().any(|l| l.split_whitespace().next() == Some("0")), "{listed}");
+    let out = scratch.path("rotated.raw");
+    run_ok(
+        cryptadm()
+            .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &swtpm.tcti()])
+            .arg(&image)
+            .arg("--out")
+            .arg(&out),
+        "decrypt --tpm2 after the rotation",
+    );
     let stale = scratch.write("stale", b"the stored key");
     let refused = std::process::Command::new("cryptsetup")
         .args(["open", "--test-passphrase", "--key-file"])
