@@ -39,8 +39,8 @@ pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
 pub const HOME: &str = "HOME";
 /// Run-time directory of `volume rotate`/`volume serve`: lock files per volume id go to `<dir>/volume-locks`.
 pub const CRYPTADM_RUN_DIR: &str = "CRYPTADM_RUN_DIR";
-/// Test builds with the `fault-injection` feature only: the rotation (or `volume rewrap` of a file:// store) step
-/// after which the process aborts.
+/// Test builds with the `fault-injection` feature only: the rotation (or `volume rewrap` of a file:// store, or
+/// `disk tpm2-enroll`/`disk clevis-bind` header write) step after which the process aborts.
 pub const CRYPTADM_FAULT_POINT: &str = "CRYPTADM_FAULT_POINT";
 /// Test builds with the `fault-injection` feature only: instead of aborting at CRYPTADM_FAULT_POINT, wait there
 /// until this file exists.

@@ -25,7 +25,7 @@ pub use hash::Hash;
 pub use kdf::{
     ARGON2_MAX_MEMORY_KIB, ARGON2_MAX_PARALLEL, ARGON2_MIN_MEMORY_KIB, ARGON2_MIN_TIME, PBKDF2_MIN_ITERATIONS,
 };
-pub use volume::{PayloadInfo, Volume};
+pub use volume::{PayloadInfo, Volume, WriteStep};
 
 /// Results of this module.
 pub type Result<T> = std::result::Result<T, Error>;

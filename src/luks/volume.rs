@@ -31,6 +31,52 @@ pub struct Volume {
     device_len: u64,
     header: Header,
     copies: CopyState,
+    observer: WriteObserver,
+}
+
+/// The steps of adding a keyslot (with its token), in order, that [`Volume::observe_writes`] is told of: what is
+/// on the device when each is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Nothing written yet (the new keyslot's passphrase is ready).
+    BeforeKeyslotMaterial,
+    /// The new keyslot's material is written and flushed in a free area that no header names yet.
+    BeforeHeaderWrite,
+    /// LUKS2: the primary header copy (the new keyslot and its token, a higher seqid) is written and flushed, the
+    /// secondary copy is still the old one.
+    BetweenHeaderCopies,
+    /// Every header copy is written and flushed.
+    AfterHeaderWrite,
+}
+
+impl WriteStep {
+    /// The step's name (for `CRYPTADM_FAULT_POINT` and log lines).
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteStep::BeforeKeyslotMaterial => "before-keyslot-material",
+            WriteStep::BeforeHeaderWrite => "before-header-write",
+            WriteStep::BetweenHeaderCopies => "between-header-copies",
+            WriteStep::AfterHeaderWrite => "after-header-write",
+        }
+    }
+}
+
+/// What [`Volume::observe_writes`] installed.
+#[derive(Default)]
+struct WriteObserver(Option<Box<dyn FnMut(WriteStep) + Send>>);
+
+impl std::fmt::Debug for WriteObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "WriteObserver(set)" } else { "WriteObserver(none)" })
+    }
+}
+
+impl WriteObserver {
+    fn tell(&mut self, step: WriteStep) {
+        if let Some(observer) = &mut self.0 {
+            observer(step);
+        }
+    }
 }
 
 /// Where the encrypted data lives and how it is encrypted.
@@ -63,7 +109,7 @@ impl Volume {
     pub fn from_file(file: File) -> Result<Volume> {
         let device_len = luks2::device_len(&file)?;
         let (header, copies) = read_header(&file, device_len)?;
-        let volume = Volume { file, device_len, header, copies };
+        let volume = Volume { file, device_len, header, copies, observer: WriteObserver::default() };
         volume.check_length()?;
         Ok(volume)
     }
@@ -205,6 +251,12 @@ impl Volume {
         }
     }
 
+    /// Calls `observer` at each [`WriteStep`] of the keyslot additions and header writes that follow (the
+    /// fault-injection tests of `disk tpm2-enroll` and `disk clevis-bind` abort the process there, as a crash would).
+    pub fn observe_writes(&mut self, observer: impl FnMut(WriteStep) + Send + 'static) {
+        self.observer = WriteObserver(Some(Box::new(observer)));
+    }
+
     /// Adds a keyslot for `passphrase` in the lowest free id, with `kdf` (fresh salt), for this volume key.
     pub fn add_keyslot(&mut self, key: &VolumeKey, passphrase: &[u8], kdf: &Kdf) -> Result<u32> {
         kdf.check_limits()?;
@@ -213,6 +265,7 @@ impl Volume {
         }
         self.check_unchanged_on_disk()?;
         let mut header = self.header.clone();
+        self.observer.tell(WriteStep::BeforeKeyslotMaterial);
         let id = match &mut header {
             Header::V1(h) => add_luks1(&self.file, h, key, passphrase, kdf)?,
             Header::V2(h) => add_luks2(&self.file, h, key, passphrase, kdf)?,
@@ -244,6 +297,7 @@ impl Volume {
         let token_id = (0..json::MAX_TOKENS)
             .find(|i| !h.meta.tokens.contains_key(&Id(*i)))
             .ok_or_else(|| Error::unsupported("a new token: all 32 token ids are in use"))?;
+        self.observer.tell(WriteStep::BeforeKeyslotMaterial);
         let slot = add_luks2(&self.file, h, key, passphrase, kdf)?;
         h.meta.tokens.insert(Id(token_id), json::Token { kind: kind.into(), keyslots: vec![Id(slot)], extra: fields });
         self.write_header(header)?;
@@ -359,16 +413,21 @@ impl Volume {
     /// Writes `header` durably and makes it the current one.
     fn write_header(&mut self, header: Header) -> Result<()> {
         let mut header = header;
+        self.observer.tell(WriteStep::BeforeHeaderWrite);
         match &mut header {
             Header::V1(h) => {
                 h.check_layout()?;
                 self.file.write_all_at(&h.to_bytes(), 0).map_err(Error::io("writing the LUKS1 header"))?;
                 self.file.sync_data().map_err(Error::io("flushing the LUKS1 header"))?;
             }
-            Header::V2(h) => h.write(&self.file, false)?,
+            Header::V2(h) => {
+                let observer = &mut self.observer;
+                h.write_observed(&self.file, false, &mut || observer.tell(WriteStep::BetweenHeaderCopies))?;
+            }
         }
         self.header = header;
         self.copies = CopyState::default();
+        self.observer.tell(WriteStep::AfterHeaderWrite);
         Ok(())
     }
 

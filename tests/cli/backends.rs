@@ -182,6 +182,10 @@ fn help_lists_every_backend_of_every_flag_that_takes_a_reference() {
     }
     let rewrap = help(&["volume", "rewrap"]);
     assert!(!rewrap.contains("--kmip-"), "rewrap offers no KMIP flags: it cannot rewrap a KMIP store");
+    // Issue 42: it says that it binds each value to its store and volume, and where that is explained.
+    for needle in ["binds each value to its store and volume", "encryption context", "docs/key-managers.md"] {
+        assert!(rewrap.contains(needle), "volume rewrap --help says `{needle}`: {rewrap}");
+    }
     let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/cryptadm-volume-rotate.1")).unwrap();
     assert!(man.contains("KEY REFERENCES") && man.contains("kmip://PREFIX"), "the man page lists them");
     // docs/bootstrap.md's list of built-in providers and docs/volume.md's stores are complete too.

@@ -620,9 +620,10 @@ fn sss_of_tang_tpm2_and_aws_kms_opens_with_any_two() {
     tang.restart();
 }
 
-/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound leaves the binding as it leaves a Tang one:
-/// the stored key's keyslot is replaced, the clevis token and its keyslot stay, `clevis luks pass` (the oracle)
-/// still opens that keyslot through the TPM, and the rotation says what it kept.
+/// `volume rotate` of a volume that `clevis luks bind … tpm2` bound and `systemd-cryptenroll --tpm2-device`
+/// enrolled leaves both as it leaves a Tang binding: the stored key's keyslot is replaced, the clevis and
+/// systemd-tpm2 tokens and their keyslots stay, `clevis luks pass` and systemd-cryptenroll (the oracles) still
+/// open and list them, `disk decrypt --tpm2` still opens through the enrolment, and the rotation says what it kept.
 #[test]
 fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     let swtpm = tpm();
@@ -644,6 +645,16 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
         ],
         b"",
     );
+    let enrolled = swtpm
+        .command("systemd-cryptenroll")
+        .env("PASSWORD", "the stored key")
+        .arg(format!("--tpm2-device={}", swtpm.tcti()))
+        .args(["--tpm2-pcrs=7"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    swtpm.flush();
+    assert_ok(&enrolled, "systemd-cryptenroll --tpm2-device");
     let store = scratch.path("keys");
     std::fs::create_dir_all(store.join("pvc-tpm2")).unwrap();
     std::fs::write(store.join("pvc-tpm2/current"), b"the stored key").unwrap();
@@ -657,14 +668,33 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
     let text = stderr(&rotated);
     assert!(text.contains("removed keyslot(s) 0"), "{text}");
     assert!(text.contains("kept the clevis binding: token 0, keyslot(s) 1 (tpm2 sha256:7)"), "{text}");
+    assert!(
+        text.contains("kept the systemd-tpm2 enrolment: token 1, keyslot(s) 2 (systemd-tpm2 sha256:7 (ecc))"),
+        "{text}"
+    );
     let current = std::fs::read(store.join("pvc-tpm2/current")).unwrap();
     assert_ne!(current, b"the stored key");
-    assert_keyslot_opens(&scratch, &image, "2", &current);
+    assert_keyslot_opens(&scratch, &image, "3", &current);
     let tokens = luks_tokens(&image);
     assert_eq!(tokens["0"]["type"], "clevis");
     assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]));
+    assert_eq!(tokens["1"]["type"], "systemd-tpm2");
+    assert_eq!(tokens["1"]["keyslots"], serde_json::json!(["2"]));
     let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image_arg, "-s", "1"], b"");
     assert_keyslot_opens(&scratch, &image, "1", &pass1);
+    let listed = String::from_utf8(run_ok(swtpm.command("systemd-cryptenroll").arg(&image), "list")).unwrap();
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["2", "tpm2"])), "{listed}");
+    assert!(listed.lines().any(|l| l.split_whitespace().eq(["3", "password"])), "{listed}");
+    assert!(!listed.lines().any(|l| l.split_whitespace().next() == Some("0")), "{listed}");
+    let out = scratch.path("rotated.raw");
+    run_ok(
+        cryptadm()
+            .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &swtpm.tcti()])
+            .arg(&image)
+            .arg("--out")
+            .arg(&out),
+        "decrypt --tpm2 after the rotation",
+    );
     let stale = scratch.write("stale", b"the stored key");
     let refused = std::process::Command::new("cryptsetup")
         .args(["open", "--test-passphrase", "--key-file"])
@@ -677,7 +707,8 @@ fn volume_rotate_keeps_a_tpm2_clevis_binding() {
 
 /// systemd-cryptenroll --tpm2-with-pin=yes enrols (PolicyPCR + PolicyAuthValue, the auth value SHA-256 of the
 /// PIN); `disk decrypt --tpm2` opens it with the PIN read as a passphrase is (a file here, never argv), refuses a
-/// wrong PIN (16) and no PIN (the passphrase's usage error), with nothing written; `disk inspect` shows `+ PIN`.
+/// wrong PIN (16) and no PIN (2, saying a PIN is needed and how to give it), with nothing written; `disk
+/// inspect` shows `+ PIN`.
 #[test]
 fn systemd_tpm2_tokens_with_a_pin_open() {
     let swtpm = tpm();
@@ -724,8 +755,11 @@ fn systemd_tpm2_tokens_with_a_pin_open() {
     let wrong = scratch.path("wrong.raw");
     assert_failed(&decrypt(Some(b"4712 pin"), &wrong), 16, &["TPM_RC_AUTH_FAIL"]);
     assert!(!wrong.exists(), "nothing written");
+    // No PIN at all (and no terminal): a usage error that says a PIN is needed and how to give it.
     let none = decrypt(None, &wrong);
-    assert!(!none.status.success() && !wrong.exists(), "no PIN: {}", stderr(&none));
+    assert_failed(&none, 2, &["was made with a PIN (--tpm2-with-pin), and no PIN was given", "hint:", "--key-file"]);
+    assert!(!stderr(&none).contains("no passphrase"), "{}", stderr(&none));
+    assert!(!wrong.exists(), "nothing written");
     let out = scratch.path("decrypted.raw");
     assert_ok(&decrypt(Some(b"4711 pin"), &out), "decrypt --tpm2 with the PIN");
     assert_eq!(std::fs::read(&out).unwrap(), raw);
@@ -792,9 +826,13 @@ fn keyslots_and_tokens(image: &std::path::Path) -> (Vec<String>, serde_json::Val
 }
 
 /// `kill -9` at moments spread over `disk tpm2-enroll` and `disk clevis-bind --clevis-pin tpm2` (in a TPM command,
-/// between the keyslot and the header writes, wherever it lands): the volume is complete (keyslot 1 and its token,
-/// which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0 only, no token,
-/// and the command run again completes it); never a keyslot without its token or a token without its keyslot.
+/// between the keyslot and the header writes, wherever it lands), and an abort at each step of the header write
+/// (`CRYPTADM_FAULT_POINT`, the fault-injection build: before the keyslot material, before the header that names
+/// the keyslot and its token, between the two LUKS2 header copies, after both): the volume is complete (keyslot 1
+/// and its token, which the oracle opens: `clevis luks pass`, cryptadm's `--tpm2` unlock) or as before (keyslot 0
+/// only, no token, and the command run again completes it); never a keyslot without its token or a token without
+/// its keyslot. The keyslot and its token are one header write, so "before the keyslot" and "before the token"
+/// are one point: the aborts before it leave the volume as before, the two after its primary copy complete.
 #[test]
 fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
     let swtpm = tpm();
@@ -813,6 +851,49 @@ fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
             command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
             command
         };
+        // What a stopped run left: complete or as before (then the rerun completes it), and the new keyslot opens
+        // through its token. Returns whether it was complete.
+        let mut check = |image: &std::path::Path, at: &str| -> bool {
+            // What the stopped client left loaded on the simulator.
+            swtpm.flush();
+            let was_complete = match keyslots_and_tokens(image) {
+                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
+                    as_before += 1;
+                    assert_keyslot_opens(&scratch, image, "0", b"the first passphrase");
+                    let output = run(image).output().unwrap();
+                    swtpm.flush();
+                    assert_ok(&output, &format!("{at}: the rerun"));
+                    false
+                }
+                (keyslots, tokens) if keyslots == ["0", "1"] => {
+                    complete += 1;
+                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
+                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
+                    true
+                }
+                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
+            };
+            let (_, tokens) = keyslots_and_tokens(image);
+            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
+            if *token_type == "clevis" {
+                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
+                assert_keyslot_opens(&scratch, image, "1", &pass1);
+            } else {
+                let out = scratch.path("stopped.raw");
+                run_ok(
+                    cryptadm()
+                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
+                        .arg(image)
+                        .arg("--out")
+                        .arg(&out),
+                    &format!("{at}: decrypt --tpm2"),
+                );
+                std::fs::remove_file(&out).unwrap();
+            }
+            std::fs::remove_file(image).unwrap();
+            was_complete
+        };
         let measured = cryptsetup_image(&scratch, "measured.img", &pass);
         let started = std::time::Instant::now();
         assert!(run(&measured).status().unwrap().success(), "{token_type}: the measured run");
@@ -826,50 +907,29 @@ fn kill_9_during_tpm2_enroll_and_clevis_bind_leaves_complete_or_as_before() {
             if child.wait().unwrap().code().is_none() {
                 killed += 1;
             }
-            // What the killed client left loaded on the simulator.
-            swtpm.flush();
-            match keyslots_and_tokens(&image) {
-                (keyslots, tokens) if keyslots == ["0"] && tokens == serde_json::json!({}) => {
-                    as_before += 1;
-                    assert_keyslot_opens(&scratch, &image, "0", b"the first passphrase");
-                    let output = run(&image).output().unwrap();
-                    swtpm.flush();
-                    assert_ok(&output, &format!("{at}: the rerun"));
-                }
-                (keyslots, tokens) if keyslots == ["0", "1"] => {
-                    complete += 1;
-                    assert_eq!(tokens["0"]["type"], *token_type, "{at}");
-                    assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
-                    assert!(tokens.get("1").is_none(), "{at}: {tokens}");
-                }
-                (keyslots, tokens) => panic!("{at}: neither complete nor as before: keyslots {keyslots:?}, {tokens}"),
-            }
-            let (_, tokens) = keyslots_and_tokens(&image);
-            assert_eq!(tokens["0"]["keyslots"], serde_json::json!(["1"]), "{at}");
-            if *token_type == "clevis" {
-                let pass1 = swtpm.tools("clevis", &["luks", "pass", "-d", image.to_str().unwrap(), "-s", "1"], b"");
-                assert_keyslot_opens(&scratch, &image, "1", &pass1);
-            } else {
-                let out = scratch.path(&format!("kill-{eighth}.raw"));
-                run_ok(
-                    cryptadm()
-                        .args(["disk", "decrypt", "--tpm2", "--tpm2-device", &tcti])
-                        .arg(&image)
-                        .arg("--out")
-                        .arg(&out),
-                    &format!("{at}: decrypt --tpm2"),
-                );
-                std::fs::remove_file(&out).unwrap();
-            }
-            std::fs::remove_file(&image).unwrap();
+            check(&image, &at);
+        }
+        // The deterministic points of the header write: each aborts the run there (SIGABRT, as a crash).
+        for (point, completes) in [
+            ("before-keyslot-material", false),
+            ("before-header-write", false),
+            ("between-header-copies", true),
+            ("after-header-write", true),
+        ] {
+            let at = format!("{token_type}: aborted at {point}");
+            let image = cryptsetup_image(&scratch, &format!("{point}.img"), &pass);
+            let status = run(&image).env("CRYPTADM_FAULT_POINT", point).status().unwrap();
+            assert_eq!(status.code(), None, "{at}: the run was aborted ({status})");
+            assert_eq!(check(&image, &at), completes, "{at}");
         }
     }
     // Most kills land before the one header write at the end (the TPM's work comes first): the state is the one
-    // before; a kill after that write finds the volume complete.
+    // before; a kill after that write finds the volume complete. The aborts give both.
     assert!(
         killed >= 3,
         "only {killed} of 8 runs were still going when killed (as before {as_before}, complete {complete})"
     );
+    assert!(complete >= 4 && as_before >= 4, "as before {as_before}, complete {complete}");
 }
 
 #[test]

@@ -55,6 +55,7 @@ pub fn run(args: ClevisBindArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         Volume::open(&args.target, true).with_context(|| format!("opening `{}`", args.target.display()))?;
     // One writer at a time, as `volume rotate` locks (a second run fails at once, exit 10).
     crate::volume::lock::lock_volume(volume.file(), &args.target)?;
+    super::crash_points(&mut volume);
     volume.reload().with_context(|| format!("re-reading `{}`", args.target.display()))?;
     let passphrase = args.passphrase.resolve(printer, false)?;
     // The servers first: nothing is written when one cannot be reached or is not trusted.

@@ -86,7 +86,11 @@ fn tpm2_passphrase(args: &DecryptArgs, printer: &Printer) -> anyhow::Result<crat
     let device = crate::cmd::clevis_args::tpm2_device(args.tpm2_device.as_deref())?;
     let volume = Volume::open(target, false).with_context(|| format!("reading `{}`", target.display()))?;
     // A PIN is read as a passphrase is, never from the command line.
-    let pin = if crate::disk::tpm2::needs_pin(&volume) { Some(args.passphrase.resolve(printer, false)?) } else { None };
+    let pin = if crate::disk::tpm2::needs_pin(&volume) {
+        Some(args.passphrase.resolve_tpm2_pin(printer, target)?)
+    } else {
+        None
+    };
     let _busy = printer.busy("unsealing the passphrase of the TPM2 enrolment");
     let (slot, passphrase) = crate::disk::tpm2::recover_passphrase(
         &volume,

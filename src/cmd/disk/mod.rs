@@ -107,6 +107,37 @@ impl LuksPassphraseArgs {
 
     /// Reads the passphrase; on a terminal with no other source, prompts (twice when `confirm`).
     pub fn resolve(&self, printer: &Printer, confirm: bool) -> anyhow::Result<Passphrase> {
+        self.resolve_as(printer, confirm, "Passphrase", || {
+            Failure::new(ExitStatus::Usage, "no passphrase source, and no terminal to ask on")
+                .with_hint(format!("give --key-file FILE, or {NO_SOURCE_HINT}"))
+        })
+    }
+
+    /// The PIN of a TPM2 enrolment made with one (`--tpm2-with-pin`), read as a passphrase is: --key-file,
+    /// --passphrase-file, or asked on a terminal. `target` is named when none is given.
+    pub fn resolve_tpm2_pin(&self, printer: &Printer, target: &std::path::Path) -> anyhow::Result<Passphrase> {
+        self.resolve_as(printer, false, "TPM2 PIN", || {
+            Failure::new(
+                ExitStatus::Usage,
+                format!(
+                    "the TPM2 enrolment of `{}` was made with a PIN (--tpm2-with-pin), and no PIN was given",
+                    target.display()
+                ),
+            )
+            .with_hint(
+                "give the PIN as a passphrase is given: --key-file FILE or --passphrase-file FILE (`-`: standard \
+                 input), or run on a terminal to be asked for it",
+            )
+        })
+    }
+
+    fn resolve_as(
+        &self,
+        printer: &Printer,
+        confirm: bool,
+        prompt: &str,
+        missing: impl FnOnce() -> Failure,
+    ) -> anyhow::Result<Passphrase> {
         let mut stdin = StdinClaim::default();
         if let Some(path) = &self.key_file {
             let bytes = if is_stdin(path) {
@@ -129,13 +160,29 @@ impl LuksPassphraseArgs {
         if let Some(passphrase) = self.passphrase.read(&mut stdin)? {
             return Ok(passphrase);
         }
-        match printer.request_passphrase("Passphrase", confirm).context("reading the passphrase from the terminal")? {
+        match printer.request_passphrase(prompt, confirm).context("reading the passphrase from the terminal")? {
             Some(passphrase) => Ok(passphrase),
-            None => Err(Failure::new(ExitStatus::Usage, "no passphrase source, and no terminal to ask on")
-                .with_hint(format!("give --key-file FILE, or {NO_SOURCE_HINT}"))
-                .into()),
+            None => Err(missing().into()),
         }
     }
+}
+
+/// In builds with the `fault-injection` feature, aborts the process at the step of the header write
+/// ([`crate::luks::WriteStep`]) that CRYPTADM_FAULT_POINT names, as a crash there would (`disk tpm2-enroll`,
+/// `disk clevis-bind`); other builds: nothing.
+fn crash_points(volume: &mut crate::luks::Volume) {
+    #[cfg(feature = "fault-injection")]
+    if let Some(point) =
+        super::env_vars::var_os(super::env_vars::CRYPTADM_FAULT_POINT).and_then(|v| v.into_string().ok())
+    {
+        volume.observe_writes(move |step| {
+            if step.name() == point {
+                std::process::abort();
+            }
+        });
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = volume;
 }
 
 /// Prints the warnings the pipeline found about a source (damaged or stale LUKS2 header copies).

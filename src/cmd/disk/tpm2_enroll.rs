@@ -75,6 +75,7 @@ pub fn run(args: Tpm2EnrollArgs, printer: &Printer) -> anyhow::Result<ExitStatus
         Volume::open(&args.target, true).with_context(|| format!("opening `{}`", args.target.display()))?;
     // One writer at a time, as `volume rotate` locks (a second run fails at once, exit 10).
     crate::volume::lock::lock_volume(volume.file(), &args.target)?;
+    super::crash_points(&mut volume);
     volume.reload().with_context(|| format!("re-reading `{}`", args.target.display()))?;
     let pin = match &args.tpm2_pin_file {
         None => None,

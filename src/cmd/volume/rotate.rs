@@ -157,14 +157,15 @@ pub fn run(args: RotateArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
         ));
     }
     if let Some(path) = &request.volume_path {
-        report_clevis_bindings(path, printer);
+        report_kept_bindings(path, printer);
     }
     Ok(ExitStatus::Success)
 }
 
-/// Says which clevis bindings (keyslots bound to Tang servers, `clevis luks bind`) the rotation left alone: they
-/// open with neither the old nor the new key, so rotation never touches them.
-fn report_clevis_bindings(path: &Path, printer: &Printer) {
+/// Says which clevis bindings (keyslots bound to Tang servers or a TPM, `clevis luks bind`) and systemd-tpm2
+/// enrolments (`systemd-cryptenroll --tpm2-device`, `disk tpm2-enroll`) the rotation left alone: their keyslots
+/// open with neither the old nor the new key, so rotation never touches them or their tokens.
+fn report_kept_bindings(path: &Path, printer: &Printer) {
     let Ok(volume) = crate::luks::Volume::open(path, false) else { return };
     for binding in crate::disk::clevis::bindings(&volume) {
         let keyslots: Vec<String> = binding.keyslots.iter().map(u32::to_string).collect();
@@ -173,6 +174,15 @@ fn report_clevis_bindings(path: &Path, printer: &Printer) {
             binding.token,
             keyslots.join(", "),
             binding.description
+        ));
+    }
+    for enrollment in crate::disk::tpm2::enrollments(&volume) {
+        let keyslots: Vec<String> = enrollment.keyslots.iter().map(u32::to_string).collect();
+        printer.info(&format!(
+            "kept the systemd-tpm2 enrolment: token {}, keyslot(s) {} ({})",
+            enrollment.token,
+            keyslots.join(", "),
+            enrollment.description()
         ));
     }
 }

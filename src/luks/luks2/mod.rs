@@ -180,6 +180,12 @@ impl Header {
     /// Writes both copies with seqid + 1: primary, fsync, secondary, fsync — so one valid copy exists at every
     /// instant. Unless `fresh` (formatting), first checks that the on-disk seqid is still the one we read.
     pub fn write(&mut self, file: &File, fresh: bool) -> Result<()> {
+        self.write_observed(file, fresh, &mut || {})
+    }
+
+    /// [`Header::write`], calling `between_copies` once the primary copy is written and flushed and before the
+    /// secondary is written.
+    pub fn write_observed(&mut self, file: &File, fresh: bool, between_copies: &mut dyn FnMut()) -> Result<()> {
         if !fresh {
             self.check_unchanged_on_disk(file)?;
         }
@@ -192,7 +198,10 @@ impl Header {
                 return Err(e);
             }
         };
-        for (copy, offset) in copies.iter().zip([0, self.hdr_size]) {
+        for (n, (copy, offset)) in copies.iter().zip([0, self.hdr_size]).enumerate() {
+            if n == 1 {
+                between_copies();
+            }
             file.write_all_at(copy, offset).map_err(Error::io("writing a LUKS2 header copy"))?;
             file.sync_data().map_err(Error::io("flushing a LUKS2 header copy"))?;
         }
