@@ -19,7 +19,9 @@ pub struct ClevisArgs {
     pub clevis_pin: Option<String>,
     /// The pin's configuration, the JSON `clevis encrypt` takes: `{"url":URL,"thp":THUMBPRINT}` for tang,
     /// `{"pcr_ids":"7","pcr_bank":"sha256"}` for tpm2 (also `hash`, `key` ecc|rsa, `pcr_digest`),
-    /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss; `"adv"` may name an advertisement file
+    /// `{"t":2,"pins":{"tang":[{"url":…},{"url":…}],"tpm2":{…}}}` for sss, whose pins may also be cryptadm's
+    /// key-manager pins `aws-kms`, `vault-transit` and `kmip`, each `[{"key":REFERENCE}]` (docs/threshold.md);
+    /// `"adv"` may name an advertisement file
     #[arg(help_heading = crate::kms::backends::CLEVIS_HEADING, long, value_name = "JSON", requires = "clevis_pin")]
     pub clevis_config: Option<String>,
     /// Trust a Tang advertisement that no `thp` pins, as fetched (clevis encrypt's `-y`); without it such a

@@ -328,7 +328,7 @@ fn a_file_store_wrapped_by_a_kmip_key_rotates() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("KMIP protocol 1."), "{}", stderr(&output));
     let stored = std::fs::read_to_string(&current).unwrap();
-    assert!(stored.starts_with("kmip:v1:"), "the new value is stored wrapped: {stored}");
+    assert!(stored.starts_with("kmip:v2:"), "the new value is stored wrapped and bound (issue 42): {stored}");
     assert!(!image.opens(b"old volume passphrase"), "the old passphrase's keyslot is gone");
 }
 
