@@ -128,7 +128,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
                 let lines = describe_clients(&args.key_store, store.key_wrap.as_ref(), Some(&store.client), None);
                 lines.iter().for_each(|line| printer.debug(line));
             }
-            (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of")
+            (Rewrapper::transit(&store.client, transit, !args.no_rotate, &args.key_store)?, "the newest version of")
         }
         _ => {
             return Err(usage(
