@@ -147,7 +147,13 @@ impl Case {
                 assert!(text.starts_with("vault:v"), "{text}");
                 let plaintext =
                     s.bao.bao(&["write", "-field=plaintext", "transit/decrypt/volumes", &format!("ciphertext={text}")]);
-                base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()
+                let plaintext = base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap();
+                // Issue 42: bound inside the plaintext, the record docs/key-managers.md documents.
+                let header = format!("cryptadm volume key v2\0{}\0{}\0", self.key_store(), self.volume.id);
+                plaintext
+                    .strip_prefix(header.as_bytes())
+                    .unwrap_or_else(|| panic!("{self:?}: not bound: {text}"))
+                    .to_vec()
             }
             // Issue 42: bound to the volume; boto3 and Python decrypt with the documented context only.
             Wrap::AwsKms => {
@@ -239,6 +245,28 @@ fn volume_import_into_every_store_plain_and_wrapped_by_every_wrap_and_the_result
             assert!(case.volume.opens(&new), "{case:?}: the rotated key opens the volume");
             assert!(!case.volume.opens(OLD_KEY.as_bytes()), "{case:?}: the imported key's keyslot is gone");
             assert!(case.stored(s, "pending").is_empty() && case.stored(s, "previous").is_empty(), "{case:?}");
+            if wrap == Wrap::Transit && store != Store::Kmip {
+                // Issue 42: the Transit value moved to another volume's entry is refused (15), naming both.
+                let other = Case::new(store, wrap);
+                let moved = String::from_utf8(case.stored(s, "current").remove(0)).unwrap();
+                match store {
+                    Store::File => {
+                        let entry = other.scratch.path("keys").join(&other.volume.id);
+                        std::fs::create_dir_all(&entry).unwrap();
+                        std::fs::write(entry.join("current"), &moved).unwrap();
+                    }
+                    _ => {
+                        let path = format!("imported/{}", other.volume.id);
+                        s.bao.bao(&["kv", "put", "-mount=kv", &path, &format!("current={moved}")]);
+                    }
+                }
+                let refused = other.command(s, &["rotate"]).output().unwrap();
+                let err = stderr(&refused);
+                assert_eq!(refused.status.code(), Some(15), "{case:?}: {err}");
+                let both = format!("volume `{}` is bound to volume `{}`", other.volume.id, case.volume.id);
+                assert!(err.contains(&both), "{case:?}: {err}");
+                assert!(other.volume.opens(OLD_KEY.as_bytes()), "{case:?}: the other volume was changed");
+            }
         }
     }
 }
