@@ -23,8 +23,8 @@ pub const CONTEXT_STORE: &str = "cryptadm:store";
 pub const CONTEXT_VOLUME: &str = "cryptadm:volume";
 
 /// What a stored value protects, which a wrap binds it to (AWS KMS: the encryption context
-/// `{"cryptadm:store": STORE, "cryptadm:volume": ID}`), so that a value moved to another volume's entry (or
-/// another store) is refused.
+/// `{"cryptadm:store": STORE, "cryptadm:volume": ID}`; KMIP: AES-GCM additional data; Transit: a record inside the
+/// plaintext), so that a value moved to another volume's entry (or another store) is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// The store's URI as `--key-store` gives it, without a trailing `/`.
