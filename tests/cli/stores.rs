@@ -266,6 +266,42 @@ fn volume_import_into_every_store_plain_and_wrapped_by_every_wrap_and_the_result
                 let both = format!("volume `{}` is bound to volume `{}`", other.volume.id, case.volume.id);
                 assert!(err.contains(&both), "{case:?}: {err}");
                 assert!(other.volume.opens(OLD_KEY.as_bytes()), "{case:?}: the other volume was changed");
+                if store == Store::File {
+                    // `volume rewrap` of a file store wrapped by Transit: the moved value stops it (15, nothing
+                    // written); an old unbound value (bao's own transit/encrypt) is bound, and the result rotates.
+                    // --no-rotate: other tests count the shared key's versions.
+                    let rewrap = || {
+                        cryptadm()
+                            .env("CRYPTADM_RUN_DIR", other.scratch.path("run"))
+                            .env("VAULT_ADDR", &s.bao.addr)
+                            .env("VAULT_TOKEN", &s.bao.root_token)
+                            .args(["volume", "rewrap", "--no-rotate", "--key-store", &other.key_store()])
+                            .args(["--key-wrap", "vault-transit://transit/volumes"])
+                            .output()
+                            .unwrap()
+                    };
+                    let refused = rewrap();
+                    assert_eq!(refused.status.code(), Some(15), "{case:?}: {}", stderr(&refused));
+                    assert!(stderr(&refused).contains(&both), "{case:?}: {}", stderr(&refused));
+                    assert_eq!(other.stored(s, "current"), [moved.clone().into_bytes()], "{case:?}: rewritten");
+                    let plaintext = base64::engine::general_purpose::STANDARD.encode(OLD_KEY);
+                    let unbound = s.bao.bao(&[
+                        "write",
+                        "-field=ciphertext",
+                        "transit/encrypt/volumes",
+                        &format!("plaintext={plaintext}"),
+                    ]);
+                    let entry = other.scratch.path("keys").join(&other.volume.id);
+                    std::fs::write(entry.join("current"), unbound.trim()).unwrap();
+                    let output = rewrap();
+                    assert!(output.status.success(), "{case:?}: {}", stderr(&output));
+                    assert!(stderr(&output).contains("rewrapped 1 value(s) of 1 volume(s)"), "{}", stderr(&output));
+                    assert_eq!(other.current(s), OLD_KEY.as_bytes(), "{case:?}: bound by rewrap");
+                    let rotated = other.command(s, &["rotate"]).output().unwrap();
+                    assert!(rotated.status.success(), "{case:?}: {}", stderr(&rotated));
+                    let new = other.current(s);
+                    assert!(other.volume.opens(&new) && !other.volume.opens(OLD_KEY.as_bytes()), "{case:?}");
+                }
             }
         }
     }

@@ -34,6 +34,9 @@ pub const EXAMPLES: &str = "Examples:
 /// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
 ///
+/// A file:///DIR store is rewrapped the same way, each volume's entry under its lock, all or nothing: every value
+/// is checked before the key is rotated or any file replaced.
+///
 /// With --key-wrap aws-kms://ARN (a vault-kv:// or file:// store) every stored value is re-encrypted with KMS
 /// ReEncrypt under the key's current material, the plaintext never leaving KMS; KMS rotates a key's material on
 /// its own schedule, so --no-rotate is implied.
@@ -47,7 +50,7 @@ pub const EXAMPLES: &str = "Examples:
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
-    /// The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)
+    /// The key store: vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by Transit or AWS KMS)
     #[arg(long, value_name = "URI")]
     pub key_store: String,
     /// Rewrap only; do not rotate the Transit key first
@@ -61,8 +64,8 @@ pub struct RewrapArgs {
 /// The settings of the stores and wraps `rewrap` works on: no KMIP (a KMIP server cannot rewrap in place).
 #[derive(Args, Debug, Clone)]
 pub struct RewrapStoreArgs {
-    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also
-    /// written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
+    /// The key that wraps the store's values: vault-transit://MOUNT/KEY or aws-kms://ARN, also written as the bare
+    /// ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
     #[arg(long, value_name = "URI", help_heading = super::KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
@@ -108,8 +111,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
                 "volume rewrap rewraps vault-kv:// and file:// key stores in place; `{}` is neither",
                 crate::redact::url(&args.key_store)
             ),
-            "give --key-store vault-kv://MOUNT/PREFIX (wrapped by vault-transit:// or aws-kms://) or file:///DIR \
-             (wrapped by aws-kms://)",
+            "give --key-store vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by vault-transit:// or aws-kms://)",
         )
         .into());
     };
@@ -175,16 +177,17 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
 
 /// `volume rewrap` of a `file://DIR` store wrapped by an AWS KMS key (`--key-wrap aws-kms://…`): ReEncrypt of every
 /// stored value, under each volume's lock. KMS keys rotate on their own schedule (or `aws kms rotate-key-on-demand`),
-/// so `--no-rotate` is implied.
+/// so `--no-rotate` is implied. Wrapped by a Transit key (`--key-wrap vault-transit://…`): the key rotated (unless
+/// `--no-rotate`) once every value is checked, then every value rewrapped, each bound to its volume.
 fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let usage =
         |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
-    let key = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
-        Some(Ok(KeyRef::AwsKms { key })) => key,
+    let wrap = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
+        Some(Ok(wrap @ (KeyRef::AwsKms { .. } | KeyRef::VaultTransit { wrapped: None, .. }))) => wrap,
         _ => {
             return Err(usage(
-                "volume rewrap of a file:// store needs the AWS KMS key that wraps it".into(),
-                "give --key-wrap aws-kms://ARN",
+                "volume rewrap of a file:// store needs the AWS KMS or Transit key that wraps it".into(),
+                "give --key-wrap aws-kms://ARN or --key-wrap vault-transit://MOUNT/KEY",
             )
             .into());
         }
@@ -196,11 +199,28 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
         )
         .into());
     }
-    let client = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
-    if printer.is_verbose() {
-        let wrap = KeyRef::AwsKms { key: key.clone() };
-        describe_clients(&args.key_store, Some(&wrap), None, Some(&client)).iter().for_each(|l| printer.debug(l));
-    }
+    // Declared here: the key borrows them.
+    let (aws, vault);
+    let (key, done_with) = match (&wrap, wrap.transit()) {
+        (KeyRef::AwsKms { key }, _) => {
+            aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+            if printer.is_verbose() {
+                describe_clients(&args.key_store, Some(&wrap), None, Some(&aws)).iter().for_each(|l| printer.debug(l));
+            }
+            (crate::volume::keystore::aws_kms_wrap::file_rewrap_key(&aws, key), "the current key material of")
+        }
+        (_, Some(transit)) => {
+            vault = args.vault.vault.require(std::time::Duration::from_secs(30), 3, &format!("--key-wrap `{wrap}`"))?;
+            if printer.is_verbose() {
+                describe_clients(&args.key_store, Some(&wrap), Some(&vault), None)
+                    .iter()
+                    .for_each(|l| printer.debug(l));
+            }
+            let key = crate::volume::keystore::transit_wrap::file_rewrap_key(&vault, transit, !args.no_rotate);
+            (key, "the newest version of")
+        }
+        _ => unreachable!("matched above"),
+    };
     let run_dir = crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| std::path::PathBuf::from(super::DEFAULT_RUN_DIR), std::path::PathBuf::from);
     #[cfg(feature = "fault-injection")]
@@ -217,7 +237,6 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
         }
     };
     let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
-        &client,
         &key,
         &args.key_store,
         std::path::Path::new(dir),
@@ -226,8 +245,12 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
     )
     .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
-        "rewrapped {} value(s) of {} volume(s) in `{}` with the current key material of `aws-kms://{key}`",
-        done.values, done.volumes, args.key_store
+        "{}rewrapped {} value(s) of {} volume(s) in `{}` with {done_with} `{}`",
+        if key.rotate { "rotated the Transit key; " } else { "" },
+        done.values,
+        done.volumes,
+        args.key_store,
+        key.uri
     ));
     Ok(ExitStatus::Success)
 }

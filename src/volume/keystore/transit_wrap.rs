@@ -15,7 +15,7 @@
 //! passphrase itself and still opens; `volume rewrap` and the next rotation write the bound form.
 
 use super::store::store_error;
-use super::wrap::{Binding, KeyWrap};
+use super::wrap::{Binding, FileRewrapKey, KeyWrap};
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
 use crate::kms::Wrapping;
@@ -105,6 +105,21 @@ pub fn rewrap_value(client: &dyn Wrapping, key: &str, stored: &str, binding: &Bi
         return client.rewrap(key, stored).map_err(store_error);
     }
     client.wrap(key, &bound_plaintext(binding, passphrase.expose())).map_err(store_error)
+}
+
+/// `volume rewrap` of a `file://` store with Transit key `key` (`MOUNT/KEY`), rotated first when `rotate`: each
+/// value decrypted to read its binding, then [`rewrap_value`] (see `aws_kms_wrap::rewrap_file_store`).
+pub fn file_rewrap_key<'a>(client: &'a Vault, (mount, key): (&str, &str), rotate: bool) -> FileRewrapKey<'a> {
+    FileRewrapKey {
+        client,
+        key: transit_name(mount, key),
+        uri: format!("vault-transit://{mount}/{key}"),
+        form: "a Transit ciphertext",
+        is_wrapped: is_transit_ciphertext,
+        check: Some(check_value),
+        rotate,
+        rewrap: rewrap_value,
+    }
 }
 
 /// A Transit key wrapping a store's values.
