@@ -38,8 +38,8 @@ impl Volume {
     }
 
     /// The passphrase in Transit ciphertext `ciphertext` stored for this volume, decrypted by bao itself (the
-    /// oracle): the plaintext is the record docs/key-managers.md documents (issue 42),
-    /// `cryptadm volume key v2` ‖ 0x00 ‖ STORE ‖ 0x00 ‖ ID ‖ 0x00 ‖ PASSPHRASE, bound to this volume of this store.
+    /// oracle): the plaintext is the record docs/key-managers.md documents (issue 42), `cryptadm volume key v2`
+    /// ‖ 0x00 ‖ STORE ‖ 0x00 ‖ ID ‖ 0x00 ‖ PASSPHRASE, bound to this volume of this store.
     /// `unbound_too`: a plaintext without the record's header (a value seeded with bao) is the passphrase.
     fn passphrase(&self, bao: &OpenBao, ciphertext: &str, unbound_too: bool) -> Vec<u8> {
         let plaintext = unwrap(bao, ciphertext);

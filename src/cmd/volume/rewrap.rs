@@ -27,11 +27,12 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// First checks that every value stored under the KV prefix is a Transit ciphertext: a store holding any other
 /// value is refused whole (exit 3), before the key is rotated or anything is written. Then makes a new version
-/// of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the KV prefix, rewraps each stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`. Each
-/// value is decrypted first to read the volume it is bound to: one moved from another volume's entry stops the run
-/// (exit 15) before anything changes, and one written before values were bound is encrypted anew, bound to its
-/// volume (so the token also needs `MOUNT/decrypt/KEY` and `MOUNT/encrypt/KEY`). Each secret is written with check-and-set; a secret another writer
-/// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
+/// of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the KV prefix, rewraps each
+/// stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`. Each value is decrypted first to read
+/// the volume it is bound to: one moved from another volume's entry stops the run (exit 15) before anything
+/// changes, and one written before values were bound is encrypted anew, bound to its volume (so the token also
+/// needs `MOUNT/decrypt/KEY` and `MOUNT/encrypt/KEY`). Each secret is written with check-and-set; a secret another
+/// writer changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
 ///
 /// A file:///DIR store is rewrapped the same way, each volume's entry under its lock, all or nothing: every value

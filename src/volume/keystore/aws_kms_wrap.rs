@@ -207,10 +207,10 @@ const NAMED_VALUES: usize = 10;
 ///
 /// All or nothing: first every value is re-encrypted in memory (each one's shape checked first, so a plain value
 /// is never sent to the key manager), and a store holding any value that is not wrapped, or that the key manager
-/// refuses, is refused whole, naming each such value, with nothing written. Then each entry, under its volume's lock (`lock_dir`) so
-/// no rotation runs meanwhile, is read again and its files replaced atomically (a value a rotation changed in
-/// between is re-encrypted anew). A crash between two values leaves each one either as it was or re-encrypted
-/// (the same plaintext), and a rerun completes.
+/// refuses, is refused whole, naming each such value, with nothing written. Then each entry, under its volume's
+/// lock (`lock_dir`) so no rotation runs meanwhile, is read again and its files replaced atomically (a value a
+/// rotation changed in between is re-encrypted anew). A crash between two values leaves each one either as it was
+/// or re-encrypted (the same plaintext), and a rerun completes.
 ///
 /// `written(n)` is called once every value is checked (n = 0) and after the nth value is in place (a step, for
 /// the log and for crash tests).
