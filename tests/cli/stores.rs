@@ -270,16 +270,17 @@ fn volume_import_into_every_store_plain_and_wrapped_by_every_wrap_and_the_result
                     // `volume rewrap` of a file store wrapped by Transit: the moved value stops it (15, nothing
                     // written); an old unbound value (bao's own transit/encrypt) is bound, and the result rotates.
                     // --no-rotate: other tests count the shared key's versions.
-                    let rewrap = || {
+                    let rewrap_store = |store: &str| {
                         cryptadm()
                             .env("CRYPTADM_RUN_DIR", other.scratch.path("run"))
                             .env("VAULT_ADDR", &s.bao.addr)
                             .env("VAULT_TOKEN", &s.bao.root_token)
-                            .args(["volume", "rewrap", "--no-rotate", "--key-store", &other.key_store()])
+                            .args(["volume", "rewrap", "--no-rotate", "--key-store", store])
                             .args(["--key-wrap", "vault-transit://transit/volumes"])
                             .output()
                             .unwrap()
                     };
+                    let rewrap = || rewrap_store(&other.key_store());
                     let refused = rewrap();
                     assert_eq!(refused.status.code(), Some(15), "{case:?}: {}", stderr(&refused));
                     assert!(stderr(&refused).contains(&both), "{case:?}: {}", stderr(&refused));
@@ -301,6 +302,42 @@ fn volume_import_into_every_store_plain_and_wrapped_by_every_wrap_and_the_result
                     assert!(rotated.status.success(), "{case:?}: {}", stderr(&rotated));
                     let new = other.current(s);
                     assert!(other.volume.opens(&new) && !other.volume.opens(OLD_KEY.as_bytes()), "{case:?}");
+                    // The store moved to a new directory: its values name the old one (15, with the hint), and
+                    // rewrap with the new place binds them anew.
+                    let moved_dir = other.scratch.path("moved-keys");
+                    std::fs::rename(other.scratch.path("keys"), &moved_dir).unwrap();
+                    let moved_store = format!("file://{}", moved_dir.display());
+                    let rotate_moved = || {
+                        cryptadm()
+                            .env("CRYPTADM_RUN_DIR", other.scratch.path("run"))
+                            .env("VAULT_ADDR", &s.bao.addr)
+                            .env("VAULT_TOKEN", &s.bao.root_token)
+                            .args(["volume", "rotate", "--volume-id", &other.volume.id, "--volume-path"])
+                            .arg(&other.volume.image)
+                            .args(["--key-store", &moved_store, "--key-wrap", "vault-transit://transit/volumes"])
+                            .output()
+                            .unwrap()
+                    };
+                    let refused = rotate_moved();
+                    let err = stderr(&refused);
+                    assert_eq!(refused.status.code(), Some(15), "{err}");
+                    assert!(err.contains(&format!("is bound to store `{}`", other.key_store())), "{err}");
+                    assert!(err.contains(&format!("volume rewrap --key-store {moved_store}")), "{err}");
+                    let output = rewrap_store(&moved_store);
+                    assert!(output.status.success(), "{}", stderr(&output));
+                    let output = rotate_moved();
+                    assert!(output.status.success(), "{}", stderr(&output));
+                    let value = std::fs::read_to_string(moved_dir.join(&other.volume.id).join("current")).unwrap();
+                    let plaintext = s.bao.bao(&[
+                        "write",
+                        "-field=plaintext",
+                        "transit/decrypt/volumes",
+                        &format!("ciphertext={value}"),
+                    ]);
+                    let plaintext = base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap();
+                    let header = format!("cryptadm volume key v2\0{moved_store}\0{}\0", other.volume.id);
+                    let passphrase = plaintext.strip_prefix(header.as_bytes()).expect("bound to the new place");
+                    assert!(other.volume.opens(passphrase), "{case:?}: the rebound store's key opens the volume");
                 }
             }
         }
