@@ -44,10 +44,11 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// Rewrapping also binds each value to its store and volume (docs/key-managers.md, "What a wrapped key is bound
 /// to"): with aws-kms every value is re-encrypted to the KMS encryption context {"cryptadm:store": STORE,
-/// "cryptadm:volume": ID}, STORE being --key-store as given, and the context is recorded beside the ciphertext.
-/// Values written without a context are bound by it, and the values of a store moved to a new URI are bound
-/// anew to that URI (until then they are refused, exit 15); a value bound to another volume is refused (exit 15).
-/// Transit values are not bound to anything yet.
+/// "cryptadm:volume": ID}, STORE being --key-store as given, and the context is recorded beside the ciphertext;
+/// with vault-transit the binding is inside the Transit plaintext, the record `cryptadm volume key v2` 0x00 STORE
+/// 0x00 ID 0x00 PASSPHRASE. Values written without a binding are bound by it, and the values of a store moved to a
+/// new URI are bound anew to that URI (until then they are refused, exit 15); a value bound to another volume is
+/// refused (exit 15).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
