@@ -939,8 +939,8 @@ Register-ArgumentCompleter -Native -CommandName 'cryptadm' -ScriptBlock {
             break
         }
         'cryptadm;volume;rewrap' {
-            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)')
-            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'The key that wraps the store''s values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)')
+            [CompletionResult]::new('--key-store', '--key-store', [CompletionResultType]::ParameterName, 'The key store: vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by Transit or AWS KMS)')
+            [CompletionResult]::new('--key-wrap', '--key-wrap', [CompletionResultType]::ParameterName, 'The key that wraps the store''s values: vault-transit://MOUNT/KEY or aws-kms://ARN, also written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)')
             [CompletionResult]::new('--vault-addr', '--vault-addr', [CompletionResultType]::ParameterName, 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]')
             [CompletionResult]::new('--vault-namespace', '--vault-namespace', [CompletionResultType]::ParameterName, 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]')
             [CompletionResult]::new('--vault-cacert', '--vault-cacert', [CompletionResultType]::ParameterName, 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]')

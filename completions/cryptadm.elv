@@ -886,8 +886,8 @@ set edit:completion:arg-completer[cryptadm] = {|@words|
             cand --version 'Print version'
         }
         &'cryptadm;volume;rewrap'= {
-            cand --key-store 'The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)'
-            cand --key-wrap 'The key that wraps the store''s values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)'
+            cand --key-store 'The key store: vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by Transit or AWS KMS)'
+            cand --key-wrap 'The key that wraps the store''s values: vault-transit://MOUNT/KEY or aws-kms://ARN, also written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)'
             cand --vault-addr 'Server address, e.g. https://vault:8200 [env: VAULT_ADDR, BAO_ADDR]'
             cand --vault-namespace 'Namespace (X-Vault-Namespace) [env: VAULT_NAMESPACE, BAO_NAMESPACE]'
             cand --vault-cacert 'PEM file of the CA that signed the server''s certificate [env: VAULT_CACERT, BAO_CACERT]'

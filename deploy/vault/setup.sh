@@ -25,7 +25,8 @@ BAO=${BAO:-bao}
 #   "$BAO" kv put -mount=kv cryptadm/<volume id> \
 #       current="$("$BAO" write -field=ciphertext transit/encrypt/volumes plaintext="$(base64 -w0 < passphrase)")"
 
-# Operators rotate the Transit key and rewrap every stored passphrase (no plaintext leaves OpenBao) with
+# Operators rotate the Transit key and rewrap every stored passphrase (binding a value seeded as above to its
+# volume: docs/key-managers.md, "What a wrapped key is bound to") with
 #   cryptadm volume rewrap --key-store vault-kv://kv/cryptadm --key-wrap vault-transit://transit/volumes
-# under a policy that also allows: transit/keys/volumes/rotate, transit/rewrap/volumes (update),
-# kv/metadata/cryptadm (list).
+# under a policy that also allows: transit/keys/volumes/rotate, transit/rewrap/volumes, transit/decrypt/volumes,
+# transit/encrypt/volumes (update), kv/metadata/cryptadm (list).

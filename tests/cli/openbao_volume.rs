@@ -37,6 +37,20 @@ impl Volume {
         format!("{}/{}", self.prefix, self.id)
     }
 
+    /// The passphrase in Transit ciphertext `ciphertext` stored for this volume, decrypted by bao itself (the
+    /// oracle): the plaintext is the record docs/key-managers.md documents (issue 42), `cryptadm volume key v2`
+    /// ‖ 0x00 ‖ STORE ‖ 0x00 ‖ ID ‖ 0x00 ‖ PASSPHRASE, bound to this volume of this store.
+    /// `unbound_too`: a plaintext without the record's header (a value seeded with bao) is the passphrase.
+    fn passphrase(&self, bao: &OpenBao, ciphertext: &str, unbound_too: bool) -> Vec<u8> {
+        let plaintext = unwrap(bao, ciphertext);
+        let header = format!("cryptadm volume key v2\0vault-kv://kv/{}\0{}\0", self.prefix, self.id);
+        match plaintext.strip_prefix(header.as_bytes()) {
+            Some(passphrase) => passphrase.to_vec(),
+            None if unbound_too && !plaintext.starts_with(b"cryptadm volume key") => plaintext,
+            None => panic!("{}: {ciphertext} is not bound to this volume", self.id),
+        }
+    }
+
     /// `volume rotate` with the root token.
     fn rotate(&self, bao: &OpenBao, extra: &[&str]) -> assert_cmd::Command {
         let mut cmd = cryptadm();
@@ -111,7 +125,7 @@ fn a_whole_rotation_through_vault_kv_with_the_daemonsets_role_and_policy() {
     let fields = kv(bao, &volume.path());
     let stored = fields["current"].as_str().unwrap().to_owned();
     assert!(stored.starts_with("vault:v"), "{stored}");
-    let new = unwrap(bao, &stored);
+    let new = volume.passphrase(bao, &stored, false);
     assert_ne!(new, OLD_KEY.as_bytes());
     assert!(!fields.contains_key("pending") && !fields.contains_key("previous"), "{fields:?}");
     assert!(volume.opens(&new), "the new key does not open the volume");
@@ -311,22 +325,44 @@ fn the_transit_envelope_stores_only_wrapped_keys_and_rewrap_keeps_every_volume_o
         assert_eq!(fields.len(), 1, "{fields:?}");
         let current = fields["current"].as_str().unwrap();
         assert!(current.starts_with("vault:v"), "{current}");
-        assert!(volume.opens(&unwrap(bao, current)));
+        assert!(volume.opens(&volume.passphrase(bao, current, false)));
         assert!(!volume.opens(format!("{OLD_KEY} {i}").as_bytes()));
     }
     let plaintexts: Vec<Vec<u8>> =
-        volumes.iter().map(|v| unwrap(bao, &field(bao, &v.path(), "current").unwrap())).collect();
+        volumes.iter().map(|v| v.passphrase(bao, &field(bao, &v.path(), "current").unwrap(), false)).collect();
     let key_version = |bao: &OpenBao| -> u64 {
         bao.bao(&["read", "-field=latest_version", "transit/keys/volumes"]).trim().parse().unwrap()
     };
+    let rewrap = || {
+        cryptadm()
+            .env("VAULT_ADDR", &bao.addr)
+            .env("VAULT_TOKEN", &bao.root_token)
+            .args(["volume", "rewrap", "--key-store", "vault-kv://kv/wrapped"])
+            .args(WRAP)
+            .output()
+            .unwrap()
+    };
+    // Issue 42: a value moved to another volume's entry is refused (15, naming both volumes) by rotate, and by
+    // rewrap before the key is rotated; nothing changes.
+    let (moved, own) = (field(bao, &volumes[0].path(), "current").unwrap(), field(bao, &volumes[1].path(), "current"));
+    bao.bao(&["kv", "put", "-mount=kv", &volumes[1].path(), &format!("current={moved}")]);
+    let both = format!("the value stored for volume `{}` is bound to volume `{}`", volumes[1].id, volumes[0].id);
+    let output = volumes[1].rotate(bao, &WRAP).output().unwrap();
+    assert_eq!(output.status.code(), Some(15), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&both), "{}", stderr(&output));
+    assert!(volumes[1].opens(&plaintexts[1]), "the volume changed");
     let before = key_version(bao);
-    let output = cryptadm()
-        .env("VAULT_ADDR", &bao.addr)
-        .env("VAULT_TOKEN", &bao.root_token)
-        .args(["volume", "rewrap", "--key-store", "vault-kv://kv/wrapped"])
-        .args(WRAP)
-        .output()
-        .unwrap();
+    let output = rewrap();
+    assert_eq!(output.status.code(), Some(15), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&both), "{}", stderr(&output));
+    assert!(stderr(&output).contains("nothing was rotated or rewrapped"), "{}", stderr(&output));
+    assert_eq!(key_version(bao), before, "the Transit key was rotated");
+    assert_eq!(field(bao, &volumes[1].path(), "current").as_deref(), Some(moved.as_str()));
+    bao.bao(&["kv", "put", "-mount=kv", &volumes[1].path(), &format!("current={}", own.unwrap())]);
+    // An old unbound value (seeded with bao's own transit/encrypt): rewrap binds it, and the result rotates.
+    let old = Volume { prefix: "wrapped", ..Volume::new("wrap-old", OLD_KEY, 1000) };
+    bao.bao(&["kv", "put", "-mount=kv", &old.path(), &format!("current={}", wrap(bao, OLD_KEY))]);
+    let output = rewrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let after = key_version(bao);
     assert_eq!(after, before + 1);
@@ -337,9 +373,16 @@ fn the_transit_envelope_stores_only_wrapped_keys_and_rewrap_keeps_every_volume_o
             assert!(value.starts_with(&format!("vault:v{after}:")), "{name}: {value}\n{}", stderr(&output));
             assert!(!value.contains(std::str::from_utf8(plaintext).unwrap()), "plaintext in KV");
         }
-        assert_eq!(&unwrap(bao, fields["current"].as_str().unwrap()), plaintext);
+        assert_eq!(&volume.passphrase(bao, fields["current"].as_str().unwrap(), false), plaintext);
         assert!(volume.opens(plaintext));
     }
+    let bound = field(bao, &old.path(), "current").unwrap();
+    assert!(bound.starts_with(&format!("vault:v{after}:")), "{bound}");
+    assert_eq!(old.passphrase(bao, &bound, false), OLD_KEY.as_bytes(), "rewrap bound the old value");
+    let output = old.rotate(bao, &WRAP).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let new = old.passphrase(bao, &field(bao, &old.path(), "current").unwrap(), false);
+    assert!(old.opens(&new) && !old.opens(OLD_KEY.as_bytes()), "the bound value rotates");
     // No plaintext anywhere in the KV prefix: every value of every secret is a Transit ciphertext.
     let list = bao.bao(&["kv", "list", "-format=json", "-mount=kv", "wrapped"]);
     let ids: Vec<String> = serde_json::from_str(&list).unwrap();
@@ -435,7 +478,9 @@ fn rewrap_refuses_a_store_with_a_plain_value_before_rotating_anything() {
     let output = rewrap_as(&bao.token_with_policy(&policy_name));
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(16), "{err}");
-    assert!(err.contains(&format!("may not update `kv/data/{prefix}/a-wrapped`")), "{err}");
+    assert!(err.contains(&format!("`kv/data/{prefix}/a-wrapped`")), "{err}");
+    // Issue 42: rewrap reads each value's binding and encrypts unbound ones anew, so it needs decrypt and encrypt.
+    assert!(err.contains(&format!("may not update `transit/decrypt/{key}`, `transit/encrypt/{key}`")), "{err}");
     assert!(err.contains("nothing was rotated or rewrapped"), "{err}");
     assert_eq!(version(), before, "the Transit key was rotated although KV could not be written");
     assert_eq!(field(bao, &format!("{prefix}/a-wrapped"), "current").as_deref(), Some(wrapped.as_str()));
@@ -491,7 +536,7 @@ fn volume_faults_vault_kv_every_crash_point_recovers() {
                 let value = field(bao, &volume.path(), "current").unwrap();
                 match wrapped {
                     Wrapping::Plain => value.into_bytes(),
-                    Wrapping::Transit => unwrap(bao, &value),
+                    Wrapping::Transit => volume.passphrase(bao, &value, true),
                     Wrapping::AwsKms => aws.decrypt(&volume.scratch, value.as_bytes()),
                 }
             };
@@ -613,7 +658,7 @@ fn volume_serve_rotates_through_vault_with_its_service_account_token() {
     for volume in &volumes {
         let fields = kv(bao, &volume.path());
         assert_eq!(fields.len(), 1, "{fields:?}");
-        let new = unwrap(bao, fields["current"].as_str().unwrap());
+        let new = volume.passphrase(bao, fields["current"].as_str().unwrap(), false);
         assert!(volume.opens(&new) && !volume.opens(OLD_KEY.as_bytes()), "{}", volume.id);
     }
 }
@@ -673,7 +718,7 @@ fn the_documented_transit_store_seeding_and_migration_block_works() {
     volume.luks.id = "fs-a".into();
     let output = volume.rotate(bao, &WRAP).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(volume.opens(&unwrap(bao, &field(bao, &volume.path(), "current").unwrap())));
+    assert!(volume.opens(&volume.passphrase(bao, &field(bao, &volume.path(), "current").unwrap(), false)));
 }
 
 /// `--key-store vault-kv://… --key-wrap aws-kms://ARN` (issue 31) on the real OpenBao and moto: volumes seeded with

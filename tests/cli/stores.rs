@@ -147,7 +147,13 @@ impl Case {
                 assert!(text.starts_with("vault:v"), "{text}");
                 let plaintext =
                     s.bao.bao(&["write", "-field=plaintext", "transit/decrypt/volumes", &format!("ciphertext={text}")]);
-                base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap()
+                let plaintext = base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap();
+                // Issue 42: bound inside the plaintext, the record docs/key-managers.md documents.
+                let header = format!("cryptadm volume key v2\0{}\0{}\0", self.key_store(), self.volume.id);
+                plaintext
+                    .strip_prefix(header.as_bytes())
+                    .unwrap_or_else(|| panic!("{self:?}: not bound: {text}"))
+                    .to_vec()
             }
             // Issue 42: bound to the volume; boto3 and Python decrypt with the documented context only.
             Wrap::AwsKms => {
@@ -239,6 +245,101 @@ fn volume_import_into_every_store_plain_and_wrapped_by_every_wrap_and_the_result
             assert!(case.volume.opens(&new), "{case:?}: the rotated key opens the volume");
             assert!(!case.volume.opens(OLD_KEY.as_bytes()), "{case:?}: the imported key's keyslot is gone");
             assert!(case.stored(s, "pending").is_empty() && case.stored(s, "previous").is_empty(), "{case:?}");
+            if wrap == Wrap::Transit && store != Store::Kmip {
+                // Issue 42: the Transit value moved to another volume's entry is refused (15), naming both.
+                let other = Case::new(store, wrap);
+                let moved = String::from_utf8(case.stored(s, "current").remove(0)).unwrap();
+                match store {
+                    Store::File => {
+                        let entry = other.scratch.path("keys").join(&other.volume.id);
+                        std::fs::create_dir_all(&entry).unwrap();
+                        std::fs::write(entry.join("current"), &moved).unwrap();
+                    }
+                    _ => {
+                        let path = format!("imported/{}", other.volume.id);
+                        s.bao.bao(&["kv", "put", "-mount=kv", &path, &format!("current={moved}")]);
+                    }
+                }
+                let refused = other.command(s, &["rotate"]).output().unwrap();
+                let err = stderr(&refused);
+                assert_eq!(refused.status.code(), Some(15), "{case:?}: {err}");
+                let both = format!("volume `{}` is bound to volume `{}`", other.volume.id, case.volume.id);
+                assert!(err.contains(&both), "{case:?}: {err}");
+                assert!(other.volume.opens(OLD_KEY.as_bytes()), "{case:?}: the other volume was changed");
+                if store == Store::File {
+                    // `volume rewrap` of a file store wrapped by Transit: the moved value stops it (15, nothing
+                    // written); an old unbound value (bao's own transit/encrypt) is bound, and the result rotates.
+                    // --no-rotate: other tests count the shared key's versions.
+                    let rewrap_store = |store: &str| {
+                        cryptadm()
+                            .env("CRYPTADM_RUN_DIR", other.scratch.path("run"))
+                            .env("VAULT_ADDR", &s.bao.addr)
+                            .env("VAULT_TOKEN", &s.bao.root_token)
+                            .args(["volume", "rewrap", "--no-rotate", "--key-store", store])
+                            .args(["--key-wrap", "vault-transit://transit/volumes"])
+                            .output()
+                            .unwrap()
+                    };
+                    let rewrap = || rewrap_store(&other.key_store());
+                    let refused = rewrap();
+                    assert_eq!(refused.status.code(), Some(15), "{case:?}: {}", stderr(&refused));
+                    assert!(stderr(&refused).contains(&both), "{case:?}: {}", stderr(&refused));
+                    assert_eq!(other.stored(s, "current"), [moved.clone().into_bytes()], "{case:?}: rewritten");
+                    let plaintext = base64::engine::general_purpose::STANDARD.encode(OLD_KEY);
+                    let unbound = s.bao.bao(&[
+                        "write",
+                        "-field=ciphertext",
+                        "transit/encrypt/volumes",
+                        &format!("plaintext={plaintext}"),
+                    ]);
+                    let entry = other.scratch.path("keys").join(&other.volume.id);
+                    std::fs::write(entry.join("current"), unbound.trim()).unwrap();
+                    let output = rewrap();
+                    assert!(output.status.success(), "{case:?}: {}", stderr(&output));
+                    assert!(stderr(&output).contains("rewrapped 1 value(s) of 1 volume(s)"), "{}", stderr(&output));
+                    assert_eq!(other.current(s), OLD_KEY.as_bytes(), "{case:?}: bound by rewrap");
+                    let rotated = other.command(s, &["rotate"]).output().unwrap();
+                    assert!(rotated.status.success(), "{case:?}: {}", stderr(&rotated));
+                    let new = other.current(s);
+                    assert!(other.volume.opens(&new) && !other.volume.opens(OLD_KEY.as_bytes()), "{case:?}");
+                    // The store moved to a new directory: its values name the old one (15, with the hint), and
+                    // rewrap with the new place binds them anew.
+                    let moved_dir = other.scratch.path("moved-keys");
+                    std::fs::rename(other.scratch.path("keys"), &moved_dir).unwrap();
+                    let moved_store = format!("file://{}", moved_dir.display());
+                    let rotate_moved = || {
+                        cryptadm()
+                            .env("CRYPTADM_RUN_DIR", other.scratch.path("run"))
+                            .env("VAULT_ADDR", &s.bao.addr)
+                            .env("VAULT_TOKEN", &s.bao.root_token)
+                            .args(["volume", "rotate", "--volume-id", &other.volume.id, "--volume-path"])
+                            .arg(&other.volume.image)
+                            .args(["--key-store", &moved_store, "--key-wrap", "vault-transit://transit/volumes"])
+                            .output()
+                            .unwrap()
+                    };
+                    let refused = rotate_moved();
+                    let err = stderr(&refused);
+                    assert_eq!(refused.status.code(), Some(15), "{err}");
+                    assert!(err.contains(&format!("is bound to store `{}`", other.key_store())), "{err}");
+                    assert!(err.contains(&format!("volume rewrap --key-store {moved_store}")), "{err}");
+                    let output = rewrap_store(&moved_store);
+                    assert!(output.status.success(), "{}", stderr(&output));
+                    let output = rotate_moved();
+                    assert!(output.status.success(), "{}", stderr(&output));
+                    let value = std::fs::read_to_string(moved_dir.join(&other.volume.id).join("current")).unwrap();
+                    let plaintext = s.bao.bao(&[
+                        "write",
+                        "-field=plaintext",
+                        "transit/decrypt/volumes",
+                        &format!("ciphertext={value}"),
+                    ]);
+                    let plaintext = base64::engine::general_purpose::STANDARD.decode(plaintext.trim()).unwrap();
+                    let header = format!("cryptadm volume key v2\0{moved_store}\0{}\0", other.volume.id);
+                    let passphrase = plaintext.strip_prefix(header.as_bytes()).expect("bound to the new place");
+                    assert!(other.volume.opens(passphrase), "{case:?}: the rebound store's key opens the volume");
+                }
+            }
         }
     }
 }

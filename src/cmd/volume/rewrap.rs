@@ -27,10 +27,16 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// First checks that every value stored under the KV prefix is a Transit ciphertext: a store holding any other
 /// value is refused whole (exit 3), before the key is rotated or anything is written. Then makes a new version
-/// of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the KV prefix, rewraps each stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`: the
-/// plaintext passphrases never leave Vault. Each secret is written with check-and-set; a secret another writer
-/// changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
+/// of the Transit key (`MOUNT/keys/KEY/rotate`), then, for every volume secret under the KV prefix, rewraps each
+/// stored value (`current`, `pending`, `previous`) with `MOUNT/rewrap/KEY`. Each value is decrypted first to read
+/// the volume it is bound to: one moved from another volume's entry stops the run (exit 15) before anything
+/// changes, and one written before values were bound is encrypted anew, bound to its volume (so the token also
+/// needs `MOUNT/decrypt/KEY` and `MOUNT/encrypt/KEY`). Each secret is written with check-and-set; a secret another
+/// writer changed meanwhile is read and rewrapped again once, then reported (exit 10) and left as that writer left it,
 /// still openable. Volumes' LUKS headers do not change: the passphrases stay the same.
+///
+/// A file:///DIR store is rewrapped the same way, each volume's entry under its lock, all or nothing: every value
+/// is checked before the key is rotated or any file replaced.
 ///
 /// With --key-wrap aws-kms://ARN (a vault-kv:// or file:// store) every stored value is re-encrypted with KMS
 /// ReEncrypt under the key's current material, the plaintext never leaving KMS; KMS rotates a key's material on
@@ -38,14 +44,15 @@ pub const EXAMPLES: &str = "Examples:
 ///
 /// Rewrapping also binds each value to its store and volume (docs/key-managers.md, "What a wrapped key is bound
 /// to"): with aws-kms every value is re-encrypted to the KMS encryption context {"cryptadm:store": STORE,
-/// "cryptadm:volume": ID}, STORE being --key-store as given, and the context is recorded beside the ciphertext.
-/// Values written without a context are bound by it, and the values of a store moved to a new URI are bound
-/// anew to that URI (until then they are refused, exit 15); a value bound to another volume is refused (exit 15).
-/// Transit values are not bound to anything yet.
+/// "cryptadm:volume": ID}, STORE being --key-store as given, and the context is recorded beside the ciphertext;
+/// with vault-transit the binding is inside the Transit plaintext, the record `cryptadm volume key v2` 0x00 STORE
+/// 0x00 ID 0x00 PASSPHRASE. Values written without a binding are bound by it, and the values of a store moved to a
+/// new URI are bound anew to that URI (until then they are refused, exit 15); a value bound to another volume is
+/// refused (exit 15).
 #[derive(Args, Debug)]
 #[command(after_help = EXAMPLES, after_long_help = crate::cmd::long_help_footer(EXAMPLES))]
 pub struct RewrapArgs {
-    /// The key store: vault-kv://MOUNT/PREFIX (Transit or AWS KMS), or file:///DIR (AWS KMS)
+    /// The key store: vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by Transit or AWS KMS)
     #[arg(long, value_name = "URI")]
     pub key_store: String,
     /// Rewrap only; do not rotate the Transit key first
@@ -59,8 +66,8 @@ pub struct RewrapArgs {
 /// The settings of the stores and wraps `rewrap` works on: no KMIP (a KMIP server cannot rewrap in place).
 #[derive(Args, Debug, Clone)]
 pub struct RewrapStoreArgs {
-    /// The key that wraps the store's values: vault-transit://MOUNT/KEY (vault-kv:// stores) or aws-kms://ARN, also
-    /// written as the bare ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
+    /// The key that wraps the store's values: vault-transit://MOUNT/KEY or aws-kms://ARN, also written as the bare
+    /// ARN arn:aws:kms:REGION:ACCOUNT:key/ID, …:alias/NAME (vault-kv:// and file:// stores)
     #[arg(long, value_name = "URI", help_heading = super::KEY_STORE_HEADING)]
     pub key_wrap: Option<String>,
     #[allow(missing_docs)]
@@ -106,8 +113,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
                 "volume rewrap rewraps vault-kv:// and file:// key stores in place; `{}` is neither",
                 crate::redact::url(&args.key_store)
             ),
-            "give --key-store vault-kv://MOUNT/PREFIX (wrapped by vault-transit:// or aws-kms://) or file:///DIR \
-             (wrapped by aws-kms://)",
+            "give --key-store vault-kv://MOUNT/PREFIX or file:///DIR (wrapped by vault-transit:// or aws-kms://)",
         )
         .into());
     };
@@ -128,7 +134,7 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
                 let lines = describe_clients(&args.key_store, store.key_wrap.as_ref(), Some(&store.client), None);
                 lines.iter().for_each(|line| printer.debug(line));
             }
-            (Rewrapper::transit(&store.client, transit, !args.no_rotate)?, "the newest version of")
+            (Rewrapper::transit(&store.client, transit, !args.no_rotate, &args.key_store)?, "the newest version of")
         }
         _ => {
             return Err(usage(
@@ -173,16 +179,17 @@ pub fn run(args: RewrapArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
 
 /// `volume rewrap` of a `file://DIR` store wrapped by an AWS KMS key (`--key-wrap aws-kms://…`): ReEncrypt of every
 /// stored value, under each volume's lock. KMS keys rotate on their own schedule (or `aws kms rotate-key-on-demand`),
-/// so `--no-rotate` is implied.
+/// so `--no-rotate` is implied. Wrapped by a Transit key (`--key-wrap vault-transit://…`): the key rotated (unless
+/// `--no-rotate`) once every value is checked, then every value rewrapped, each bound to its volume.
 fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow::Result<ExitStatus> {
     let usage =
         |message: String, hint: &str| crate::cmd::error::Failure::new(ExitStatus::Usage, message).with_hint(hint);
-    let key = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
-        Some(Ok(KeyRef::AwsKms { key })) => key,
+    let wrap = match args.vault.key_wrap.as_deref().map(KeyRef::parse) {
+        Some(Ok(wrap @ (KeyRef::AwsKms { .. } | KeyRef::VaultTransit { wrapped: None, .. }))) => wrap,
         _ => {
             return Err(usage(
-                "volume rewrap of a file:// store needs the AWS KMS key that wraps it".into(),
-                "give --key-wrap aws-kms://ARN",
+                "volume rewrap of a file:// store needs the AWS KMS or Transit key that wraps it".into(),
+                "give --key-wrap aws-kms://ARN or --key-wrap vault-transit://MOUNT/KEY",
             )
             .into());
         }
@@ -194,11 +201,28 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
         )
         .into());
     }
-    let client = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
-    if printer.is_verbose() {
-        let wrap = KeyRef::AwsKms { key: key.clone() };
-        describe_clients(&args.key_store, Some(&wrap), None, Some(&client)).iter().for_each(|l| printer.debug(l));
-    }
+    // Declared here: the key borrows them.
+    let (aws, vault);
+    let (key, done_with) = match (&wrap, wrap.transit()) {
+        (KeyRef::AwsKms { key }, _) => {
+            aws = args.vault.aws.client(std::time::Duration::from_secs(30), 3);
+            if printer.is_verbose() {
+                describe_clients(&args.key_store, Some(&wrap), None, Some(&aws)).iter().for_each(|l| printer.debug(l));
+            }
+            (crate::volume::keystore::aws_kms_wrap::file_rewrap_key(&aws, key), "the current key material of")
+        }
+        (_, Some(transit)) => {
+            vault = args.vault.vault.require(std::time::Duration::from_secs(30), 3, &format!("--key-wrap `{wrap}`"))?;
+            if printer.is_verbose() {
+                describe_clients(&args.key_store, Some(&wrap), Some(&vault), None)
+                    .iter()
+                    .for_each(|l| printer.debug(l));
+            }
+            let key = crate::volume::keystore::transit_wrap::file_rewrap_key(&vault, transit, !args.no_rotate);
+            (key, "the newest version of")
+        }
+        _ => unreachable!("matched above"),
+    };
     let run_dir = crate::cmd::env_vars::var_os(crate::cmd::env_vars::CRYPTADM_RUN_DIR)
         .map_or_else(|| std::path::PathBuf::from(super::DEFAULT_RUN_DIR), std::path::PathBuf::from);
     #[cfg(feature = "fault-injection")]
@@ -215,7 +239,6 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
         }
     };
     let done = crate::volume::keystore::aws_kms_wrap::rewrap_file_store(
-        &client,
         &key,
         &args.key_store,
         std::path::Path::new(dir),
@@ -224,8 +247,12 @@ fn rewrap_file_store(args: &RewrapArgs, dir: &str, printer: &Printer) -> anyhow:
     )
     .with_context(|| format!("rewrapping the passphrases in `{}`", args.key_store))?;
     printer.info(&format!(
-        "rewrapped {} value(s) of {} volume(s) in `{}` with the current key material of `aws-kms://{key}`",
-        done.values, done.volumes, args.key_store
+        "{}rewrapped {} value(s) of {} volume(s) in `{}` with {done_with} `{}`",
+        if key.rotate { "rotated the Transit key; " } else { "" },
+        done.values,
+        done.volumes,
+        args.key_store,
+        key.uri
     ));
     Ok(ExitStatus::Success)
 }

@@ -13,7 +13,7 @@
 //! `volume rewrap` binds it.
 
 use super::store::store_error;
-use super::wrap::{Binding, KeyWrap};
+use super::wrap::{Binding, FileRewrapKey, KeyWrap};
 use crate::crypto::Passphrase;
 use crate::exit::ExitStatus;
 use crate::kms::aws::Aws;
@@ -97,6 +97,20 @@ pub fn rewrap_value(client: &dyn Wrapping, key: &str, stored: &str, binding: &Bi
     let rewrapped =
         client.rewrap_bound(key, &ciphertext, &from, &binding.context()).map_err(|e| context_refused(e, binding))?;
     Ok(Bound { ciphertext: rewrapped, context: binding.context() }.text())
+}
+
+/// `volume rewrap` of a `file://` store with KMS key `key` (see [`rewrap_file_store`]).
+pub fn file_rewrap_key<'a>(client: &'a Aws, key: &str) -> FileRewrapKey<'a> {
+    FileRewrapKey {
+        client,
+        key: key.to_owned(),
+        uri: format!("aws-kms://{key}"),
+        form: "a KMS CiphertextBlob in standard base64",
+        is_wrapped: is_kms_blob,
+        check: None,
+        rotate: false,
+        rewrap: rewrap_value,
+    }
 }
 
 /// A KMS key wrapping a store's values.
@@ -186,21 +200,22 @@ pub struct Rewrapped {
 /// Most values a refusal names one by one.
 const NAMED_VALUES: usize = 10;
 
-/// `volume rewrap` of a `file://DIR` store wrapped by KMS key `key`: every stored value (`current`, `pending`,
-/// `previous` of every entry) re-encrypted with ReEncrypt, the plaintext never leaving KMS.
+/// `volume rewrap` of a `file://DIR` store wrapped by `key`: every stored value (`current`, `pending`,
+/// `previous` of every entry) rewrapped bound to its volume: with KMS ReEncrypt, the plaintext never leaving KMS
+/// ([`file_rewrap_key`]), or by Transit (`super::transit_wrap::file_rewrap_key`: each value decrypted to read its
+/// binding, and the key rotated first once every value is checked, when asked).
 ///
 /// All or nothing: first every value is re-encrypted in memory (each one's shape checked first, so a plain value
-/// is never sent to KMS), and a store holding any value that is not a KMS blob, or that KMS refuses, is refused
-/// whole, naming each such value, with nothing written. Then each entry, under its volume's lock (`lock_dir`) so
-/// no rotation runs meanwhile, is read again and its files replaced atomically (a value a rotation changed in
-/// between is re-encrypted anew). A crash between two values leaves each one either as it was or re-encrypted
-/// (the same plaintext), and a rerun completes.
+/// is never sent to the key manager), and a store holding any value that is not wrapped, or that the key manager
+/// refuses, is refused whole, naming each such value, with nothing written. Then each entry, under its volume's
+/// lock (`lock_dir`) so no rotation runs meanwhile, is read again and its files replaced atomically (a value a
+/// rotation changed in between is re-encrypted anew). A crash between two values leaves each one either as it was
+/// or re-encrypted (the same plaintext), and a rerun completes.
 ///
 /// `written(n)` is called once every value is checked (n = 0) and after the nth value is in place (a step, for
 /// the log and for crash tests).
 pub fn rewrap_file_store(
-    client: &Aws,
-    key: &str,
+    wrap: &FileRewrapKey<'_>,
     store: &str,
     dir: &std::path::Path,
     lock_dir: &std::path::Path,
@@ -236,8 +251,8 @@ pub fn rewrap_file_store(
     for entry in &entries {
         for path in values(entry) {
             let stored = std::fs::read(&path).map_err(io(&path))?;
-            if !is_kms_blob(&stored) {
-                refused.push(format!("`{}` (not a KMS CiphertextBlob in standard base64)", path.display()));
+            if !(wrap.is_wrapped)(&stored) {
+                refused.push(format!("`{}` (not {})", path.display(), wrap.form));
                 continue;
             }
             let text = String::from_utf8_lossy(&stored).trim().to_owned();
@@ -248,7 +263,12 @@ pub fn rewrap_file_store(
                 ));
                 continue;
             };
-            match rewrap_value(client, key, &text, &binding) {
+            let rewrapped = match wrap.check {
+                // Checked now, rewrapped once the key is rotated.
+                Some(check) => check(wrap.client, &wrap.key, &text, &binding).map(|_| String::new()),
+                None => (wrap.rewrap)(wrap.client, &wrap.key, &text, &binding),
+            };
+            match rewrapped {
                 Ok(rewrapped) => planned.push((path, stored, rewrapped)),
                 Err(e) => {
                     status = crate::exit::Classify::status(&e);
@@ -269,11 +289,24 @@ pub fn rewrap_file_store(
         return Err(Error::Store {
             status,
             message: format!(
-                "{} stored value(s) cannot be rewrapped with `aws-kms://{key}`: {listed}; nothing was rewritten \
-                 (hint: store those volumes' passphrases wrapped, e.g. with `cryptadm volume import --force`)",
-                refused.len()
+                "{} stored value(s) cannot be rewrapped with `{}`: {listed}; nothing was {} (hint: store those \
+                 volumes' passphrases wrapped, e.g. with `cryptadm volume import --force`)",
+                refused.len(),
+                wrap.uri,
+                if wrap.rotate { "rotated or rewritten" } else { "rewritten" }
             ),
         });
+    }
+    if wrap.rotate {
+        wrap.client.rotate_key(&wrap.key).map_err(store_error)?;
+    }
+    if wrap.check.is_some() {
+        for (path, stored, rewrapped) in &mut planned {
+            let entry = path.parent().expect("an entry's file");
+            let text = String::from_utf8_lossy(stored).trim().to_owned();
+            let binding = entry_binding(store, entry, &text).expect("found above");
+            *rewrapped = (wrap.rewrap)(wrap.client, &wrap.key, &text, &binding)?;
+        }
     }
     // Every value checked and re-encrypted, nothing written yet: step 0; then step N once the Nth value is in place.
     written(0);
@@ -296,7 +329,7 @@ pub fn rewrap_file_store(
                     status: crate::exit::ExitStatus::InvalidInput,
                     message: format!("`{}`: the entry's volume id is unknown", path.display()),
                 })?;
-                rewrap_value(client, key, &text, &binding)?
+                (wrap.rewrap)(wrap.client, &wrap.key, &text, &binding)?
             };
             crate::atomic::write(path, rewrapped.as_bytes(), crate::atomic::MODE_PRIVATE).map_err(io(path))?;
             done.values += 1;

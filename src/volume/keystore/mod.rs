@@ -13,7 +13,7 @@
 //!
 //! | `--key-wrap` | wrap |
 //! | --- | --- |
-//! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] |
+//! | `vault-transit://MOUNT/KEY` | [`transit_wrap::TransitWrap`] (values bound to the volume inside the plaintext) |
 //! | `kmip://UID` | [`kmip_wrap::KmipWrap`] (server-side AES-GCM) |
 //! | `aws-kms://ARN` | [`aws_kms_wrap::AwsKmsWrap`] (file and vault-kv stores; values bound to the volume) |
 
@@ -120,7 +120,7 @@ pub fn open_key_wrap(
     match reference {
         KeyRef::VaultTransit { mount, key, wrapped: None } => {
             let client = backends.vault(&format!("--key-wrap `{reference}`"))?;
-            Ok(Arc::new(transit_wrap::TransitWrap::new(client, mount, key)))
+            Ok(Arc::new(transit_wrap::TransitWrap::new(client, mount, key, binding)))
         }
         KeyRef::Plugin { name, uri } if name == "kmip" => {
             let client = backends.kmip(&format!("--key-wrap `{uri}`"))?;

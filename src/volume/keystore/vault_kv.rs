@@ -300,18 +300,26 @@ pub struct Rewrapper<'a> {
     forms: &'static str,
     /// The Vault paths of the key the token must be allowed to update (Transit's rotate and rewrap).
     key_paths: Vec<String>,
-    /// The store whose values are bound to their volume (AWS KMS's encryption context), if they are.
+    /// The store whose values are bound to their volume (AWS KMS's encryption context, the record inside a
+    /// Transit plaintext), if they are.
     binds: Option<String>,
+    /// Whether the binding is inside the plaintext (Transit: each value is decrypted to read and check it).
+    binds_inside: bool,
 }
 
 impl<'a> Rewrapper<'a> {
-    /// Transit key `KEY` of mount `MOUNT` on `client`, rotated first when `rotate`; values rewrapped with
-    /// `MOUNT/rewrap/KEY`.
-    pub fn transit(client: &'a Vault, (mount, key): (&str, &str), rotate: bool) -> Result<Self, Error> {
+    /// Transit key `KEY` of mount `MOUNT` on `client`, rotated first when `rotate`; each value of store `store` (the
+    /// `--key-store` URI) decrypted to read its binding (see [`super::transit_wrap`]), then rewrapped with
+    /// `MOUNT/rewrap/KEY` when bound to its volume already, else encrypted anew bound to it.
+    pub fn transit(client: &'a Vault, (mount, key): (&str, &str), rotate: bool, store: &str) -> Result<Self, Error> {
         let transit = transit_name(mount, key);
         let (rotate_path, rewrap_path) =
             crate::kms::vault::transit_rotate_and_rewrap_paths(&transit).map_err(store_error)?;
-        let key_paths = if rotate { vec![rotate_path, rewrap_path] } else { vec![rewrap_path] };
+        let (mount_path, name) = rewrap_path.split_once("/rewrap/").expect("MOUNT/rewrap/KEY");
+        let (decrypt_path, encrypt_path) =
+            (format!("{mount_path}/decrypt/{name}"), format!("{mount_path}/encrypt/{name}"));
+        let mut key_paths = if rotate { vec![rotate_path, rewrap_path] } else { vec![rewrap_path] };
+        key_paths.extend([decrypt_path, encrypt_path]);
         Ok(Self {
             manager: client,
             key: transit,
@@ -319,7 +327,8 @@ impl<'a> Rewrapper<'a> {
             is_wrapped: is_transit_ciphertext,
             forms: "Transit ciphertexts",
             key_paths,
-            binds: None,
+            binds: Some(store.to_owned()),
+            binds_inside: true,
         })
     }
 
@@ -335,6 +344,7 @@ impl<'a> Rewrapper<'a> {
             forms: "KMS CiphertextBlobs in standard base64",
             key_paths: Vec::new(),
             binds: Some(store.to_owned()),
+            binds_inside: false,
         }
     }
 
@@ -434,6 +444,25 @@ pub fn rewrap_all(client: &Vault, kv_mount: &str, prefix: &str, rewrapper: &Rewr
         });
     }
     check_permissions(client, &names, rewrapper)?;
+    // A Transit value moved from another volume's entry is refused before the key is rotated or anything written.
+    if let (Some(store), true) = (&rewrapper.binds, rewrapper.binds_inside) {
+        for (id, name) in &names {
+            let Some(versioned) = client.read(name).map_err(store_error)? else { continue };
+            let binding = super::wrap::Binding::new(store, id);
+            for (field, value) in versioned.fields.iter().filter(|(field, _)| field.as_str() != CLAIM_FIELD) {
+                let text = std::str::from_utf8(value).expect("checked above").trim();
+                super::transit_wrap::check_value(rewrapper.manager, &rewrapper.key, text, &binding).map_err(
+                    |e| match e.status() {
+                        ExitStatus::DataLoss | ExitStatus::InvalidInput => Error::Store {
+                            status: e.status(),
+                            message: format!("`{name}` field `{field}`: {e}; {}", rewrapper.nothing_done()),
+                        },
+                        _ => e,
+                    },
+                )?;
+            }
+        }
+    }
     if rewrapper.rotate {
         rewrapper.manager.rotate_key(&rewrapper.key).map_err(store_error)?;
     }
@@ -457,6 +486,12 @@ pub fn rewrap_all(client: &Vault, kv_mount: &str, prefix: &str, rewrapper: &Rewr
                 }
                 let text = std::str::from_utf8(value).expect("checked above").trim();
                 let rewrapped = match &rewrapper.binds {
+                    Some(store) if rewrapper.binds_inside => super::transit_wrap::rewrap_value(
+                        rewrapper.manager,
+                        &rewrapper.key,
+                        text,
+                        &super::wrap::Binding::new(store, id),
+                    )?,
                     Some(store) => super::aws_kms_wrap::rewrap_value(
                         rewrapper.manager,
                         &rewrapper.key,

@@ -17,14 +17,38 @@ pub trait KeyWrap: Send + Sync {
     fn unwrap(&self, stored: &str) -> Result<Passphrase, Error>;
 }
 
+/// The key `volume rewrap` rewraps a `file://` store's values with (see `aws_kms_wrap::rewrap_file_store`): its
+/// key manager, what its values look like, and how one value is rewrapped bound to its volume.
+pub struct FileRewrapKey<'a> {
+    /// The key manager (AWS KMS, or OpenBao/Vault's Transit).
+    pub client: &'a dyn crate::kms::Wrapping,
+    /// The key's name for `client`.
+    pub key: String,
+    /// The key as `--key-wrap` names it, for messages.
+    pub uri: String,
+    /// What one value is called, e.g. "a KMS CiphertextBlob in standard base64".
+    pub form: &'static str,
+    /// Whether a stored value has that form.
+    pub is_wrapped: fn(&[u8]) -> bool,
+    /// Checks one value before the key is rotated (`Some` for keys that rotate first: Transit).
+    pub check: Option<CheckValue>,
+    /// Whether the key gets a new version once every value is checked, before any is rewrapped.
+    pub rotate: bool,
+    /// One value (`client`, `key`, the value, its binding) rewrapped bound to its volume.
+    pub rewrap: fn(&dyn crate::kms::Wrapping, &str, &str, &Binding) -> Result<String, Error>,
+}
+
+/// A check of one value (`client`, `key`, the value, its binding) before a rotation.
+pub type CheckValue = fn(&dyn crate::kms::Wrapping, &str, &str, &Binding) -> Result<bool, Error>;
+
 /// The context name of the store (the `--key-store` URI, without a trailing `/`).
 pub const CONTEXT_STORE: &str = "cryptadm:store";
 /// The context name of the volume id.
 pub const CONTEXT_VOLUME: &str = "cryptadm:volume";
 
 /// What a stored value protects, which a wrap binds it to (AWS KMS: the encryption context
-/// `{"cryptadm:store": STORE, "cryptadm:volume": ID}`), so that a value moved to another volume's entry (or
-/// another store) is refused.
+/// `{"cryptadm:store": STORE, "cryptadm:volume": ID}`; KMIP: AES-GCM additional data; Transit: a record inside the
+/// plaintext), so that a value moved to another volume's entry (or another store) is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// The store's URI as `--key-store` gives it, without a trailing `/`.
