@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A Debian bookworm cloud root filesystem for the first-boot tests (tests/cli/guest_first_boot.rs), built with
-# mmdebstrap: systemd, udev, cloud-init, cryptsetup and the `cloud` kernel, as an ext4 image (root=/dev/vda) with
-# the kernel and its initramfs beside it. Cached like the harness's initramfs: $CRYPTADM_GUEST_CACHE (default
-# /var/cache/cryptadm-guest)/cloud-root-<hash of this script and
+# mmdebstrap: systemd, udev, cloud-init, cryptsetup, the `cloud` kernel and tpm2-tss's libraries (systemd 252
+# dlopens libtss2-esys, -rc and -mu for `tpm2-device=` in /etc/crypttab; they are only its Suggests), as an ext4
+# image (root=/dev/vda) with the kernel and its initramfs beside it. Cached like the harness's initramfs:
+# $CRYPTADM_GUEST_CACHE (default /var/cache/cryptadm-guest)/cloud-root-<hash of this script and
 # root-common.sh>/{root.img,vmlinuz,initrd.img}, built under a lock (root-common.sh). Prints the directory.
 #
 # Settings: NoCloud only (no probing of cloud metadata services), and `locale: false`: minbase has no `locales`
@@ -19,6 +20,7 @@ build() {
   local tmp="$1"
   nice mmdebstrap --quiet --variant=minbase \
     --include=systemd-sysv,udev,cloud-init,cryptsetup,linux-image-cloud-amd64,initramfs-tools,e2fsprogs,util-linux,procps,kmod \
+    --include=libtss2-esys-3.0.2-0,libtss2-rc0,libtss2-mu0 \
     --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"' \
     --customize-hook='echo cryptadm-guest >"$1/etc/hostname"' \
     --customize-hook='printf "datasource_list: [ NoCloud, None ]\nlocale: false\n" >"$1/etc/cloud/cloud.cfg.d/90-cryptadm-test.cfg"' \

@@ -19,6 +19,33 @@ echo "instances|$(ls /var/lib/cloud/instances 2>/dev/null | wc -l)"
 # what cryptadm printed (runcmd's output goes to cloud-init-output.log) and how its script ended
 grep -h '^error:\|^hint:\|^warning:' /var/log/cloud-init-output.log 2>/dev/null | sed 's/^/output|/'
 grep -h 'Exit code:\|Failed to run module\|config-scripts-user' /var/log/cloud-init.log 2>/dev/null | sed 's/^/log|/'
+# The node with a TPM (guest_first_boot.rs): the disk systemd-cryptsetup unlocks from /etc/crypttab through its
+# systemd-tpm2 token (`nofail`: wait for the unit's start job, bounded), and the tpm2-bound document cryptadm opens
+# through /dev/tpmrm0 (here, on every boot, as a unit of the image would).
+if [ -f /etc/machineadm/tpm2-sealed.yaml ]; then
+  echo "tpm|$(ls /dev/tpmrm0 2>&1)"
+  i=0
+  while [ "$i" -lt 120 ] && systemctl list-jobs --no-legend 2>/dev/null | grep -q 'systemd-cryptsetup@tpmdisk'; do
+    sleep 1
+    i=$((i + 1))
+  done
+  echo "cryptsetup_unit|$(systemctl is-active systemd-cryptsetup@tpmdisk.service)"
+  # how long the unit took to activate (for the record: what the TPM costs a boot)
+  started="$(systemctl show -P InactiveExitTimestampMonotonic systemd-cryptsetup@tpmdisk.service)"
+  active="$(systemctl show -P ActiveEnterTimestampMonotonic systemd-cryptsetup@tpmdisk.service)"
+  echo "cryptsetup_ms|$(((${active:-0} - ${started:-0}) / 1000))"
+  journalctl -b --no-pager -o cat -u systemd-cryptsetup@tpmdisk.service 2>&1 | sed 's/^/cryptsetup_log|/'
+  echo "tpmdisk|$(sha256sum </dev/mapper/tpmdisk 2>/dev/null | cut -d' ' -f1)"
+  mkdir -p -m 0700 /run/cryptadm-tpm2
+  started="$(date +%s%N)"
+  /usr/local/bin/cryptadm bootstrap open --in /etc/machineadm/tpm2-sealed.yaml --out /run/cryptadm-tpm2/config.yaml \
+    >/run/cryptadm-tpm2/open.log 2>&1
+  echo "tpm2_open|$?"
+  echo "tpm2_open_ms|$((($(date +%s%N) - started) / 1000000))"
+  sed 's/^/tpm2_open_output|/' /run/cryptadm-tpm2/open.log
+  echo "tpm2_sha256|$(sha256sum </run/cryptadm-tpm2/config.yaml 2>/dev/null | cut -d' ' -f1)"
+  echo "stat|/run/cryptadm-tpm2/config.yaml|$(stat -c '%a %U:%G' /run/cryptadm-tpm2/config.yaml 2>&1)"
+fi
 echo "uptime|$(cut -d' ' -f1 /proc/uptime)"
 echo REPORT-END
 systemctl poweroff --no-block
