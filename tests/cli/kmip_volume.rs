@@ -82,22 +82,7 @@ fn python_unwrap_with(value: &[u8], id: &str) -> Option<Vec<u8>> {
         }
         None => (text.strip_prefix("kmip:v1:").expect("a kmip:v1: value"), b"cryptadm volume key v1".to_vec()),
     };
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).unwrap();
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-             k,iv,t,ct,aad=[bytes.fromhex(a) for a in sys.argv[1:6]]; \
-             print(G(k).decrypt(iv, ct+t, aad).hex())",
-            &hex::encode(WRAP_KEY),
-            &hex::encode(&bytes[..12]),
-            &hex::encode(&bytes[12..28]),
-            &hex::encode(&bytes[28..]),
-            &hex::encode(aad),
-        ])
-        .output()
-        .unwrap();
-    output.status.success().then(|| hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap())
+    support_kmip::python_open_sealed(&WRAP_KEY, sealed, &aad)
 }
 
 fn stderr(output: &std::process::Output) -> String {

@@ -11,7 +11,6 @@ use crate::support_kmip::Kmip;
 use crate::support_luks::{LuksImage, cryptsetup};
 use crate::support_openbao::{OpenBao, dev};
 use base64::Engine as _;
-use std::process::Command;
 
 const OLD_KEY: &str = "the passphrase the volume was made with";
 /// The KMIP AES key that wraps values in these tests (its bytes known, so Python can check what is stored).
@@ -196,26 +195,9 @@ impl std::fmt::Debug for Case {
     }
 }
 
-/// A sealed value (unpadded base64url of nonce ‖ tag ‖ ciphertext) opened by Python's cryptography with
-/// [`KMIP_WRAP_KEY`] and additional data `aad`.
+/// A sealed value opened by Python's cryptography with [`KMIP_WRAP_KEY`] and additional data `aad`.
 fn python_kmip_unwrap(body: &str, aad: &[u8]) -> Vec<u8> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).unwrap();
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import sys; from cryptography.hazmat.primitives.ciphers.aead import AESGCM as G; \
-             k,iv,t,ct,aad=[bytes.fromhex(a) for a in sys.argv[1:6]]; \
-             print(G(k).decrypt(iv, ct+t, aad).hex())",
-            &hex::encode(KMIP_WRAP_KEY),
-            &hex::encode(&bytes[..12]),
-            &hex::encode(&bytes[12..28]),
-            &hex::encode(&bytes[28..]),
-            &hex::encode(aad),
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap()
+    crate::support_kmip::python_open_sealed(&KMIP_WRAP_KEY, body, aad).expect("Python opens the sealed value")
 }
 
 /// Issue 40: `volume import` moves an existing volume into a file, vault-kv and kmip store, in plain and wrapped
