@@ -26,16 +26,10 @@ pub const FORM: &str = Sealed::FORM;
 /// The prefix of a value bound to its volume.
 pub const FORM_BOUND: &str = "kmip:v2:";
 const AAD: &[u8] = b"cryptadm volume key v1";
-const AAD_BOUND: &[u8] = b"cryptadm volume key v2";
 
 /// The additional data of a value bound to `binding`.
 fn bound_aad(binding: &Binding) -> Vec<u8> {
-    let mut aad = AAD_BOUND.to_vec();
-    for part in [&binding.store, &binding.volume] {
-        aad.push(0);
-        aad.extend_from_slice(part.as_bytes());
-    }
-    aad
+    binding.record()
 }
 
 /// A `kmip:v2:` value: its recorded context and the sealed key.

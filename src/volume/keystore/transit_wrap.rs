@@ -34,14 +34,9 @@ pub fn is_transit_ciphertext(stored: &[u8]) -> bool {
 
 /// The Transit plaintext of `passphrase` bound to `binding`: the record of the module's documentation.
 pub fn bound_plaintext(binding: &Binding, passphrase: &[u8]) -> Zeroizing<Vec<u8>> {
-    let mut record = Zeroizing::new(Vec::with_capacity(
-        RECORD_HEADER.len() + binding.store.len() + binding.volume.len() + 2 + passphrase.len(),
-    ));
-    record.extend_from_slice(RECORD_HEADER);
-    for part in [&binding.store, &binding.volume] {
-        record.extend_from_slice(part.as_bytes());
-        record.push(0);
-    }
+    let mut record = Zeroizing::new(binding.record());
+    record.reserve_exact(1 + passphrase.len());
+    record.push(0);
     record.extend_from_slice(passphrase);
     record
 }

@@ -66,6 +66,17 @@ impl Binding {
         Self { store: store.to_owned(), volume: volume.to_owned() }
     }
 
+    /// The binding as bytes, `cryptadm volume key v2` ‖ 0x00 ‖ STORE ‖ 0x00 ‖ ID: KMIP's additional data, and the
+    /// head of a bound Transit plaintext (which goes on with 0x00 ‖ PASSPHRASE).
+    pub fn record(&self) -> Vec<u8> {
+        let mut record = b"cryptadm volume key v2".to_vec();
+        for part in [&self.store, &self.volume] {
+            record.push(0);
+            record.extend_from_slice(part.as_bytes());
+        }
+        record
+    }
+
     /// The context a key manager binds the value to.
     pub fn context(&self) -> crate::kms::Context {
         [(CONTEXT_STORE, &self.store), (CONTEXT_VOLUME, &self.volume)]
