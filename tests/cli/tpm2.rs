@@ -1071,6 +1071,20 @@ fn image_keys_sealed_to_the_tpm() {
         .unwrap();
     assert_failed(&refused, 3, &["hint:"]);
     assert!(!scratch.path("public.jwe").exists(), "nothing written");
+    // Sealing over the plain key (also through a symbolic link) is refused before anything is written.
+    let link = scratch.path("link-to-private.pem");
+    std::os::unix::fs::symlink(&private, &link).unwrap();
+    let before = std::fs::read(&private).unwrap();
+    let refused = cryptadm()
+        .args(["image", "seal-key"])
+        .arg(&private)
+        .arg("--out")
+        .arg(&link)
+        .args(["--clevis-pin", "tpm2", "--clevis-config", "{}", "--tpm2-device", "swtpm:host=127.0.0.1,port=1"])
+        .output()
+        .unwrap();
+    assert_failed(&refused, 2, &["is the input", "hint:"]);
+    assert_eq!(std::fs::read(&private).unwrap(), before, "the plain key is untouched");
 
     // generate-k8s: the node Secret holds the sealed JWE as it is (each node's TPM opens it).
     let secret = cryptadm()

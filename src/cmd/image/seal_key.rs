@@ -53,6 +53,8 @@ pub fn run(args: SealKeyArgs, printer: &Printer) -> anyhow::Result<ExitStatus> {
             .with_hint(r#"e.g. --clevis-pin tpm2 --clevis-config '{"pcr_ids":"7"}'"#)
             .into());
     };
+    // Sealing over the plain key would leave its only copy opening on this TPM alone.
+    crate::cmd::refuse_same_file(&args.key, &args.out, "KEY", "--out")?;
     let source = args.key.display().to_string();
     let file = std::fs::File::open(&args.key).with_context(|| format!("reading the key file `{source}`"))?;
     let bytes = crate::bounded::read_at_most(file, MAX_KEY_FILE)
