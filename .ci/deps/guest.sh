@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The guest tests (tests/cli/guest_*.rs, tests/guest/): QEMU's system emulator (TCG), busybox-static for the
+# The guest tests (tests/cli/zz_guests/guest_*.rs, tests/guest/): QEMU's system emulator (TCG), busybox-static for the
 # initramfs, the packages whose binaries the initramfs copies (cryptsetup, e2fsprogs), kmod (depmod/modprobe
 # resolve the kernel modules), binutils (strip), mmdebstrap and genisoimage (the first-boot tests). qemu-system-x86 must
 # come from bookworm-backports, the same 10.0.x as qemu-utils: plain bookworm's 7.2 would replace qemu-utils.

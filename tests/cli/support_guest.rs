@@ -99,49 +99,62 @@ pub fn blank(path: &Path, size: u64) {
     std::fs::File::create(path).expect("create image").set_len(size).expect("size image");
 }
 
-/// The boots test files share (each a `LazyLock` of its file), in the order [`warm_up`] starts them: the longest
-/// first, AWS's last (it holds moto's lock, which the AWS tests at the start of the run want too).
+/// The boots test files share (each a `LazyLock` of its file, named by the file), in the order [`warm_up`] starts
+/// them: the longest first, so that two workers end close together; AWS's late (it holds moto's lock shared, and the
+/// AWS tests that need it alone run at the start of the run).
 const SHARED_BOOTS: &[(&str, fn())] = &[
-    ("guest_dmcrypt", crate::guest_dmcrypt::warm_up),
-    ("guest_first_boot", crate::guest_first_boot::warm_up),
-    ("guest_ignition", crate::guest_ignition::warm_up),
-    ("guest_vault", crate::guest_vault::warm_up),
-    ("guest_nova", crate::guest_nova::warm_up),
-    ("guest_aws", crate::guest_aws::warm_up),
+    ("guest_dmcrypt", crate::zz_guests::guest_dmcrypt::warm_up),
+    ("guest_first_boot", crate::zz_guests::guest_first_boot::warm_up_good),
+    ("guest_vault", crate::zz_guests::guest_vault::warm_up_machine),
+    ("guest_tang", crate::zz_guests::guest_tang::warm_up_reachable),
+    ("guest_vault", crate::zz_guests::guest_vault::warm_up_denied),
+    ("guest_tang", crate::zz_guests::guest_tang::warm_up_unreachable),
+    ("guest_ignition", crate::zz_guests::guest_ignition::warm_up_vault),
+    ("guest_aws", crate::zz_guests::guest_aws::warm_up),
+    ("guest_first_boot", crate::zz_guests::guest_first_boot::warm_up_wrong),
+    ("guest_ignition", crate::zz_guests::guest_ignition::warm_up_wrong),
+    ("guest_nova", crate::zz_guests::guest_nova::warm_up),
 ];
+
+/// How many boots run at once. Two: a boot under TCG is mostly one busy core, the builder has two, and the test
+/// threads wait on servers and deadlines often enough to leave room; one after another, the boots took longer
+/// than the rest of the suite.
+const BOOT_WORKERS: usize = 2;
 
 /// What failed in the background, for the tests that then find the boot poisoned.
 static WARM_UP_FAILURES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// Starts the shared boots of every guest test file this run will reach, one after another in one background
-/// thread, so that they overlap the rest of the suite. Without it a boot starts when the first of its file's tests
-/// runs, and since the harness hands out tests in name order, every test thread then waits for the same boot
-/// (minutes under TCG) while the rest of the suite waits behind them. Called by [`crate::support::cryptadm`], so
-/// the first test of a run starts it; a run whose filters select none of a file's tests does not boot it.
+/// Starts the shared boots of every guest test file this run will reach, in [`BOOT_WORKERS`] background threads,
+/// so that they overlap the rest of the suite (the guest tests sort last: `zz_guests.rs`). Without it a boot starts
+/// when the first of its file's tests runs, and since the harness hands out tests in name order, every test thread
+/// then waits for the same boot (minutes under TCG) while the rest of the suite waits behind them. Called by
+/// [`crate::support::cryptadm`], so the first test of a run starts it; a run whose filters select none of a file's
+/// tests does not boot it.
 pub fn warm_up() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let selection = Selection::of_this_run();
-        let boots: Vec<_> =
+        let boots: Vec<fn()> =
             SHARED_BOOTS.iter().filter(|(module, _)| selection.may_run(module)).map(|(_, start)| *start).collect();
-        if boots.is_empty() {
-            return;
-        }
-        std::thread::Builder::new()
-            .name("guest warm-up".into())
-            .spawn(move || {
-                for start in boots {
-                    if let Err(panic) = std::panic::catch_unwind(start) {
-                        let message = panic
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                            .unwrap_or_default();
-                        WARM_UP_FAILURES.lock().unwrap_or_else(|p| p.into_inner()).push(message);
+        let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for worker in 0..BOOT_WORKERS.min(boots.len()) {
+            let (boots, next) = (boots.clone(), next.clone());
+            std::thread::Builder::new()
+                .name(format!("guest warm-up {worker}"))
+                .spawn(move || {
+                    while let Some(start) = boots.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                        if let Err(panic) = std::panic::catch_unwind(start) {
+                            let message = panic
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                                .unwrap_or_default();
+                            WARM_UP_FAILURES.lock().unwrap_or_else(|p| p.into_inner()).push(message);
+                        }
                     }
-                }
-            })
-            .expect("start the guest warm-up thread");
+                })
+                .expect("start a guest warm-up thread");
+        }
     });
 }
 
@@ -158,7 +171,7 @@ pub fn shared<T: Sync + Send>(boot: &'static LazyLock<T>) -> &'static T {
 }
 
 /// The test harness's name filters of this run (`cargo test -- FILTER… --skip PATTERN --exact`), as far as they
-/// decide whether a guest file's tests run. Every guest test is named `guest_FILE::guest_FILE_…`.
+/// decide whether a guest file's tests run. Every guest test is named `zz_guests::guest_FILE::guest_FILE_…`.
 struct Selection {
     filters: Vec<String>,
     skips: Vec<String>,
@@ -188,7 +201,7 @@ impl Selection {
 
     /// Whether some test of `module` may run (a boot too many is harmless; one too few only loses the overlap).
     fn may_run(&self, module: &str) -> bool {
-        let prefix = format!("{module}::{module}_");
+        let prefix = format!("zz_guests::{module}::{module}_");
         let matches = |pattern: &str| if self.exact { prefix == pattern } else { prefix.contains(pattern) };
         let selected = self.filters.is_empty() || self.filters.iter().any(|f| matches(f) || f.starts_with(&prefix));
         !self.listing && selected && !self.skips.iter().any(|s| prefix.contains(s.as_str()))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Debian bookworm cloud root filesystem for the first-boot tests (tests/cli/guest_first_boot.rs), built with
+# A Debian bookworm cloud root filesystem for the first-boot tests (tests/cli/zz_guests/guest_first_boot.rs), built with
 # mmdebstrap: systemd, udev, cloud-init, cryptsetup, the `cloud` kernel and tpm2-tss's libraries (systemd 252
 # dlopens libtss2-esys, -rc and -mu for `tpm2-device=` in /etc/crypttab; they are only its Suggests), as an ext4
 # image (root=/dev/vda) with the kernel and its initramfs beside it. Cached like the harness's initramfs:

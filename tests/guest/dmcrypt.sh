@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the guest (tests/guest/guest.sh) for tests/cli/guest_dmcrypt.rs: every case against the guest
+# Runs inside the guest (tests/guest/guest.sh) for tests/cli/zz_guests/guest_dmcrypt.rs: every case against the guest
 # kernel's dm-crypt, with the guest's cryptsetup 2.6 as the oracle. The host attached the disks (virtio-blk,
 # serial = the disk's name) and wrote old.key, sidecar.json and env into /host. Each case runs in a subshell with
 # `set -e`; its output goes to /host/out/CASE.log and its exit status to /host/out/CASE.rc, which the Rust test
@@ -251,7 +251,8 @@ case_discovery_errors() {
 }
 
 # 5. `volume serve` in the guest answers the sidecar's request (the Python grpcio client of
-#    tests/interop/csi_addons_client.py, run from the host's root filesystem shared read-only over 9p).
+#    tests/interop/csi_addons_client.py, run from the host's root filesystem shared read-only over 9p, with the
+#    stubs the host generated into /host/stubs: protoc under TCG took most of this case's two minutes).
 case_serve() {
   set -e
   dev=$(disk srv-a2)
@@ -282,11 +283,11 @@ case_serve() {
   mount --bind /tmp /sysroot/tmp
   mount --bind /host /sysroot/mnt
   t0=$(now_ms)
-  chroot /sysroot "$PYTHON" /mnt/csi_addons_client.py /mnt/proto /tmp/stubs /run/csi/csi-addons.sock \
+  chroot /sysroot "$PYTHON" /mnt/csi_addons_client.py /mnt/proto /mnt/stubs /run/csi/csi-addons.sock \
     default identity >/tmp/identity.json
   cat /tmp/identity.json
   grep -q '"name": "rbd.csi.ceph.com"' /tmp/identity.json || fail "GetIdentity did not name the driver"
-  chroot /sysroot "$PYTHON" /mnt/csi_addons_client.py /mnt/proto /tmp/stubs /run/csi/csi-addons.sock \
+  chroot /sysroot "$PYTHON" /mnt/csi_addons_client.py /mnt/proto /mnt/stubs /run/csi/csi-addons.sock \
     localhost rotate "$(cat /host/sidecar.json)" >/tmp/rotate.json
   cat /tmp/rotate.json
   echo "identity + EncryptionKeyRotate (Python under TCG included): $(($(now_ms) - t0)) ms"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Test scaffolding for tests/cli/guest_first_boot.rs, written into the node's root by the test (with
+# Test scaffolding for tests/cli/zz_guests/guest_first_boot.rs, written into the node's root by the test (with
 # first-boot-report.service): after cloud-final, wait for cloud-init, print what the test asserts between
 # REPORT-BEGIN and REPORT-END on the serial console (`key|value` lines), and power off.
 exec >/dev/ttyS0 2>&1

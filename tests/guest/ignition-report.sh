@@ -1,5 +1,5 @@
 #!/bin/sh
-# Test scaffolding for tests/cli/guest_ignition.rs, written into the node's root by the test (with
+# Test scaffolding for tests/cli/zz_guests/guest_ignition.rs, written into the node's root by the test (with
 # ignition-report.service): print what the test asserts between REPORT-BEGIN and REPORT-END on the serial console
 # (`key|value` lines), and power off.
 exec >/dev/ttyS0 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Debian bookworm root for Ignition's real first boot (tests/cli/guest_ignition.rs), built with mmdebstrap:
+# A Debian bookworm root for Ignition's real first boot (tests/cli/zz_guests/guest_ignition.rs), built with mmdebstrap:
 # systemd, udev, the `cloud` kernel and an initramfs made by Debian's dracut (059) with Debian's `ignition` (2.14)
 # dracut module in it, as an ext4 image (root=/dev/vda) with the kernel and that initramfs beside it. dracut and
 # ignition are installed only inside this root, never on the host. Cached like cloud-root.sh:

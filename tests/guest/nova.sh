@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the guest (tests/guest/guest.sh) for tests/cli/guest_nova.rs. QEMU itself decrypts the disks
+# Runs inside the guest (tests/guest/guest.sh) for tests/cli/zz_guests/guest_nova.rs. QEMU itself decrypts the disks
 # (qcow2 `encrypt.format=luks` and the `luks` driver, keys handed over as libvirt does), so the guest sees plain
 # ext4 filesystems: it mounts each one, checks the known file, and writes one file to the disks named in
 # $WRITE so that the host can decrypt them afterwards. One line per disk in /host/out/DISK.log, the exit status in

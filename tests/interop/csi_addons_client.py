@@ -4,9 +4,11 @@ internal/sidecar/service/encryptionkeyrotation.go and sidecar/internal/client/cl
 `cryptadm volume serve`.
 
 Stubs are generated at run time from the vendored protos (proto/) with grpcio-tools into a scratch
-directory; nothing generated is committed.
+directory, once: a directory that already holds them (`generate`, or an earlier run) is used as it is. Nothing
+generated is committed.
 
 usage: csi_addons_client.py PROTO_DIR STUBS_DIR SOCKET AUTHORITY COMMAND [ARGS]
+       csi_addons_client.py generate PROTO_DIR STUBS_DIR   (only the stubs: e.g. on a host, for a slow guest)
   AUTHORITY: `default` (grpcio's own: the socket path, percent-encoded) or a value for
              grpc.default_authority (grpc-go, i.e. the sidecar, sends `localhost`)
   COMMAND:
@@ -23,7 +25,13 @@ import os
 import sys
 
 
+GENERATED = ".generated"
+
+
 def generate(proto_dir, out_dir):
+    if os.path.exists(os.path.join(out_dir, GENERATED)):
+        sys.path.insert(0, out_dir)
+        return
     from grpc_tools import protoc
     import grpc_tools
 
@@ -38,11 +46,15 @@ def generate(proto_dir, out_dir):
         args = ["protoc", f"-I{proto_dir}", f"-I{well_known}", f"--python_out={out_dir}", f"--grpc_python_out={out_dir}", proto]
         if protoc.main(args) != 0:
             raise SystemExit(f"protoc failed for {proto}")
+    open(os.path.join(out_dir, GENERATED), "w").close()
     # protoc writes packages without __init__.py; Python 3 namespace packages import them as they are.
     sys.path.insert(0, out_dir)
 
 
 def main():
+    if sys.argv[1:2] == ["generate"]:
+        generate(*sys.argv[2:4])
+        return
     proto_dir, out_dir, socket, authority, command, *rest = sys.argv[1:]
     generate(proto_dir, out_dir)
     import grpc

@@ -91,6 +91,15 @@ static GUEST: LazyLock<Guest> = LazyLock::new(|| {
         .expect("run python3");
     assert!(python.status.success(), "python3 without grpcio/grpcio-tools (bash .ci/run installs them)");
     let python = String::from_utf8(python.stdout).unwrap().trim().to_owned();
+    // The client's stubs, generated here: protoc under TCG takes a minute.
+    let stubs = Command::new(&python)
+        .arg(share.join("csi_addons_client.py"))
+        .arg("generate")
+        .arg(share.join("proto"))
+        .arg(share.join("stubs"))
+        .output()
+        .expect("run csi_addons_client.py generate");
+    assert!(stubs.status.success(), "generate the stubs: {}", String::from_utf8_lossy(&stubs.stderr));
     std::fs::write(share.join("env"), format!("CASES='{CASES}'\nCEPH_ID='{CEPH_ID}'\nPYTHON='{python}'\n")).unwrap();
     let extra = [
         "-virtfs".to_owned(),

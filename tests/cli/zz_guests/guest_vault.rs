@@ -55,9 +55,13 @@ impl Node {
     }
 }
 
-/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
-pub fn warm_up() {
+/// Boots the node of the role that may decrypt in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_machine() {
     LazyLock::force(&MACHINE);
+}
+
+/// Boots the node of the role without decrypt in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_denied() {
     LazyLock::force(&DENIED);
 }
 

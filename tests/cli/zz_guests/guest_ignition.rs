@@ -206,9 +206,13 @@ fn operator_config(sealed: &[u8], vault_env: &str) -> Vec<u8> {
     serde_json::to_vec_pretty(&config).unwrap()
 }
 
-/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
-pub fn warm_up() {
+/// Boots the Vault node (both boots) in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_vault() {
     LazyLock::force(&VAULT);
+}
+
+/// Boots the wrong-passphrase node in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_wrong() {
     LazyLock::force(&WRONG);
 }
 

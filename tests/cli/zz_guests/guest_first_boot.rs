@@ -291,9 +291,13 @@ impl Node {
     }
 }
 
-/// Boots this file's nodes in the background ([`crate::support_guest::warm_up`]).
-pub fn warm_up() {
+/// Boots the good node (both boots) in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_good() {
     LazyLock::force(&GOOD);
+}
+
+/// Boots the wrong-passphrase node in the background ([`crate::support_guest::warm_up`]).
+pub fn warm_up_wrong() {
     LazyLock::force(&WRONG);
 }
 
