@@ -105,7 +105,8 @@ static GUEST: LazyLock<Guest> = LazyLock::new(|| {
         "-virtfs".to_owned(),
         "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap".into(),
     ];
-    let guest = boot(share, true, &disks, &extra, Duration::from_secs(900));
+    // Its ten cases take 6 min under TCG on a quiet 2-core builder and 15 under load 10: the limit is for a hung guest.
+    let guest = boot(share, true, &disks, &extra, Duration::from_secs(1800));
     assert_eq!(guest.status, Some(0), "the guest script did not finish");
     guest
 });
