@@ -39,8 +39,9 @@ enum Fed {
 /// How long the network may take no bytes of an upload, or a registry keep its answer, before the request is
 /// given up on (and the upload resumed). Per step, not per request: a large layer on a slow link takes longer.
 const STALL: std::time::Duration = std::time::Duration::from_secs(300);
-/// Bytes kept after they were sent, to send again after a broken request. It bounds the memory an upload
-/// holds, and is the largest blob that can start over on a registry that cannot resume.
+/// Bytes kept after they were sent, to send again after a broken request, by the uploads streaming at once
+/// together (`Uploader::window_share`). It bounds the memory uploads hold, and a lone upload's share is the
+/// largest blob that can start over on a registry that cannot resume.
 pub const WINDOW: usize = 16 << 20;
 /// The least an upload keeps to send again, however many stream at once.
 const MIN_WINDOW: usize = 1 << 20;
