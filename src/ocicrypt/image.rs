@@ -543,6 +543,8 @@ fn transfer_all<'d>(
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let stopped = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
+    // One pool of cipher chunks for every layer in flight, not one per job: memory does not grow with `jobs`.
+    let chunks = pipeline::Chunks::new(jobs.clamp(1, planned.len().max(1)));
     let moved: Mutex<Vec<Option<Moved>>> = Mutex::new(planned.iter().map(|_| None).collect());
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let cancelled = || stopped.load(Ordering::Relaxed);
@@ -583,7 +585,7 @@ fn transfer_all<'d>(
         while !cancelled() {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(plan) = planned.get(i) else { break };
-            match transfer(source, destination, plan, ui, &stopping) {
+            match transfer(source, destination, plan, &chunks, ui, &stopping) {
                 Ok(Transferred::Done(done)) => {
                     moved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(done)
                 }
@@ -690,6 +692,7 @@ fn transfer<'d>(
     source: &dyn ImageSource,
     destination: &'d dyn ImageDestination,
     plan: &Planned,
+    chunks: &std::sync::Arc<pipeline::Chunks>,
     ui: &dyn Interaction,
     stopping: &Stopping<'_>,
 ) -> Result<Transferred<'d>, Error> {
@@ -708,7 +711,7 @@ fn transfer<'d>(
             Ok(Transferred::Done(Moved::Copied))
         }
         Work::Encrypt { key } => {
-            let (writer, pass) = run_pipeline(source, destination, plan, Pipeline::Encrypt(key), ui, cancelled, stop)?;
+            let (writer, pass) = run_pipeline(source, destination, plan, chunks, Pipeline::Encrypt(key), ui, stopping)?;
             let encrypted = super::layer::EncryptedLayer {
                 hmac: pass.mac.finalize().into_bytes().into(),
                 ciphertext_digest: pass.output_digest,
@@ -719,7 +722,7 @@ fn transfer<'d>(
         }
         Work::Decrypt { private, public } => {
             let (writer, pass) =
-                run_pipeline(source, destination, plan, Pipeline::Decrypt(&private.key), ui, cancelled, stop)?;
+                run_pipeline(source, destination, plan, chunks, Pipeline::Decrypt(&private.key), ui, stopping)?;
             // The plaintext stays in an uncommitted temporary blob until the HMAC has matched.
             super::layer::verify_hmac(pass.mac, &public.hmac).map_err(|e| failing(in_layer(e, index, layer)))?;
             let digest = pass.output_digest.clone();
@@ -728,7 +731,7 @@ fn transfer<'d>(
         }
         Work::Reencrypt { old, public, key } => {
             let (writer, pass) =
-                run_pipeline(source, destination, plan, Pipeline::Reencrypt(&old.key, key), ui, cancelled, stop)?;
+                run_pipeline(source, destination, plan, chunks, Pipeline::Reencrypt(&old.key, key), ui, stopping)?;
             // The new ciphertext stays uncommitted until the old HMAC has verified every byte it came from.
             let reencrypted = pass.reencrypted.expect("a re-encryption pass says what it decrypted");
             super::layer::verify_hmac(reencrypted.old_mac, &public.hmac)
@@ -758,12 +761,13 @@ fn run_pipeline<'d>(
     source: &dyn ImageSource,
     destination: &'d dyn ImageDestination,
     plan: &Planned,
+    chunks: &std::sync::Arc<pipeline::Chunks>,
     work: Pipeline<'_>,
     ui: &dyn Interaction,
-    cancelled: &(dyn Fn() -> bool + Sync),
-    stop: &(dyn Fn() + Sync),
+    stopping: &Stopping<'_>,
 ) -> Result<(Box<dyn oci::BlobWriter + 'd>, pipeline::Pass), Error> {
     let (layer, index) = (&plan.layer, plan.index);
+    let (cancelled, stop) = (stopping.cancelled, stopping.stop);
     let (verb, direction) = match work {
         Pipeline::Encrypt(key) => ("encrypting", Direction::Encrypt(key)),
         Pipeline::Decrypt(key) => ("decrypting", Direction::Decrypt(key)),
@@ -775,7 +779,7 @@ fn run_pipeline<'d>(
     // About the layer's size (a cipher adds or removes little), so that a registry opens the upload at once.
     let mut writer = destination.blob_writer_sized(layer.size()?)?;
     let expected = pipeline::Expected { digest: layer.digest()?, size: layer.size()? };
-    let pass = pipeline::run(direction, &expected, &mut reader, &mut writer).map_err(|e| {
+    let pass = pipeline::run(chunks, direction, &expected, &mut reader, &mut writer).map_err(|e| {
         stop();
         oci::io_error(layer, e)
     })?;

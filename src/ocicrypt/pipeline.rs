@@ -17,15 +17,20 @@ use hmac::Mac;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use zeroize::Zeroizing;
 
 /// Bytes per chunk: a few chunks in flight fit in the second-level cache, and a chunk is large enough that
 /// handing it between threads costs nothing measurable.
 pub const CHUNK: usize = 256 << 10;
-/// Chunks in existence at most (inputs and outputs together): bounds memory at `POOL × CHUNK` (6 MiB) whatever
-/// the layer size, while letting the hashing threads run a few chunks apart.
+/// Chunks in existence at most (inputs and outputs together, of every layer in flight): bounds memory at
+/// `POOL × CHUNK` (6 MiB) whatever the layer size and the number of layers moving at once, while letting the
+/// hashing threads run a few chunks apart. (One pool per layer, as before, held 6 MiB per job: 36 MiB at
+/// `--jobs 6`, most of the peak RSS of an image of small layers; issue 44.)
 const POOL: usize = 24;
+/// Chunks a pass holds while it waits for another (the input, and the first cipher's output when re-encrypting):
+/// the shared pool has more than this per job, so that some pass can always go on.
+const HELD_WHILE_WAITING: usize = 2;
 
 /// Which way the layer goes through the cipher, with which keys.
 #[derive(Clone, Copy, Debug)]
@@ -77,12 +82,13 @@ pub struct Expected<'a> {
 /// Runs `input` through the layer cipher into `output`, hashing on the way. `input` must be the unverified blob:
 /// its size and digest are checked here (an `InvalidData` error, as the verifying readers report it).
 pub fn run(
+    chunks: &Arc<Chunks>,
     direction: Direction<'_>,
     expected: &Expected<'_>,
     input: &mut dyn Read,
     output: &mut dyn Write,
 ) -> io::Result<Pass> {
-    let mut pool = Pool::new();
+    let mut pool = Pool { shared: Arc::clone(chunks) };
     let (source_tx, source_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (mac_tx, mac_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (output_tx, output_rx) = sync_channel::<Arc<Chunk>>(POOL);
@@ -237,7 +243,7 @@ fn hash_chunks<H>(mut state: H, chunks: Receiver<Arc<Chunk>>, update: impl Fn(&m
 struct Chunk {
     data: Option<Zeroizing<Vec<u8>>>,
     len: usize,
-    home: Sender<Zeroizing<Vec<u8>>>,
+    home: Arc<Chunks>,
 }
 
 impl Chunk {
@@ -252,37 +258,69 @@ impl Chunk {
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        // When the pool is gone the buffer is simply dropped (and wiped: it may hold plaintext).
         if let Some(data) = self.data.take() {
-            let _ = self.home.send(data);
+            self.home.give_back(data);
         }
     }
 }
 
-/// At most [`POOL`] buffers, reused: taking one blocks until a consumer released one.
-struct Pool {
-    free: Receiver<Zeroizing<Vec<u8>>>,
-    home: Sender<Zeroizing<Vec<u8>>>,
+/// The chunks of every pass of one image, shared by the layers moving at once: at most [`POOL`] of them (more
+/// with many jobs, [`HELD_WHILE_WAITING`] + 1 per job), made when first needed and reused; taking one waits until
+/// a consumer released one. Dropped (and wiped: they may hold plaintext) with the last pass.
+pub struct Chunks {
+    state: std::sync::Mutex<Free>,
+    released: std::sync::Condvar,
+    limit: usize,
+}
+
+struct Free {
+    buffers: Vec<Zeroizing<Vec<u8>>>,
     made: usize,
 }
 
-impl Pool {
-    fn new() -> Self {
-        let (home, free) = channel();
-        Self { free, home, made: 0 }
+impl Chunks {
+    /// A pool for up to `jobs` passes at once.
+    pub fn new(jobs: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: std::sync::Mutex::new(Free { buffers: Vec::new(), made: 0 }),
+            released: std::sync::Condvar::new(),
+            limit: POOL.max(jobs.max(1) * (HELD_WHILE_WAITING + 1)),
+        })
     }
 
-    fn take(&mut self) -> Chunk {
-        let data = match self.free.try_recv() {
-            Ok(data) => data,
-            Err(_) if self.made < POOL => {
-                self.made += 1;
-                Zeroizing::new(vec![0u8; CHUNK])
+    fn free(&self) -> std::sync::MutexGuard<'_, Free> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Zeroizing<Vec<u8>> {
+        let mut free = self.free();
+        loop {
+            if let Some(data) = free.buffers.pop() {
+                return data;
             }
-            // The pool holds a sender itself, so this waits for a chunk instead of failing.
-            Err(_) => self.free.recv().expect("the pool keeps a sender"),
-        };
-        Chunk { data: Some(data), len: 0, home: self.home.clone() }
+            if free.made < self.limit {
+                free.made += 1;
+                drop(free);
+                return Zeroizing::new(vec![0u8; CHUNK]);
+            }
+            free = self.released.wait(free).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn give_back(&self, data: Zeroizing<Vec<u8>>) {
+        self.free().buffers.push(data);
+        self.released.notify_one();
+    }
+}
+
+/// One pass's access to the shared chunks.
+struct Pool {
+    shared: Arc<Chunks>,
+}
+
+impl Pool {
+    fn take(&mut self) -> Chunk {
+        Chunk { data: Some(self.shared.take()), len: 0, home: Arc::clone(&self.shared) }
     }
 }
 
@@ -304,7 +342,8 @@ mod tests {
             let digest = crate::oci::sha256_digest(&plain);
             let mut ciphertext = Vec::new();
             let expected = Expected { digest: &digest, size: len as u64 };
-            let pass = run(Direction::Encrypt(&key), &expected, &mut &plain[..], &mut ciphertext).unwrap();
+            let pass =
+                run(&Chunks::new(1), Direction::Encrypt(&key), &expected, &mut &plain[..], &mut ciphertext).unwrap();
             let mut reference = LayerEncryptor::new(&key, Vec::new());
             reference.write_all(&plain).unwrap();
             let (reference_ciphertext, layer) = reference.finish().unwrap();
@@ -315,7 +354,8 @@ mod tests {
 
             let mut decrypted = Vec::new();
             let expected = Expected { digest: &layer.ciphertext_digest, size: len as u64 };
-            let pass = run(Direction::Decrypt(&key), &expected, &mut &ciphertext[..], &mut decrypted).unwrap();
+            let pass = run(&Chunks::new(1), Direction::Decrypt(&key), &expected, &mut &ciphertext[..], &mut decrypted)
+                .unwrap();
             assert_eq!(decrypted, plain);
             assert_eq!(pass.output_digest, digest);
             pass.mac.verify_slice(&layer.hmac).unwrap();
@@ -334,12 +374,13 @@ mod tests {
             let plain_digest = crate::oci::sha256_digest(&plain);
             let mut old_ciphertext = Vec::new();
             let expected = Expected { digest: &plain_digest, size: len as u64 };
-            let first = run(Direction::Encrypt(&old), &expected, &mut &plain[..], &mut old_ciphertext).unwrap();
+            let first = run(&Chunks::new(1), Direction::Encrypt(&old), &expected, &mut &plain[..], &mut old_ciphertext)
+                .unwrap();
             let old_hmac = first.mac.finalize().into_bytes();
             let mut ciphertext = Vec::new();
             let expected = Expected { digest: &first.output_digest, size: len as u64 };
             let direction = Direction::Reencrypt { old: &old, new: &new };
-            let pass = run(direction, &expected, &mut &old_ciphertext[..], &mut ciphertext).unwrap();
+            let pass = run(&Chunks::new(1), direction, &expected, &mut &old_ciphertext[..], &mut ciphertext).unwrap();
             let reencrypted = pass.reencrypted.unwrap();
             reencrypted.old_mac.verify_slice(&old_hmac).unwrap();
             assert_eq!(reencrypted.plaintext_digest, plain_digest);
@@ -352,6 +393,42 @@ mod tests {
         }
     }
 
+    /// Layers moving at once share one pool: however many passes run, no more chunks are made than its limit
+    /// (not one pool per pass), and every pass still finishes with the right bytes.
+    #[test]
+    fn passes_at_once_share_one_bounded_pool() {
+        for jobs in [1, 8] {
+            let chunks = Chunks::new(jobs);
+            assert_eq!(chunks.limit, POOL.max(jobs * (HELD_WHILE_WAITING + 1)));
+            let key = LayerKey::generate();
+            let plain = data(3 * CHUNK + 11);
+            let digest = crate::oci::sha256_digest(&plain);
+            std::thread::scope(|scope| {
+                for _ in 0..jobs {
+                    scope.spawn(|| {
+                        let (old, new) = (LayerKey::generate(), LayerKey::generate());
+                        let expected = Expected { digest: &digest, size: plain.len() as u64 };
+                        let mut out = Vec::new();
+                        let pass = run(&chunks, Direction::Encrypt(&key), &expected, &mut &plain[..], &mut out);
+                        assert_eq!(pass.unwrap().size, plain.len() as u64);
+                        // A re-encryption holds the most chunks while it waits for another.
+                        let expected = Expected { digest: &crate::oci::sha256_digest(&out), size: out.len() as u64 };
+                        let direction = Direction::Reencrypt { old: &old, new: &new };
+                        let outcome = run(&chunks, direction, &expected, &mut &out[..], &mut io::sink());
+                        // Under the wrong key the HMAC would not verify, but the pass itself runs to the end.
+                        assert!(outcome.is_ok());
+                    });
+                }
+            });
+            let (made, free) = {
+                let state = chunks.free();
+                (state.made, state.buffers.len())
+            };
+            assert!(made <= chunks.limit, "{jobs} jobs: {made} chunks");
+            assert_eq!(free, made, "every chunk came back");
+        }
+    }
+
     #[test]
     fn a_source_that_does_not_match_its_descriptor_fails() {
         let key = LayerKey::generate();
@@ -359,7 +436,9 @@ mod tests {
         let digest = crate::oci::sha256_digest(&plain);
         let check = |bytes: &[u8], size: u64, want: &str| {
             let expected = Expected { digest: &digest, size };
-            let err = run(Direction::Encrypt(&key), &expected, &mut &bytes[..], &mut io::sink()).err().unwrap();
+            let err = run(&Chunks::new(1), Direction::Encrypt(&key), &expected, &mut &bytes[..], &mut io::sink())
+                .err()
+                .unwrap();
             assert_eq!(err.kind(), io::ErrorKind::InvalidData);
             assert!(err.to_string().contains(want), "{err}");
         };

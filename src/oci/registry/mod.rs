@@ -36,14 +36,18 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use upload::{Failure, Tracker, Uploaded, Uploader};
 
-/// Size of the pieces handed from the cipher to an upload.
-const PIECE: usize = 1024 * 1024;
+/// Size of the pieces handed from the cipher to an upload: the cipher's own chunk (`pipeline::CHUNK`). Larger
+/// pieces only held more memory per upload in flight (its window keeps whole pieces).
+const PIECE: usize = 256 * 1024;
 /// Size of a blob's first piece: a blob smaller than it is sent whole; a larger one starts its upload (POST, then
 /// the streaming PATCH) as soon as this much of it is written, not a whole piece later (on a registry far away
 /// the upload, one connection per blob, is what an image copy waits for).
 const FIRST_PIECE: usize = 256 * 1024;
-/// Pieces in flight per blob, each way (an upload also keeps up to `upload::WINDOW` bytes it has sent).
+/// Pieces in flight per blob download, on their way to the cipher.
 const IN_FLIGHT: usize = 4;
+/// Pieces of [`PIECE`] bytes made and not yet taken by their upload, per blob (an upload also keeps up to
+/// `upload::WINDOW` bytes it has sent): 1 MiB keeps the upload fed; more only holds memory.
+const UPLOAD_IN_FLIGHT: usize = 4;
 /// Attempts for a request that failed transiently (connection reset, 5xx, 429).
 const ATTEMPTS: u32 = 4;
 /// The first pause between attempts; it doubles each time.
@@ -681,7 +685,7 @@ impl RegistryBlobWriter<'_> {
         let destination = self.destination;
         let opening = self.opening.take();
         let upload = self.upload.get_or_insert_with(|| {
-            let (sender, receiver) = mpsc::channel(IN_FLIGHT);
+            let (sender, receiver) = mpsc::channel(UPLOAD_IN_FLIGHT);
             let tracker = Tracker::default();
             let uploader = Arc::clone(&destination.uploader);
             let progress = Arc::clone(&tracker);

@@ -13,11 +13,12 @@
 
 use super::fetch::RegistryReader;
 use super::{ATTEMPTS, FIRST_BACKOFF, chain, retry};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use reqwest::StatusCode;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -77,6 +78,8 @@ fn parse_content_range(text: &str) -> Option<(u64, u64, Option<u64>)> {
 /// One range being fetched: its bytes arrive on `pieces` (at most the range's length: the memory it holds is
 /// bounded by the chunk size), in order, ending with the range or an error.
 struct Fetch {
+    /// The first byte of the range.
+    start: u64,
     pieces: mpsc::UnboundedReceiver<io::Result<Bytes>>,
     task: JoinHandle<()>,
 }
@@ -94,7 +97,7 @@ impl Drop for Fetches {
 
 /// Streams a blob of `size` bytes into `sender` in ranges of `chunk` bytes, `ranges` of them fetched at once.
 /// The first range in order is passed on as its bytes arrive (the cipher and the upload start at once); the
-/// others are held until it is their turn. `first` is the registry's `206` answer for the first range (already
+/// others are held until it is their turn, copied into pieces of [`HELD_PIECE`] bytes (see [`Held`]). `first` is the registry's `206` answer for the first range (already
 /// checked by [`is_range`]).
 pub async fn download(
     reader: Arc<RegistryReader>,
@@ -105,15 +108,20 @@ pub async fn download(
     first: reqwest::Response,
     sender: mpsc::Sender<io::Result<Bytes>>,
 ) {
+    // Where the range being passed on starts: the others hold their bytes.
+    let front = Arc::new(AtomicU64::new(0));
     let spawn = |start: u64, end: u64, first: Option<reqwest::Response>| {
         let (pieces_in, pieces) = mpsc::unbounded_channel();
         let (reader, digest) = (Arc::clone(&reader), digest.clone());
+        let held = Held { front: Arc::clone(&front), start, buffer: BytesMut::new(), pieces: pieces_in };
         let task = tokio::spawn(async move {
-            if let Err(error) = fetch_range(&reader, &digest, start, end, size, first, &pieces_in).await {
+            let mut held = held;
+            if let Err(error) = fetch_range(&reader, &digest, start, end, size, first, &mut held).await {
+                let pieces_in = held.pieces;
                 let _ = pieces_in.send(Err(error));
             }
         });
-        Fetch { pieces, task }
+        Fetch { start, pieces, task }
     };
     let mut fetches = Fetches(VecDeque::new());
     let first_end = chunk.min(size) - 1;
@@ -134,7 +142,12 @@ pub async fn download(
                 }
             }
             // This range is complete (`fetch_range` sends an error otherwise): on to the next.
-            None => drop(fetches.0.pop_front()),
+            None => {
+                drop(fetches.0.pop_front());
+                if let Some(next) = fetches.0.front() {
+                    front.store(next.start, Ordering::Relaxed);
+                }
+            }
         }
     }
 }
@@ -148,7 +161,7 @@ async fn fetch_range(
     end: u64,
     size: u64,
     mut first: Option<reqwest::Response>,
-    pieces: &mpsc::UnboundedSender<io::Result<Bytes>>,
+    pieces: &mut Held,
 ) -> io::Result<()> {
     let mut got = 0u64;
     let wanted = end - start + 1;
@@ -186,9 +199,12 @@ async fn fetch_range(
                     return Err(longer(from, end));
                 }
                 got += piece.len() as u64;
-                if pieces.send(Ok(piece)).is_err() {
+                if pieces.push(piece).is_err() {
                     return Ok(()); // the download ended
                 }
+            }
+            if got == wanted && pieces.flush().is_err() {
+                return Ok(());
             }
             if got < wanted {
                 return Err(io::Error::new(
@@ -209,6 +225,51 @@ async fn fetch_range(
     }
 }
 
+/// Bytes held in a range's pieces until it is the range being passed on are copied into pieces of this size:
+/// the pieces of an HTTP answer share the client's read buffers (up to about 400 KiB each, partly used), and
+/// holding them kept about twice the bytes in memory (issue 44). The range passed on hands its pieces on as they
+/// come, without a copy.
+const HELD_PIECE: usize = 256 << 10;
+
+/// Where a range's bytes go: passed on as they come when it is the range being passed on, else copied into
+/// pieces of [`HELD_PIECE`] bytes.
+struct Held {
+    front: Arc<AtomicU64>,
+    /// The first byte of the range.
+    start: u64,
+    buffer: BytesMut,
+    pieces: mpsc::UnboundedSender<io::Result<Bytes>>,
+}
+
+impl Held {
+    fn push(&mut self, piece: Bytes) -> Result<(), ()> {
+        if self.front.load(Ordering::Relaxed) == self.start {
+            self.flush()?;
+            return self.pieces.send(Ok(piece)).map_err(|_| ());
+        }
+        let mut rest = &piece[..];
+        while !rest.is_empty() {
+            if self.buffer.capacity() == self.buffer.len() {
+                self.flush()?;
+                self.buffer.reserve(HELD_PIECE);
+            }
+            let n = rest.len().min(self.buffer.capacity() - self.buffer.len());
+            self.buffer.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// Passes on the bytes copied so far.
+    fn flush(&mut self) -> Result<(), ()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let piece = self.buffer.split().freeze();
+        self.pieces.send(Ok(piece)).map_err(|_| ())
+    }
+}
+
 fn longer(from: u64, end: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -219,6 +280,34 @@ fn longer(from: u64, end: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A range that is not the one being passed on holds its bytes copied into whole pieces (not the HTTP
+    /// client's partly used read buffers); once it is, its pieces go on as they come; the order never changes.
+    #[test]
+    fn held_ranges_are_copied_into_whole_pieces_in_order() {
+        let front = Arc::new(AtomicU64::new(0));
+        let (pieces, mut received) = mpsc::unbounded_channel();
+        let mut held = Held { front: Arc::clone(&front), start: 100, buffer: BytesMut::new(), pieces };
+        let bytes: Vec<u8> = (0..(HELD_PIECE * 2 + 5000)).map(|i| (i % 251) as u8).collect();
+        for part in bytes[..HELD_PIECE * 2].chunks(10_000) {
+            held.push(Bytes::copy_from_slice(part)).unwrap();
+        }
+        // Only whole pieces went (the rest waits to fill one).
+        let mut got = Vec::new();
+        while let Ok(piece) = received.try_recv() {
+            got.push(piece.unwrap());
+        }
+        assert!(!got.is_empty() && got.iter().all(|p| p.len() == HELD_PIECE), "{:?}", got.iter().map(Bytes::len));
+        // Now the front: what is held goes first, then the new piece as it came.
+        front.store(100, Ordering::Relaxed);
+        held.push(Bytes::copy_from_slice(&bytes[HELD_PIECE * 2..])).unwrap();
+        while let Ok(piece) = received.try_recv() {
+            got.push(piece.unwrap());
+        }
+        assert_eq!(got.concat(), bytes);
+        held.flush().unwrap();
+        assert!(received.try_recv().is_err(), "nothing was left behind");
+    }
 
     #[test]
     fn chunks_are_between_one_and_two_mib() {

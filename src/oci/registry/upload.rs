@@ -7,7 +7,8 @@
 //! answers.)
 //!
 //! Resuming needs the bytes again, and they come from a cipher that cannot rewind: so the last [`WINDOW`] bytes
-//! sent are kept (reference-counted pieces, no copies). After a failure, the upload's status (GET) says how much
+//! sent are kept (reference-counted pieces, no copies), shared by the uploads streaming at once (each keeps
+//! `WINDOW / n` of them, at least [`MIN_WINDOW`]: memory does not grow with the layers in flight). After a failure, the upload's status (GET) says how much
 //! the registry stored; if the window still holds what follows, the upload goes on from there in chunks, each
 //! acknowledged before the next. Docker's registry (distribution 2.x) cannot resume an upload that stored part of
 //! a broken request (it cancels it); a blob that fits the window then starts over in a new upload, and a larger
@@ -20,7 +21,7 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RANGE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use zeroize::Zeroizing;
@@ -38,9 +39,12 @@ enum Fed {
 /// How long the network may take no bytes of an upload, or a registry keep its answer, before the request is
 /// given up on (and the upload resumed). Per step, not per request: a large layer on a slow link takes longer.
 const STALL: std::time::Duration = std::time::Duration::from_secs(300);
-/// Bytes kept after they were sent, to send again after a broken request. It bounds the memory an upload
-/// holds, and is the largest blob that can start over on a registry that cannot resume.
+/// Bytes kept after they were sent, to send again after a broken request, by the uploads streaming at once
+/// together (`Uploader::window_share`). It bounds the memory uploads hold, and a lone upload's share is the
+/// largest blob that can start over on a registry that cannot resume.
 pub const WINDOW: usize = 16 << 20;
+/// The least an upload keeps to send again, however many stream at once.
+const MIN_WINDOW: usize = 1 << 20;
 /// Size of one `Content-Range` chunk once the streaming PATCH has failed.
 const FALLBACK_CHUNK: usize = 4 << 20;
 const OCTET_STREAM: &str = "application/octet-stream";
@@ -148,6 +152,8 @@ pub struct Uploader {
     repository: String,
     /// Set once the registry refused a streamed PATCH: later blobs go in chunks from the start.
     chunks_only: AtomicBool,
+    /// Uploads streaming now: they share [`WINDOW`].
+    streaming: Arc<AtomicUsize>,
     /// Credentials for mounting blobs from another repository, fetched at the first mount.
     mount_authorization: tokio::sync::Mutex<Option<Authorization>>,
     /// The last credentials fetched for pushing, for the next upload (asking a token service costs round trips
@@ -169,6 +175,7 @@ impl Uploader {
             origin,
             repository,
             chunks_only: AtomicBool::new(false),
+            streaming: Arc::default(),
             mount_authorization: tokio::sync::Mutex::new(None),
             push_authorization: tokio::sync::Mutex::new(None),
         }
@@ -215,6 +222,11 @@ impl Uploader {
         outcome
     }
 
+    /// The bytes one upload keeps to send again: its share of [`WINDOW`] among the uploads streaming now.
+    fn window_share(&self) -> usize {
+        (WINDOW / self.streaming.load(Ordering::Relaxed).max(1)).max(MIN_WINDOW)
+    }
+
     /// `v2/REPOSITORY/PATH` at the registry.
     fn url(&self, path: &str) -> Result<Url, Failure> {
         self.origin
@@ -240,6 +252,7 @@ impl Uploader {
         tracker: Tracker,
         opening: Option<Opening>,
     ) -> Result<Uploaded, Failure> {
+        let _counted = Streaming::count(&self.streaming);
         let outcome = self.send_all(pieces, &tracker, opening).await;
         if outcome.is_err() {
             let session = tracker.lock().ok().and_then(|mut s| s.take());
@@ -498,7 +511,7 @@ impl Uploader {
             let feed = async {
                 while let Some(piece) = pieces.recv().await {
                     window.push(piece.clone());
-                    window.keep_last(WINDOW);
+                    window.keep_last(self.window_share());
                     // Each send waits for the network to take the piece before: a registry that takes nothing for
                     // STALL is given up on (a whole-request timeout would cap the size of a layer instead). The
                     // piece is in the window: if it does not go now, it goes again after the failure.
@@ -595,7 +608,7 @@ impl Uploader {
              command again",
             window.end,
             failure.describe(),
-            WINDOW >> 20
+            window.limit.max(MIN_WINDOW) >> 20
         )))
     }
 
@@ -726,12 +739,30 @@ fn check_digest(response: &reqwest::Response, digest: &str) -> Result<(), Failur
     }
 }
 
+/// Counts an upload among those streaming, for as long as it lives.
+struct Streaming(Arc<AtomicUsize>);
+
+impl Streaming {
+    fn count(counter: &Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(counter))
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Bytes sent and not yet known to be stored: `pieces` hold offsets `start..end` of the blob.
 #[derive(Default)]
 struct Window {
     pieces: VecDeque<Bytes>,
     start: u64,
     end: u64,
+    /// The bytes [`Window::keep_last`] was asked to keep last.
+    limit: usize,
 }
 
 impl Window {
@@ -742,6 +773,7 @@ impl Window {
 
     /// Drops the oldest whole pieces while the rest still holds `limit` bytes or more.
     fn keep_last(&mut self, limit: usize) {
+        self.limit = limit;
         while let Some(front) = self.pieces.front() {
             if self.end - self.start - (front.len() as u64) < limit as u64 {
                 break;
@@ -840,6 +872,25 @@ mod tests {
         w.forget_below(16);
         assert_eq!((w.start, w.end, w.pieces.len()), (16, 16, 0));
         assert!(w.from(16).is_empty());
+    }
+
+    /// Uploads streaming at once share the window: each keeps `WINDOW / n`, at least `MIN_WINDOW`, so the bytes
+    /// kept to send again stay near `WINDOW` however many layers are in flight.
+    #[test]
+    fn uploads_at_once_share_the_window() {
+        crate::oci::registry::tls::install_crypto_provider();
+        let uploader =
+            Uploader::new(reqwest::Client::new(), Url::parse("http://127.0.0.1:5000/").unwrap(), "app".into(), None);
+        assert_eq!(uploader.window_share(), WINDOW);
+        let counted: Vec<Streaming> = (0..4).map(|_| Streaming::count(&uploader.streaming)).collect();
+        assert_eq!(uploader.window_share(), WINDOW / 4);
+        let many: Vec<Streaming> = (0..60).map(|_| Streaming::count(&uploader.streaming)).collect();
+        assert_eq!(uploader.window_share(), MIN_WINDOW);
+        drop((counted, many));
+        assert_eq!(uploader.window_share(), WINDOW);
+        let mut w = window(&[1 << 18; 40]);
+        w.keep_last(WINDOW / 4);
+        assert_eq!(w.end - w.start, (WINDOW / 4) as u64);
     }
 
     #[test]
