@@ -88,7 +88,6 @@ pub fn run(
     input: &mut dyn Read,
     output: &mut dyn Write,
 ) -> io::Result<Pass> {
-    let mut pool = Pool { shared: Arc::clone(chunks) };
     let (source_tx, source_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (mac_tx, mac_rx) = sync_channel::<Arc<Chunk>>(POOL);
     let (output_tx, output_rx) = sync_channel::<Arc<Chunk>>(POOL);
@@ -114,7 +113,7 @@ pub fn run(
         };
         let senders = Senders { source: source_tx, mac: mac_tx, output: output_tx, extra };
         // The senders are dropped when the loop ends (or fails), which ends the hashing threads.
-        let size = pump(direction, &mut ciphers, &mut pool, expected, input, output, senders);
+        let size = pump(direction, &mut ciphers, chunks, expected, input, output, senders);
         let source_hash = source_hash.join().expect("hashing does not panic");
         let mac = mac.join().expect("hashing does not panic");
         let output_hash = output_hash.join().expect("hashing does not panic");
@@ -155,7 +154,7 @@ struct Senders {
 fn pump(
     direction: Direction<'_>,
     ciphers: &mut Ciphers,
-    pool: &mut Pool,
+    pool: &Arc<Chunks>,
     expected: &Expected<'_>,
     input: &mut dyn Read,
     output: &mut dyn Write,
@@ -163,7 +162,7 @@ fn pump(
 ) -> io::Result<u64> {
     let mut size = 0u64;
     loop {
-        let mut plain_or_cipher = pool.take();
+        let mut plain_or_cipher = pool.chunk();
         let n = read_full(input, plain_or_cipher.buffer())?;
         if n == 0 {
             break;
@@ -183,7 +182,7 @@ fn pump(
             (Direction::Reencrypt { .. }, Some((old_mac, _))) => send(old_mac, &source)?,
             _ => {}
         }
-        let mut result = pool.take();
+        let mut result = pool.chunk();
         result.len = n;
         ciphers
             .first
@@ -192,7 +191,7 @@ fn pump(
         let mut result = Arc::new(result);
         if let (Some(second), Some((_, plain))) = (ciphers.second.as_mut(), &senders.extra) {
             send(plain, &result)?;
-            let mut again = pool.take();
+            let mut again = pool.chunk();
             again.len = n;
             second.apply_keystream_b2b(result.bytes(), &mut again.buffer()[..n]).expect("as long as the input");
             result = Arc::new(again);
@@ -307,20 +306,14 @@ impl Chunks {
         }
     }
 
+    /// A chunk from the pool, which goes back to it when dropped.
+    fn chunk(self: &Arc<Self>) -> Chunk {
+        Chunk { data: Some(self.take()), len: 0, home: Arc::clone(self) }
+    }
+
     fn give_back(&self, data: Zeroizing<Vec<u8>>) {
         self.free().buffers.push(data);
         self.released.notify_one();
-    }
-}
-
-/// One pass's access to the shared chunks.
-struct Pool {
-    shared: Arc<Chunks>,
-}
-
-impl Pool {
-    fn take(&mut self) -> Chunk {
-        Chunk { data: Some(self.shared.take()), len: 0, home: Arc::clone(&self.shared) }
     }
 }
 

@@ -8,11 +8,12 @@
 //!
 //! Resuming needs the bytes again, and they come from a cipher that cannot rewind: so the last [`WINDOW`] bytes
 //! sent are kept (reference-counted pieces, no copies), shared by the uploads streaming at once (each keeps
-//! `WINDOW / n` of them, at least [`MIN_WINDOW`]: memory does not grow with the layers in flight). After a failure, the upload's status (GET) says how much
-//! the registry stored; if the window still holds what follows, the upload goes on from there in chunks, each
-//! acknowledged before the next. Docker's registry (distribution 2.x) cannot resume an upload that stored part of
-//! a broken request (it cancels it); a blob that fits the window then starts over in a new upload, and a larger
-//! one fails with a message saying so. Nothing is tagged either way: the manifest is pushed only after its blobs.
+//! `WINDOW / n` of them, at least [`MIN_WINDOW`]: memory does not grow with the layers in flight). After a
+//! failure, the upload's status (GET) says how much the registry stored; if the window still holds what follows,
+//! the upload goes on from there in chunks, each acknowledged before the next. Docker's registry (distribution
+//! 2.x) cannot resume an upload that stored part of a broken request (it cancels it); a blob that fits the
+//! upload's share of the window then starts over in a new upload, and a larger one fails with a message saying
+//! so. Nothing is tagged either way: the manifest is pushed only after its blobs.
 
 use super::protocol::{OciDistributionError, OciErrorCode};
 use super::{ATTEMPTS, FIRST_BACKOFF, is_transient};
