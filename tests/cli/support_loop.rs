@@ -78,15 +78,44 @@ pub struct Mounted {
 }
 
 impl Mounted {
-    /// Makes an ext4 file system on `device` and mounts it.
+    /// Makes an ext4 file system on `device` and mounts it. The inode tables and the journal are written by mkfs,
+    /// not by the kernel's lazy-init thread after the mount, so that a test comparing the device's bytes sees only
+    /// what it did (the journal's own commits still need [`Mounted::freeze`]).
     pub fn ext4(device: &LoopDevice) -> Mounted {
         crate::support::require_tool("mkfs.ext4", "apt-get install -y e2fsprogs");
-        let made = Command::new("mkfs.ext4").arg("-q").arg(&device.dev).status().unwrap();
+        let made = Command::new("mkfs.ext4")
+            .args(["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(&device.dev)
+            .status()
+            .unwrap();
         assert!(made.success(), "mkfs.ext4 failed");
         let dir = tempfile::tempdir().unwrap();
         let mounted = Command::new("mount").arg(&device.dev).arg(dir.path()).status().unwrap();
         assert!(mounted.success(), "mount failed");
         Mounted { dir }
+    }
+}
+
+impl Mounted {
+    /// Freezes the file system (`fsfreeze`) until the guard is dropped: it stays mounted, so its device stays
+    /// claimed, but the kernel writes nothing to it (no journal commit, no superblock update), so the device's
+    /// bytes before and after a command show whether the command wrote them.
+    pub fn freeze(&self) -> Frozen<'_> {
+        crate::support::require_tool("fsfreeze", "apt-get install -y util-linux");
+        let frozen = Command::new("fsfreeze").arg("--freeze").arg(self.dir.path()).status().unwrap();
+        assert!(frozen.success(), "fsfreeze --freeze failed");
+        Frozen { mounted: self }
+    }
+}
+
+/// A frozen [`Mounted`]; thawed on drop (before the file system can be unmounted).
+pub struct Frozen<'a> {
+    mounted: &'a Mounted,
+}
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("--unfreeze").arg(self.mounted.dir.path()).status();
     }
 }
 
