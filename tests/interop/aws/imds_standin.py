@@ -8,7 +8,9 @@ HttpTokens=required answers).
 that token is refused with 401. `GET /latest/meta-data/iam/security-credentials/` lists the role `cryptadm-node`;
 `…/cryptadm-node` serves the keys of CREDENTIALS_JSON ({"id": …, "secret": …}, read again at each request) with
 an Expiration LIFE_SECONDS from now; `/latest/meta-data/placement/region` answers eu-west-1. Each request is
-logged as one line `METHOD PATH token-ok|no-token` to LOG. The port is printed on stdout's first line.
+logged as one line `METHOD PATH token-ok|no-token` to LOG when it arrives, and the keys' answer once more as
+`GET PATH served` after it was sent (a test that stops the stand-in once the keys are out waits for that line, not
+the first: in between, the client has not got them). The port is printed on stdout's first line.
 """
 
 import datetime
@@ -65,7 +67,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "Token": keys.get("token", "imds-session-token"),
                 "Expiration": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
-            return self.answer(200, json.dumps(document).encode())
+            self.answer(200, json.dumps(document).encode())
+            self.note("served")
+            return None
         if self.path == "/latest/meta-data/placement/region":
             return self.answer(200, b"eu-west-1")
         self.answer(404)
