@@ -94,9 +94,7 @@ impl Mounted {
         assert!(mounted.success(), "mount failed");
         Mounted { dir }
     }
-}
 
-impl Mounted {
     /// Freezes the file system (`fsfreeze`) until the guard is dropped: it stays mounted, so its device stays
     /// claimed, but the kernel writes nothing to it (no journal commit, no superblock update), so the device's
     /// bytes before and after a command show whether the command wrote them.
