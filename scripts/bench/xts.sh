@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of cryptadm's AES-256-XTS (aes-xts-plain64, src/crypto/xts.rs) against OpenSSL's, side by side:
+# Benchmark of cryptadm's AES-256-XTS (aes-xts-plain64, crates/bulk/src/xts.rs) against OpenSSL's, side by side:
 # 4096-byte data units, 1 and 2 threads, versus `openssl speed -evp aes-256-xts -bytes 4096` (1 process and
 # `-multi 2`). Prints MB/s, the ratio and peak RSS.
 #

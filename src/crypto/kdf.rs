@@ -9,7 +9,7 @@ pub type Key256 = Zeroizing<[u8; 32]>;
 /// PBKDF2 with HMAC-SHA-512 as its PRF, producing a 32-byte key (machineadm's KDF).
 pub fn pbkdf2_sha512(passphrase: &Passphrase, salt: &[u8], iterations: u32) -> Key256 {
     let mut key = Zeroizing::new([0u8; 32]);
-    pbkdf2::pbkdf2_hmac::<sha2::Sha512>(passphrase.expose(), salt, iterations, key.as_mut());
+    cryptadm_bulk::Hash::Sha512.pbkdf2(passphrase.expose(), salt, iterations, key.as_mut());
     key
 }
 

@@ -1,7 +1,6 @@
-//! The anti-forensic splitter of LUKS (cryptsetup lib/luks1/af.c, identical for LUKS1 and LUKS2).
-//!
-//! Hand-written: no crate implements it. A key of `n` bytes is stored as `stripes` blocks of `n` bytes such that
-//! every block is needed to recover it, so wiping any part of the keyslot area destroys the key.
+//! The anti-forensic splitter of LUKS (cryptsetup lib/luks1/af.c, identical for LUKS1 and LUKS2): the loop lives
+//! in the `cryptadm-bulk` crate (crates/bulk/src/af.rs), compiled optimised in every profile; the random stripes
+//! come from the OS CSPRNG.
 
 use super::hash::Hash;
 use zeroize::Zeroizing;
@@ -9,49 +8,14 @@ use zeroize::Zeroizing;
 /// The only stripe count cryptsetup and QEMU write.
 pub const STRIPES: u32 = 4000;
 
-/// `diffuse`: each hash-sized chunk `i` of `block` becomes `H(be32(i) || chunk)`, truncated to the chunk length.
-fn diffuse(hash: Hash, block: &mut [u8]) {
-    let h = hash.output_len();
-    for (i, chunk) in block.chunks_mut(h).enumerate() {
-        let digest = Zeroizing::new(hash.digest(&[&(i as u32).to_be_bytes(), chunk]));
-        let len = chunk.len();
-        chunk.copy_from_slice(&digest[..len]);
-    }
-}
-
-fn xor_into(acc: &mut [u8], other: &[u8]) {
-    for (a, b) in acc.iter_mut().zip(other) {
-        *a ^= b;
-    }
-}
-
 /// Splits `key` into `stripes` blocks (`key.len() × stripes` bytes), the first `stripes − 1` of them random.
 pub fn split(key: &[u8], stripes: u32, hash: Hash) -> Zeroizing<Vec<u8>> {
-    let n = key.len();
-    let stripes = stripes as usize;
-    let mut out = Zeroizing::new(vec![0u8; n * stripes]);
-    crate::crypto::random::fill(&mut out[..n * (stripes - 1)]);
-    let mut d = Zeroizing::new(vec![0u8; n]);
-    for block in out[..n * (stripes - 1)].chunks(n) {
-        xor_into(&mut d, block);
-        diffuse(hash, &mut d);
-    }
-    let last = &mut out[n * (stripes - 1)..];
-    last.copy_from_slice(key);
-    xor_into(last, &d);
-    out
+    cryptadm_bulk::af::split(key, stripes, hash.bulk(), crate::crypto::random::fill)
 }
 
 /// Recovers a key of `key_len` bytes from `material` (at least `key_len × stripes` bytes).
 pub fn merge(material: &[u8], key_len: usize, stripes: u32, hash: Hash) -> Zeroizing<Vec<u8>> {
-    let stripes = stripes as usize;
-    let mut d = Zeroizing::new(vec![0u8; key_len]);
-    for block in material[..key_len * (stripes - 1)].chunks(key_len) {
-        xor_into(&mut d, block);
-        diffuse(hash, &mut d);
-    }
-    xor_into(&mut d, &material[key_len * (stripes - 1)..key_len * stripes]);
-    d
+    cryptadm_bulk::af::merge(material, key_len, stripes, hash.bulk())
 }
 
 #[cfg(test)]

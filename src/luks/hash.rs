@@ -2,7 +2,6 @@
 //! the AF splitter, PBKDF2 and the volume-key digest all dispatch the same way.
 
 use super::{Error, Result};
-use sha2::Digest;
 
 /// A hash function by its cryptsetup name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,26 +45,20 @@ impl Hash {
 
     /// `H(parts[0] || parts[1] || …)`.
     pub fn digest(self, parts: &[&[u8]]) -> Vec<u8> {
-        fn run<D: Digest>(parts: &[&[u8]]) -> Vec<u8> {
-            let mut d = D::new();
-            for part in parts {
-                d.update(part);
-            }
-            d.finalize().to_vec()
-        }
-        match self {
-            Hash::Sha1 => run::<sha1::Sha1>(parts),
-            Hash::Sha256 => run::<sha2::Sha256>(parts),
-            Hash::Sha512 => run::<sha2::Sha512>(parts),
-        }
+        self.bulk().digest(parts)
     }
 
     /// PBKDF2-HMAC with this hash, filling `out`.
     pub fn pbkdf2(self, password: &[u8], salt: &[u8], iterations: u32, out: &mut [u8]) {
+        self.bulk().pbkdf2(password, salt, iterations, out);
+    }
+
+    /// The same function in `cryptadm-bulk`, where the loops over it are compiled optimised.
+    pub(crate) fn bulk(self) -> cryptadm_bulk::Hash {
         match self {
-            Hash::Sha1 => pbkdf2::pbkdf2_hmac::<sha1::Sha1>(password, salt, iterations, out),
-            Hash::Sha256 => pbkdf2::pbkdf2_hmac::<sha2::Sha256>(password, salt, iterations, out),
-            Hash::Sha512 => pbkdf2::pbkdf2_hmac::<sha2::Sha512>(password, salt, iterations, out),
+            Hash::Sha1 => cryptadm_bulk::Hash::Sha1,
+            Hash::Sha256 => cryptadm_bulk::Hash::Sha256,
+            Hash::Sha512 => cryptadm_bulk::Hash::Sha512,
         }
     }
 }

@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc;
-use zeroize::Zeroizing;
 
 /// Bytes handled per step: large enough to keep both cores busy, small enough to keep memory flat.
 pub const CHUNK: usize = 8 << 20;
@@ -31,7 +30,7 @@ fn read_full(src: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 const BUFFERS: usize = 3;
 
 /// A chunk buffer (wiped on drop: it holds plaintext until it is encrypted).
-type Buffer = Zeroizing<Vec<u8>>;
+type Buffer = cryptadm_bulk::SecretBuf;
 
 /// Encrypts everything `src` yields into the payload of `dst` described by `info`, zero-padding the last unit.
 /// Returns the plaintext bytes written (a multiple of the sector size).
@@ -54,7 +53,7 @@ pub fn encrypt_into(
         let (sealed_tx, sealed_rx) = mpsc::sync_channel::<(Buffer, usize, u64)>(1);
         let (empty_tx, empty_rx) = mpsc::sync_channel::<Buffer>(BUFFERS);
         for _ in 0..BUFFERS {
-            empty_tx.send(Zeroizing::new(vec![0u8; CHUNK])).expect("the channel has room");
+            empty_tx.send(Buffer::zeroed(CHUNK)).expect("the channel has room");
         }
         scope.spawn(move || {
             for mut buf in empty_rx {
@@ -116,7 +115,7 @@ pub fn decrypt_to(
             info.len
         )));
     }
-    let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
+    let mut buf = Buffer::zeroed(CHUNK);
     let mut done: u64 = 0;
     while done < info.len {
         let n = (CHUNK as u64).min(info.len - done) as usize;

@@ -12,13 +12,12 @@
 //! here) and, when decrypting, the HMAC (checked by the caller on the returned state) have matched.
 
 use super::layer::LayerKey;
-use aes::cipher::StreamCipher;
+use cryptadm_bulk::SecretBuf;
 use hmac::Mac;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use zeroize::Zeroizing;
 
 /// Bytes per chunk: a few chunks in flight fit in the second-level cache, and a chunk is large enough that
 /// handing it between threads costs nothing measurable.
@@ -240,7 +239,7 @@ fn hash_chunks<H>(mut state: H, chunks: Receiver<Arc<Chunk>>, update: impl Fn(&m
 
 /// A chunk of the pool; it goes back to the pool when its last holder drops it.
 struct Chunk {
-    data: Option<Zeroizing<Vec<u8>>>,
+    data: Option<SecretBuf>,
     len: usize,
     home: Arc<Chunks>,
 }
@@ -273,7 +272,7 @@ pub struct Chunks {
 }
 
 struct Free {
-    buffers: Vec<Zeroizing<Vec<u8>>>,
+    buffers: Vec<SecretBuf>,
     made: usize,
 }
 
@@ -291,7 +290,7 @@ impl Chunks {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn take(&self) -> Zeroizing<Vec<u8>> {
+    fn take(&self) -> SecretBuf {
         let mut free = self.free();
         loop {
             if let Some(data) = free.buffers.pop() {
@@ -300,7 +299,7 @@ impl Chunks {
             if free.made < self.limit {
                 free.made += 1;
                 drop(free);
-                return Zeroizing::new(vec![0u8; CHUNK]);
+                return SecretBuf::zeroed(CHUNK);
             }
             free = self.released.wait(free).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
@@ -311,7 +310,7 @@ impl Chunks {
         Chunk { data: Some(self.take()), len: 0, home: Arc::clone(self) }
     }
 
-    fn give_back(&self, data: Zeroizing<Vec<u8>>) {
+    fn give_back(&self, data: SecretBuf) {
         self.free().buffers.push(data);
         self.released.notify_one();
     }

@@ -257,7 +257,7 @@ impl Qcow2Reader {
                     read_exact(&self.file, slice, host)?;
                     cipher.decrypt_units_parallel(slice, 512, host / 512, self.threads);
                 } else {
-                    let mut tmp = zeroize::Zeroizing::new(vec![0u8; padded]);
+                    let mut tmp = cryptadm_bulk::SecretBuf::zeroed(padded);
                     read_exact(&self.file, &mut tmp, host)?;
                     cipher.decrypt_units_parallel(&mut tmp, 512, host / 512, self.threads);
                     buf[start..start + len].copy_from_slice(&tmp[..len]);

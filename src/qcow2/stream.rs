@@ -13,6 +13,7 @@ use super::{Error, Result};
 use crate::crypto::xts::XtsPlain64;
 use crate::interact::Progress;
 use crate::luks::{PayloadInfo, Version, Volume, VolumeKey};
+use cryptadm_bulk::SecretBuf;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -367,7 +368,7 @@ impl Sink<'_> {
                 let data: &mut [u8] = if len == buf.len() {
                     buf
                 } else {
-                    padded = Zeroizing::new(vec![0u8; len]);
+                    padded = SecretBuf::zeroed(len);
                     padded[..buf.len()].copy_from_slice(buf);
                     &mut padded[..]
                 };
@@ -437,7 +438,7 @@ pub fn convert(
             Sink::Qcow2(Box::new(Qcow2Writer::new(dst, layout, header.as_deref(), cipher, threads)?))
         }
     };
-    let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
+    let mut buf = SecretBuf::zeroed(CHUNK);
     let mut pos = 0u64;
     while pos < virtual_size {
         if sink.skips_holes() {
@@ -521,7 +522,7 @@ impl Source for Zeros {
 /// Writes every guest byte of `source` to `out` in order (a raw image on a pipe).
 pub fn copy_to(source: &mut dyn Source, out: &mut dyn std::io::Write, progress: &dyn Progress) -> Result<u64> {
     let len = source.len();
-    let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
+    let mut buf = SecretBuf::zeroed(CHUNK);
     let mut pos = 0u64;
     while pos < len {
         let n = (CHUNK as u64).min(len - pos) as usize;

@@ -114,7 +114,7 @@ pub struct Qcow2Writer<'a> {
     /// The next free host offset.
     next: u64,
     /// Outgoing host bytes starting at `batch_start`; `runs` are the data ranges in it (encrypted before writing).
-    batch: zeroize::Zeroizing<Vec<u8>>,
+    batch: cryptadm_bulk::SecretBuf,
     batch_start: u64,
     runs: Vec<(usize, usize)>,
     cipher: Option<XtsPlain64>,
@@ -153,7 +153,7 @@ impl<'a> Qcow2Writer<'a> {
             l1: vec![0; layout.l1_size as usize],
             l2: None,
             next: layout.data_start,
-            batch: zeroize::Zeroizing::new(Vec::with_capacity(BATCH + layout.cs() as usize * 2)),
+            batch: cryptadm_bulk::SecretBuf::with_capacity(BATCH + layout.cs() as usize * 2),
             batch_start: layout.data_start,
             runs: Vec::new(),
             cipher,
