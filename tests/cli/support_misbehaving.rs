@@ -123,6 +123,12 @@ fn serve(mut client: TcpStream, mode: u8, upstream: Option<SocketAddr>, stop: &A
         }
         return;
     }
+    if upstream.is_none() {
+        // A server answers a request: the drip starts once the request's head is in. Answering at once raced the
+        // client, which may not have sent its request yet, and an HTTP client refuses an answer that comes before
+        // its request ("unexpected message"): a connection error instead of the slow answer this server is for.
+        read_request_head(&mut client, stop);
+    }
     let _ = client.set_read_timeout(None);
     let mut answer: Box<dyn Read + Send> = match upstream {
         Some(upstream) => {
@@ -159,6 +165,21 @@ fn serve(mut client: TcpStream, mode: u8, upstream: Option<SocketAddr>, stop: &A
         }
         if !forwarding {
             std::thread::sleep(DRIP_EVERY);
+        }
+    }
+}
+
+/// Reads from `client` until the end of an HTTP request head (an empty line), the connection ends or the server
+/// stops; what it read is dropped.
+fn read_request_head(client: &mut TcpStream, stop: &AtomicBool) {
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !stop.load(Ordering::Relaxed) && !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        match client.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
         }
     }
 }
