@@ -206,12 +206,43 @@ pub fn boot(label: &str, cached: &Path, root: &Path, log: &Path, append: &str, e
     Report::parse(console, label)
 }
 
-/// How many lines of the root filesystem image `root` hold `needle`, byte for byte (grep: a 2 GiB image is too
-/// slow to scan in a debug build).
+/// How many times `needle` occurs in the root filesystem image `root`, byte for byte. Only the image's data is
+/// read: a 2 GiB image is mostly holes (about 0.5 GiB written), and reading the holes as zeros took `grep` 5-10
+/// CPU s per scan (kernel time), against a third of a second for the data. A needle has no NUL byte, so no
+/// occurrence can span a hole.
 pub fn occurrences_on_disk(root: &Path, needle: &str) -> usize {
-    let output = Command::new("grep").args(["-a", "-c", "-F", needle]).arg(root).output().unwrap();
-    assert!(matches!(output.status.code(), Some(0 | 1)), "grep: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().parse().unwrap()
+    use rustix::fs::SeekFrom;
+    use std::io::Read;
+    let needle = needle.as_bytes();
+    assert!(!needle.is_empty() && !needle.contains(&0), "a needle without NUL bytes");
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut image = std::fs::File::open(root).unwrap_or_else(|e| panic!("open {}: {e}", root.display()));
+    let size = image.metadata().unwrap().len();
+    let mut buffer = vec![0u8; 4 << 20];
+    let (mut found, mut offset) = (0, 0);
+    while offset < size {
+        let data = match rustix::fs::seek(&image, SeekFrom::Data(offset)) {
+            Ok(data) => data,
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(e) => panic!("SEEK_DATA in {}: {e}", root.display()),
+        };
+        let hole = rustix::fs::seek(&image, SeekFrom::Hole(data)).unwrap();
+        rustix::fs::seek(&image, SeekFrom::Start(data)).unwrap();
+        // An extent is read in pieces; the last `needle.len() - 1` bytes of one piece start the next, so that an
+        // occurrence across two pieces is counted once.
+        let (mut left, mut kept) = (hole - data, 0);
+        while left > 0 {
+            let want = (buffer.len() - kept).min(left as usize);
+            image.read_exact(&mut buffer[kept..kept + want]).unwrap();
+            left -= want as u64;
+            let filled = kept + want;
+            found += finder.find_iter(&buffer[..filled]).count();
+            kept = (needle.len() - 1).min(filled);
+            buffer.copy_within(filled - kept..filled, 0);
+        }
+        offset = hole;
+    }
+    found
 }
 
 /// The SHA-256 of `data` in lowercase hex.

@@ -128,13 +128,17 @@ run() {
   fi
   rm -f "$share/rc" "$share/console.log"
   local status=0
-  # TCG only: a KVM guest hangs on this machine, and CI may have no /dev/kvm.
+  # TCG only: a KVM guest hangs on this machine, and CI may have no /dev/kvm. Every guest runs beside a CPU-bound
+  # suite, where CPU seconds are what count: one vCPU (the dm-crypt guest's ten cases took 286 CPU s with one
+  # against 347-427 with two in whole-suite runs), and mitigations=off, since the guest is the tests' own machine
+  # and the speculative-execution workarounds only cost TCG cycles. `-cpu max` stays: its AES-NI runs as one TCG
+  # helper per round, where the kernel's table-driven AES would be emulated instruction by instruction.
   timeout -s KILL "$timeout" qemu-system-x86_64 \
-    -M q35 -accel tcg -cpu max -smp 2 -m "$mem" \
+    -M q35 -accel tcg -cpu max -smp 1 -m "$mem" \
     -nodefaults -no-reboot -display none -monitor none \
     -serial "file:$share/console.log" \
     -kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
-    -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+    -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init mitigations=off" \
     -device virtio-rng-pci \
     -virtfs "local,path=$share,mount_tag=host,security_model=none,id=host" \
     "$@" </dev/null || status=$?
@@ -157,7 +161,9 @@ run() {
 # The same QEMU, for a guest that boots its own root filesystem, with one vCPU: a cloud boot is mostly one
 # thread (systemd's jobs, cloud-init's Python stages), and a second vCPU only adds TCG overhead. Measured on an
 # idle 2-core builder, one boot of the cloud root: 62 CPU s and 61 s with one vCPU, 74 CPU s and 58 s with two;
-# the boots run beside a CPU-bound suite, where CPU seconds are what count.
+# the boots run beside a CPU-bound suite, where CPU seconds are what count. `-cpu qemu64` and mitigations=off:
+# three boots of guest_first_boot.rs took 312 CPU s with `-cpu max`, 287 with mitigations=off and 247 with both
+# (what a boot runs is systemd and cloud-init's Python, which gains nothing from `max`'s extensions under TCG).
 qemu() {
   local timeout=300 mem=1024 log=""
   while [ $# -gt 0 ]; do
@@ -170,9 +176,19 @@ qemu() {
     esac
   done
   [ -n "$log" ] || die "usage: guest.sh qemu [--timeout S] [--mem M] LOG -- QEMU ARGS"
-  local status=0
+  local status=0 args=() arg
+  while [ $# -gt 0 ]; do
+    arg=$1
+    shift
+    args+=("$arg")
+    if [ "$arg" = -append ] && [ $# -gt 0 ]; then
+      args+=("$1 mitigations=off")
+      shift
+    fi
+  done
+  set -- "${args[@]}"
   timeout -s KILL "$timeout" qemu-system-x86_64 \
-    -M q35 -accel tcg -cpu max -smp 1 -m "$mem" \
+    -M q35 -accel tcg -cpu qemu64 -smp 1 -m "$mem" \
     -nodefaults -no-reboot -display none -monitor none \
     -serial "file:$log" -device virtio-rng-pci "$@" </dev/null || status=$?
   if [ "$status" -eq 137 ]; then

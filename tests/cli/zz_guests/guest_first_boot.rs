@@ -285,7 +285,7 @@ impl Node {
         report.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
-    /// How many lines of the node's root filesystem image hold `needle`, byte for byte.
+    /// How many times `needle` occurs in the node's root filesystem image, byte for byte.
     fn occurrences_on_disk(&self, needle: &str) -> usize {
         occurrences_on_disk(&self.root, needle)
     }

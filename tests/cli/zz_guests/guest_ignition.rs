@@ -184,7 +184,7 @@ impl Node {
         )
     }
 
-    /// How many lines of the node's root filesystem image hold `needle`, byte for byte.
+    /// How many times `needle` occurs in the node's root filesystem image, byte for byte.
     fn occurrences_on_disk(&self, needle: &str) -> usize {
         occurrences_on_disk(&self.root, needle)
     }
