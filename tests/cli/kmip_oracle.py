@@ -1,6 +1,11 @@
-"""PyKMIP's client as the independent oracle of tests/cli/kmip.rs: one operation per run, printed on stdout.
+"""PyKMIP's client as the independent oracle of tests/cli/kmip.rs: one operation per request, printed on stdout.
 
     kmip_oracle.py HOST PORT CERT KEY CA OPERATION ARGS...
+    kmip_oracle.py --serve
+
+With --serve it reads one request per line on stdin, a JSON list of the arguments above, and answers each with one
+JSON line: {"ok": true|false, "out": STDOUT, "err": WHY}. Every request is a new client and connection, as a run
+is; only the interpreter and its imports (about a CPU second, most of a run) are kept between requests.
 
 Operations: get UID (hex of the value), register-password NAME HEX (uid), register-aes NAME HEX (uid),
 create-aes NAME (uid, activated), locate NAME (uids, one per line), destroy UID, activate UID, versions (the protocol versions
@@ -9,8 +14,12 @@ decrypt-gcm UID IV TAG CIPHERTEXT AAD (all hex; AES-GCM Decrypt on the server in
 Encryption fields PyKMIP's high-level client does not expose; prints the plaintext's hex), encrypt-gcm UID
 PLAINTEXT AAD (hex; prints the hex of IV, TAG and CIPHERTEXT, space-separated).
 """
+import contextlib
+import io
+import json
 import os
 import sys
+import traceback
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -57,8 +66,8 @@ def encrypt_gcm(client, uid, plaintext, aad):
     return answer.iv_counter_nonce or iv, answer.auth_tag, answer.data
 
 
-def main():
-    host, port, cert, key, ca, operation, *args = sys.argv[1:]
+def run(argv):
+    host, port, cert, key, ca, operation, *args = argv
     with pie.ProxyKmipClient(hostname=host, port=int(port), cert=cert, key=key, ca=ca,
                              ssl_version="PROTOCOL_TLSv1_2", config_file="/dev/null") as client:
         if operation == "get":
@@ -102,5 +111,23 @@ def main():
             sys.exit(f"unknown operation {operation}")
 
 
+def serve():
+    for line in sys.stdin:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                run(json.loads(line))
+            answer = {"ok": True, "out": out.getvalue(), "err": ""}
+        except SystemExit as stop:
+            answer = {"ok": stop.code in (None, 0), "out": out.getvalue(), "err": str(stop.code)}
+        except Exception:  # noqa: BLE001 - the test that asked prints it
+            answer = {"ok": False, "out": out.getvalue(), "err": traceback.format_exc()}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        run(sys.argv[1:])
