@@ -132,6 +132,58 @@ pub fn spawn_watched_env(program: &Path, args: &[&str], envs: &[(&str, &str)], l
         .unwrap()
 }
 
+/// A Python oracle kept running for a whole test binary (`SCRIPT --serve`): importing an SDK (PyKMIP, boto3) costs
+/// about a CPU second, most of a one-shot run, and the suite asks its oracles hundreds of times. It reads one request
+/// per line on stdin, a JSON list of a run's arguments, and answers each with one JSON line `{"ok", "out", "err"}`.
+/// Requests go one at a time; a process that died (a test panicked mid-request) is started again.
+pub struct ServedOracle {
+    start: Box<dyn Fn() -> std::process::Command + Send + Sync>,
+    process: std::sync::Mutex<Option<(std::process::Child, std::io::BufReader<std::process::ChildStdout>)>>,
+}
+
+/// A [`ServedOracle`]'s answer: whether the run succeeded, its stdout, and why not.
+pub struct OracleAnswer {
+    pub ok: bool,
+    pub out: String,
+    pub err: String,
+}
+
+impl ServedOracle {
+    /// `command` runs the script with `--serve` and whatever environment every request shares.
+    pub fn new(command: impl Fn() -> std::process::Command + Send + Sync + 'static) -> Self {
+        ServedOracle { start: Box::new(command), process: std::sync::Mutex::new(None) }
+    }
+
+    pub fn ask(&self, request: &[&str]) -> OracleAnswer {
+        use std::io::{BufRead as _, Write as _};
+        let mut process = self.process.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Taken out while in use: a panic below leaves None, and the next request starts a new process.
+        let running = process
+            .take()
+            .and_then(|(mut child, answers)| matches!(child.try_wait(), Ok(None)).then_some((child, answers)));
+        let (mut child, mut answers) = running.unwrap_or_else(|| {
+            let mut child = (self.start)()
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                // Its logging; a failed request's cause is in its answer.
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("start the oracle");
+            let answers = std::io::BufReader::new(child.stdout.take().unwrap());
+            (child, answers)
+        });
+        let line = serde_json::to_string(request).unwrap() + "\n";
+        child.stdin.as_mut().unwrap().write_all(line.as_bytes()).expect("send the oracle a request");
+        let mut answer = String::new();
+        answers.read_line(&mut answer).expect("read the oracle's answer");
+        assert!(!answer.is_empty(), "the oracle ended without answering {request:?}");
+        let answer: serde_json::Value = serde_json::from_str(&answer).expect("the oracle's answer is JSON");
+        *process = Some((child, answers));
+        let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
+        OracleAnswer { ok: answer["ok"] == true, out: text("out"), err: text("err") }
+    }
+}
+
 /// [`spawn_watched_env`] without extra environment.
 pub fn spawn_watched(program: &Path, args: &[&str], log: &Path) -> std::process::Child {
     spawn_watched_env(program, args, &[], log)

@@ -11,7 +11,7 @@
 //! while an unsigned request could be let through (a refused signature would then pass).
 #![allow(dead_code)]
 
-use crate::support::Scratch;
+use crate::support::{Scratch, ServedOracle};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -33,6 +33,8 @@ pub struct Moto {
     pub dir: Scratch,
     child: Child,
     lock: RwLock<()>,
+    /// `aws_oracle.py --serve` as `admin` ([`Moto::oracle`]).
+    oracle: ServedOracle,
 }
 
 /// The `moto_server` of `.ci/deps/aws.sh`'s venv, else one on PATH.
@@ -84,8 +86,18 @@ impl Moto {
         let keys = |user: &str| {
             (setup[user]["id"].as_str().unwrap().to_owned(), setup[user]["secret"].as_str().unwrap().to_owned())
         };
+        let admin = keys("admin");
+        let oracle = {
+            let (endpoint, admin) = (endpoint.clone(), admin.clone());
+            ServedOracle::new(move || {
+                let mut command = python_as(&endpoint, &admin, &oracle_script());
+                command.arg("--serve");
+                command
+            })
+        };
         Moto {
-            admin: keys("admin"),
+            oracle,
+            admin,
             sealer: keys("sealer"),
             machine_role: setup["machine_role"].as_str().unwrap().to_owned(),
             key: setup["key"].as_str().unwrap().to_owned(),
@@ -156,11 +168,12 @@ impl Moto {
         self.oracle(&["encrypt", &self.key, file.to_str().unwrap()])
     }
 
-    /// Runs the boto3 oracle as `admin`; panics on failure; returns stdout.
+    /// Runs the boto3 oracle as `admin`; panics on failure; returns stdout. One interpreter answers every call
+    /// ([`ServedOracle`]); [`Moto::oracle_command`] is a run of its own, for a test that looks at a failure.
     pub fn oracle(&self, args: &[&str]) -> String {
-        let output = self.oracle_command(args).output().unwrap();
-        assert!(output.status.success(), "aws_oracle.py {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).unwrap()
+        let answer = self.oracle.ask(args);
+        assert!(answer.ok, "aws_oracle.py {args:?}: {}", answer.err);
+        answer.out
     }
 
     pub fn oracle_command(&self, args: &[&str]) -> Command {
@@ -172,17 +185,23 @@ impl Moto {
     /// `python3 SCRIPT` with boto3's settings for this server and the `admin` user's keys (nothing else of the
     /// machine's AWS settings).
     pub fn python_as_admin(&self, script: &Path) -> Command {
-        let mut command = Command::new("python3");
-        command
-            .arg(script)
-            .env("AWS_ENDPOINT_URL", &self.endpoint)
-            .env("AWS_DEFAULT_REGION", REGION)
-            .env("AWS_ACCESS_KEY_ID", &self.admin.0)
-            .env("AWS_SECRET_ACCESS_KEY", &self.admin.1)
-            .env_remove("AWS_SESSION_TOKEN")
-            .env_remove("AWS_PROFILE");
-        command
+        python_as(&self.endpoint, &self.admin, script)
     }
+}
+
+/// `python3 SCRIPT` with boto3's settings for the server at `endpoint` and the keys `user` (nothing else of the
+/// machine's AWS settings).
+fn python_as(endpoint: &str, user: &(String, String), script: &Path) -> Command {
+    let mut command = Command::new("python3");
+    command
+        .arg(script)
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_DEFAULT_REGION", REGION)
+        .env("AWS_ACCESS_KEY_ID", &user.0)
+        .env("AWS_SECRET_ACCESS_KEY", &user.1)
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_PROFILE");
+    command
 }
 
 /// Every variable of the AWS credential chain, removed from test runs so the machine's own never leak in.

@@ -11,7 +11,7 @@
 //! The server dies with the test process (the watchdog of [`crate::support_openbao`]'s kind).
 #![allow(dead_code)]
 
-use crate::support::Scratch;
+use crate::support::{Scratch, ServedOracle};
 pub use crate::support_openbao::spawn_watched;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -175,14 +175,21 @@ fn start() -> Kmip {
 
 impl Kmip {
     /// Runs PyKMIP's client (`tests/cli/kmip_oracle.py`) as `identity`; panics on failure; returns stdout
-    /// trimmed. Each call is a new PyKMIP client and connection; the interpreter is [`OracleProcess`], shared.
+    /// trimmed. Each request is a new PyKMIP client and connection, in one interpreter for the test binary.
     pub fn oracle_as(&self, identity: &Identity, args: &[&str]) -> String {
-        let mut request = vec!["127.0.0.1".to_owned(), self.port.to_string(), s(&identity.cert), s(&identity.key)];
-        request.push(s(&self.ca));
-        request.extend(args.iter().map(|a| (*a).to_owned()));
-        let answer = OracleProcess::ask(&request);
-        assert!(answer["ok"] == true, "PyKMIP client {args:?} failed: {}", answer["err"].as_str().unwrap_or_default());
-        answer["out"].as_str().unwrap_or_default().trim().to_owned()
+        static ORACLE: LazyLock<ServedOracle> = LazyLock::new(|| {
+            ServedOracle::new(|| {
+                let mut command = Command::new(venv().join("bin/python"));
+                command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/kmip_oracle.py")).arg("--serve");
+                command
+            })
+        });
+        let (port, cert, key, ca) = (self.port.to_string(), s(&identity.cert), s(&identity.key), s(&self.ca));
+        let mut request = vec!["127.0.0.1", &port, &cert, &key, &ca];
+        request.extend_from_slice(args);
+        let answer = ORACLE.ask(&request);
+        assert!(answer.ok, "PyKMIP client {args:?} failed: {}", answer.err);
+        answer.out.trim().to_owned()
     }
 
     /// PyKMIP's client as cryptadm's identity.
@@ -264,51 +271,4 @@ pub fn python_open_sealed(key: &[u8], sealed: &str, aad: &[u8]) -> Option<Vec<u8
         .output()
         .unwrap();
     output.status.success().then(|| hex::decode(String::from_utf8(output.stdout).unwrap().trim()).unwrap())
-}
-
-/// `kmip_oracle.py --serve`, one per test binary: importing PyKMIP is about a CPU second, and the suite asks the
-/// oracle about 300 times. Requests are one JSON line each, one at a time; a process that died (a test that panicked
-/// mid-request) is started again.
-struct OracleProcess {
-    child: std::process::Child,
-    answers: std::io::BufReader<std::process::ChildStdout>,
-}
-
-impl OracleProcess {
-    fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/kmip_oracle.py");
-        let mut child = Command::new(venv().join("bin/python"))
-            .arg(script)
-            .arg("--serve")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            // Its logging (PyKMIP warns on every connection); a failed request's cause is in its answer.
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("run the PyKMIP oracle");
-        let answers = std::io::BufReader::new(child.stdout.take().unwrap());
-        OracleProcess { child, answers }
-    }
-
-    fn ask(request: &[String]) -> serde_json::Value {
-        use std::io::{BufRead as _, Write as _};
-        static SHARED: std::sync::Mutex<Option<OracleProcess>> = std::sync::Mutex::new(None);
-        let mut shared = SHARED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        // Taken out while in use: a panic below leaves None, and the next request starts a new process.
-        let mut oracle = match shared.take() {
-            Some(mut oracle) => match oracle.child.try_wait() {
-                Ok(None) => oracle,
-                _ => OracleProcess::start(),
-            },
-            None => OracleProcess::start(),
-        };
-        let line = serde_json::to_string(request).unwrap() + "\n";
-        oracle.child.stdin.as_mut().unwrap().write_all(line.as_bytes()).expect("send the PyKMIP oracle a request");
-        let mut answer = String::new();
-        oracle.answers.read_line(&mut answer).expect("read the PyKMIP oracle's answer");
-        assert!(!answer.is_empty(), "the PyKMIP oracle ended without answering {request:?}");
-        let answer = serde_json::from_str(&answer).expect("the PyKMIP oracle's answer is JSON");
-        *shared = Some(oracle);
-        answer
-    }
 }

@@ -32,12 +32,19 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
                                    the credentials of the environment; prints its ARN
     anonymous N                    lets the next N requests through unauthenticated (moto's reset-auth): STS
                                    AssumeRoleWithWebIdentity is unsigned on AWS but moto wants a signature
+    --serve                        reads one request per line on stdin, a JSON list of the arguments above, and
+                                   answers each with one JSON line {"ok", "out", "err"}: one interpreter (and one
+                                   boto3 import, about a CPU second) for a whole test binary, with the environment
+                                   it was started with
 """
 
 import base64
+import contextlib
+import io
 import json
 import os
 import sys
+import traceback
 import urllib.request
 
 import boto3
@@ -172,5 +179,24 @@ def main(argv):
     return 0
 
 
+def serve():
+    for line in sys.stdin:
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(json.loads(line))
+        except SystemExit as stop:
+            code = stop.code
+        except Exception:  # noqa: BLE001 - the test that asked prints it
+            code = 1
+            err.write(traceback.format_exc())
+        answer = {"ok": code in (None, 0), "out": out.getvalue(), "err": err.getvalue()}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        sys.exit(main(sys.argv[1:]))
