@@ -10,12 +10,12 @@ pub const STRIPES: u32 = 4000;
 
 /// Splits `key` into `stripes` blocks (`key.len() × stripes` bytes), the first `stripes − 1` of them random.
 pub fn split(key: &[u8], stripes: u32, hash: Hash) -> Zeroizing<Vec<u8>> {
-    cryptadm_bulk::af::split(key, stripes, hash.bulk(), crate::crypto::random::fill)
+    cryptadm_bulk::af::split(key, stripes, hash, crate::crypto::random::fill)
 }
 
 /// Recovers a key of `key_len` bytes from `material` (at least `key_len × stripes` bytes).
 pub fn merge(material: &[u8], key_len: usize, stripes: u32, hash: Hash) -> Zeroizing<Vec<u8>> {
-    cryptadm_bulk::af::merge(material, key_len, stripes, hash.bulk())
+    cryptadm_bulk::af::merge(material, key_len, stripes, hash)
 }
 
 #[cfg(test)]

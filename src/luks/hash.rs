@@ -1,65 +1,16 @@
 //! The hash functions LUKS names in headers (`hashSpec`, `af.hash`, `digest.hash`, `kdf.hash`), as one enum so
 //! the AF splitter, PBKDF2 and the volume-key digest all dispatch the same way.
 
-use super::{Error, Result};
+use super::Error;
 
-/// A hash function by its cryptsetup name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hash {
-    /// `sha1` (old LUKS1 images).
-    Sha1,
-    /// `sha256`, the default everywhere.
-    Sha256,
-    /// `sha512`.
-    Sha512,
-}
+/// A hash function by its cryptsetup name: `cryptadm-bulk`'s, where the loops over it (PBKDF2, the AF splitter)
+/// are compiled optimised.
+pub use cryptadm_bulk::Hash;
 
-impl Hash {
-    /// Parses a cryptsetup hash name (case-insensitive, as libgcrypt/OpenSSL backends accept it).
-    pub fn from_name(name: &str) -> Result<Hash> {
-        match name.to_ascii_lowercase().as_str() {
-            "sha1" => Ok(Hash::Sha1),
-            "sha256" => Ok(Hash::Sha256),
-            "sha512" => Ok(Hash::Sha512),
-            _ => Err(Error::unsupported(format!("hash `{name}`"))),
-        }
-    }
-
-    /// The name written in headers.
-    pub fn name(self) -> &'static str {
-        match self {
-            Hash::Sha1 => "sha1",
-            Hash::Sha256 => "sha256",
-            Hash::Sha512 => "sha512",
-        }
-    }
-
-    /// Output length in bytes.
-    pub fn output_len(self) -> usize {
-        match self {
-            Hash::Sha1 => 20,
-            Hash::Sha256 => 32,
-            Hash::Sha512 => 64,
-        }
-    }
-
-    /// `H(parts[0] || parts[1] || …)`.
-    pub fn digest(self, parts: &[&[u8]]) -> Vec<u8> {
-        self.bulk().digest(parts)
-    }
-
-    /// PBKDF2-HMAC with this hash, filling `out`.
-    pub fn pbkdf2(self, password: &[u8], salt: &[u8], iterations: u32, out: &mut [u8]) {
-        self.bulk().pbkdf2(password, salt, iterations, out);
-    }
-
-    /// The same function in `cryptadm-bulk`, where the loops over it are compiled optimised.
-    pub(crate) fn bulk(self) -> cryptadm_bulk::Hash {
-        match self {
-            Hash::Sha1 => cryptadm_bulk::Hash::Sha1,
-            Hash::Sha256 => cryptadm_bulk::Hash::Sha256,
-            Hash::Sha512 => cryptadm_bulk::Hash::Sha512,
-        }
+/// A header naming a hash this library does not implement.
+impl From<cryptadm_bulk::UnknownHash> for Error {
+    fn from(unknown: cryptadm_bulk::UnknownHash) -> Self {
+        Error::unsupported(format!("hash `{}`", unknown.name))
     }
 }
 
@@ -86,5 +37,9 @@ mod tests {
             assert_eq!(h.digest(&[b"x"]).len(), h.output_len());
         }
         assert!(Hash::from_name("whirlpool").is_err());
+        assert_eq!(
+            Error::from(Hash::from_name("whirlpool").unwrap_err()).to_string(),
+            "unsupported LUKS feature: hash `whirlpool`"
+        );
     }
 }

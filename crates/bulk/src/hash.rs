@@ -13,7 +13,35 @@ pub enum Hash {
     Sha512,
 }
 
+/// A hash name none of [`Hash`]'s variants has (`Hash::from_name`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported hash `{name}`")]
+pub struct UnknownHash {
+    /// The name as given.
+    pub name: String,
+}
+
 impl Hash {
+    /// Parses a hash name as cryptsetup writes it in LUKS headers, clevis in its tpm2 pin and systemd in its
+    /// token (case-insensitive, as libgcrypt's and OpenSSL's backends accept it).
+    pub fn from_name(name: &str) -> Result<Hash, UnknownHash> {
+        match name.to_ascii_lowercase().as_str() {
+            "sha1" => Ok(Hash::Sha1),
+            "sha256" => Ok(Hash::Sha256),
+            "sha512" => Ok(Hash::Sha512),
+            _ => Err(UnknownHash { name: name.to_owned() }),
+        }
+    }
+
+    /// The name written in headers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hash::Sha1 => "sha1",
+            Hash::Sha256 => "sha256",
+            Hash::Sha512 => "sha512",
+        }
+    }
+
     /// The digest's length in bytes.
     pub fn output_len(self) -> usize {
         match self {

@@ -19,5 +19,5 @@ pub mod hash;
 pub mod secret_buf;
 pub mod xts;
 
-pub use hash::Hash;
+pub use hash::{Hash, UnknownHash};
 pub use secret_buf::SecretBuf;
