@@ -108,8 +108,10 @@ pub fn free_port() -> u16 {
 /// The watchdog every fixture server runs under: it starts `program args…` in a process group of its own
 /// (`setsid`), and kills that whole group (the program and every process it started: PyKMIP's workers outlive a
 /// SIGTERM to their parent, socat forks one child per connection) when it is sent SIGTERM, when the program ends,
-/// or when the test process (`$w`) is gone, a failed or killed test binary included.
-const WATCHDOG: &str = r#"p=$1; w=$2; shift 2; setsid "$p" "$@" & r=$!; trap 'kill -9 -$r 2>/dev/null; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill -9 -$r 2>/dev/null"#;
+/// or when the test process (`$w`) is gone, a failed or killed test binary included. It looks once a second: at
+/// five times a second, the `sleep`s of the ten or so watchdogs alive at once were 55 process starts a second for
+/// the whole suite. `sleep 1 & wait` so that a SIGTERM ends the wait at once and the trap runs without delay.
+const WATCHDOG: &str = r#"p=$1; w=$2; shift 2; setsid "$p" "$@" & r=$!; trap 'kill -9 -$r 2>/dev/null; exit 0' TERM; while kill -0 "$w" 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 1 & wait $!; done; kill -9 -$r 2>/dev/null"#;
 
 /// Starts `program args…` with `envs` under [`WATCHDOG`], its output appended to `log`. Stop it (children
 /// included) with [`stop_watched`].
