@@ -14,12 +14,8 @@ decrypt-gcm UID IV TAG CIPHERTEXT AAD (all hex; AES-GCM Decrypt on the server in
 Encryption fields PyKMIP's high-level client does not expose; prints the plaintext's hex), encrypt-gcm UID
 PLAINTEXT AAD (hex; prints the hex of IV, TAG and CIPHERTEXT, space-separated).
 """
-import contextlib
-import io
-import json
 import os
 import sys
-import traceback
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -111,23 +107,10 @@ def run(argv):
             sys.exit(f"unknown operation {operation}")
 
 
-def serve():
-    for line in sys.stdin:
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                run(json.loads(line))
-            answer = {"ok": True, "out": out.getvalue(), "err": ""}
-        except SystemExit as stop:
-            answer = {"ok": stop.code in (None, 0), "out": out.getvalue(), "err": str(stop.code)}
-        except Exception:  # noqa: BLE001 - the test that asked prints it
-            answer = {"ok": False, "out": out.getvalue(), "err": traceback.format_exc()}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
-        serve()
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../interop"))
+        from served_oracle import serve  # noqa: E402
+        serve(run)
     else:
         run(sys.argv[1:])

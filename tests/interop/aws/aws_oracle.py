@@ -39,12 +39,9 @@ made by `setup`). Blobs are raw CiphertextBlob bytes in standard base64, as the 
 """
 
 import base64
-import contextlib
-import io
 import json
 import os
 import sys
-import traceback
 import urllib.request
 
 import boto3
@@ -179,24 +176,10 @@ def main(argv):
     return 0
 
 
-def serve():
-    for line in sys.stdin:
-        out, err = io.StringIO(), io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = main(json.loads(line))
-        except SystemExit as stop:
-            code = stop.code
-        except Exception:  # noqa: BLE001 - the test that asked prints it
-            code = 1
-            err.write(traceback.format_exc())
-        answer = {"ok": code in (None, 0), "out": out.getvalue(), "err": err.getvalue()}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
-        serve()
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        from served_oracle import serve  # noqa: E402
+        serve(main)
     else:
         sys.exit(main(sys.argv[1:]))
