@@ -3,7 +3,7 @@
 //! (openstackclient, barbicanclient; `api.py` for what they have no command for).
 #![allow(dead_code)]
 
-use crate::support::{Scratch, cryptadm, require_tool};
+use crate::support::{Scratch, ServedOracle, cryptadm, require_tool};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -103,11 +103,24 @@ impl OpenStack {
         cmd
     }
 
-    /// Runs the `openstack` client and returns its standard output; panics when it fails.
+    /// Runs the `openstack` client and returns its standard output; panics when it fails. One interpreter
+    /// answers every call (`openstack_served.py`, a [`ServedOracle`]); [`OpenStack::client`] is a run of its own,
+    /// for a test that looks at a failure.
     pub(crate) fn run(&self, args: &[&str]) -> Vec<u8> {
-        let output = self.client(args).output().expect("run openstack");
-        assert!(output.status.success(), "openstack {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        output.stdout
+        static SERVED: OnceLock<ServedOracle> = OnceLock::new();
+        let served = SERVED.get_or_init(|| {
+            let clouds = self.clouds_yaml();
+            ServedOracle::new(move || {
+                // The interpreter of /usr/bin/openstack (Debian's python3-openstackclient), not whatever python3
+                // comes first on PATH.
+                let mut cmd = Command::new("/usr/bin/python3");
+                cmd.arg(script("openstack_served.py")).env("OS_CLIENT_CONFIG_FILE", &clouds).env("OS_CLOUD", "test");
+                cmd
+            })
+        });
+        let answer = served.ask(args);
+        assert!(answer.ok, "openstack {args:?}: {}", answer.err);
+        answer.out.into_bytes()
     }
 
     /// `openstack … -f json`, parsed.
