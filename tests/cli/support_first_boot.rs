@@ -48,8 +48,17 @@ impl Report {
         self.get(key).join("\n")
     }
 
-    pub fn status(&self) -> String {
-        self.text("status")
+    /// The errors of cloud-init's stages on this boot, as cloud-init recorded them (`/run/cloud-init/result.json`,
+    /// `v1.errors`): none is what `cloud-init status` reports as "done", any as "error". Panics when cloud-init
+    /// recorded no result (it did not finish).
+    pub fn cloud_init_errors(&self) -> Vec<String> {
+        let result = self.text("result");
+        let result: serde_json::Value = serde_json::from_str(&result)
+            .unwrap_or_else(|e| panic!("cloud-init's result.json ({e}):\n{}", self.console));
+        let errors = result["v1"]["errors"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no v1.errors in cloud-init's result.json:\n{}", self.console));
+        errors.iter().map(|error| error.as_str().unwrap_or_default().to_owned()).collect()
     }
 
     /// The `stat|PATH|MODE OWNER` line for `path`.
@@ -60,6 +69,17 @@ impl Report {
             .find_map(|line| line.strip_prefix(&prefix))
             .unwrap_or_else(|| panic!("no stat of {path} in the report:\n{}", self.console))
     }
+}
+
+/// cloud-init reported an error on `report`'s boot, and it was the user-data's `runcmd` (the `scripts-user` module
+/// runs it) that failed: cryptadm's exit, not the datasource or a module of the image.
+pub fn assert_runcmd_failed(report: &Report) {
+    let errors = report.cloud_init_errors();
+    assert!(
+        !errors.is_empty() && errors.iter().all(|error| error.contains("scripts-user")),
+        "cloud-init's errors {errors:?}, expected runcmd's (scripts-user) only:\n{}",
+        report.console
+    );
 }
 
 /// `tests/guest/NAME`.

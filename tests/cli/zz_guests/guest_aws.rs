@@ -22,7 +22,8 @@ use crate::sandbox::Sandbox;
 use crate::support::{cryptadm, require_tool};
 use crate::support_aws::{AWS_VARIABLES, ImdsStandIn, moto};
 use crate::support_first_boot::{
-    CloudNode, Report, boot_with_nic, cidata_seed, occurrences_on_disk, seal, sha256_hex, write_mode,
+    CloudNode, Report, assert_runcmd_failed, boot_with_nic, cidata_seed, occurrences_on_disk, seal, sha256_hex,
+    write_mode,
 };
 use crate::support_guest::shared;
 use cryptadm::machineadm::{AWS_ENV_FILE, UNIT_NAME};
@@ -143,7 +144,7 @@ fn assert_imdsv2_credentials_and_region(requests: &str) {
 #[test]
 fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
     let Booted { node, report, imds_requests, .. } = &shared(&BOOTS).0;
-    assert!(report.text("status").contains("status: done"), "{}", report.console);
+    assert_eq!(report.cloud_init_errors(), Vec::<String>::new(), "{}", report.console);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "600 root:root");
     assert_eq!(report.get("sha256"), [sha256_hex(PLAINTEXT)], "the plaintext is the sealed configuration");
     assert_imdsv2_credentials_and_region(imds_requests);
@@ -156,7 +157,7 @@ fn guest_aws_kms_first_boot_instance_profile_from_imds_opens_the_config_0600() {
 #[test]
 fn guest_aws_kms_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
     let Booted { node, report, imds_requests, .. } = &shared(&BOOTS).1;
-    assert!(report.text("status").contains("status: error"), "{}", report.console);
+    assert_runcmd_failed(report);
     assert_eq!(report.stat("/run/machineadm/machine_config.yaml"), "missing");
     let output = report.text("output");
     assert!(

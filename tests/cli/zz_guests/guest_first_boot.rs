@@ -12,7 +12,7 @@
 
 use crate::support::{cryptadm_process, spawn_watched, stop_watched, wait_for_port};
 use crate::support_first_boot::{
-    Report, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk,
+    Report, assert_runcmd_failed, boot, cached_root, cidata_seed, copy_root, debugfs, guest_file, occurrences_on_disk,
     seal_for_file_provider, sha256_hex, stripped_cryptadm, write_mode,
 };
 use crate::support_guest::{shared, workdir};
@@ -319,7 +319,7 @@ static GOOD: LazyLock<(Node, Report, Report)> = LazyLock::new(|| {
 #[test]
 fn guest_first_boot_cloud_init_opens_the_sealed_config_to_run_machineadm_0600() {
     let (_, first, _) = shared(&GOOD);
-    assert!(first.status().contains("status: done"), "{}", first.console);
+    assert_eq!(first.cloud_init_errors(), Vec::<String>::new(), "{}", first.console);
     assert!(
         first.get("stat").contains(&"/run/machineadm/machineadm_config.yaml|600 root:root".to_owned()),
         "{:?}",
@@ -337,7 +337,7 @@ fn guest_first_boot_cloud_init_opens_the_sealed_config_to_run_machineadm_0600() 
 #[test]
 fn guest_first_boot_second_boot_reruns_nothing_and_no_plaintext_reaches_the_disk() {
     let (node, first, second) = shared(&GOOD);
-    assert!(second.status().contains("status: done"), "{}", second.console);
+    assert_eq!(second.cloud_init_errors(), Vec::<String>::new(), "{}", second.console);
     assert_eq!(second.one("instance"), first.one("instance"));
     assert_eq!(second.one("instances"), "1", "one instance directory");
     assert_eq!(second.one("runcmd_sem"), first.one("runcmd_sem"), "runcmd did not run again");
@@ -358,7 +358,7 @@ fn guest_first_boot_second_boot_reruns_nothing_and_no_plaintext_reaches_the_disk
 #[test]
 fn guest_first_boot_wrong_passphrase_cloud_init_error_and_no_plaintext() {
     let (node, report) = shared(&WRONG);
-    assert!(report.status().contains("status: error"), "{}", report.console);
+    assert_runcmd_failed(report);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|missing".to_owned()),
         "{:?}",

@@ -13,8 +13,8 @@
 
 use crate::support::cryptadm;
 use crate::support_first_boot::{
-    Report, boot_with_network, cached_root, cidata_seed, copy_root, debugfs, network_and_report_commands,
-    occurrences_on_disk, seal, sha256_hex, stripped_cryptadm,
+    Report, assert_runcmd_failed, boot_with_network, cached_root, cidata_seed, copy_root, debugfs,
+    network_and_report_commands, occurrences_on_disk, seal, sha256_hex, stripped_cryptadm,
 };
 use crate::support_guest::{shared, workdir};
 use crate::support_tang::{Tang, run_with_input, servers};
@@ -95,7 +95,7 @@ static UNREACHABLE: LazyLock<(Node, Report)> = LazyLock::new(|| {
 #[test]
 fn guest_tang_first_boot_opens_the_config_0600_and_no_plaintext_reaches_the_disk() {
     let (up, report) = shared(&REACHABLE);
-    assert!(report.text("status").contains("status: done"), "{}", report.console);
+    assert_eq!(report.cloud_init_errors(), Vec::<String>::new(), "{}", report.console);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|600 root:root".to_owned()),
         "{:?}",
@@ -110,7 +110,7 @@ fn guest_tang_first_boot_opens_the_config_0600_and_no_plaintext_reaches_the_disk
 #[test]
 fn guest_tang_first_boot_with_no_tang_server_is_a_cloud_init_error_with_our_message_and_no_plaintext() {
     let (down, report) = shared(&UNREACHABLE);
-    assert!(report.text("status").contains("status: error"), "{}", report.console);
+    assert_runcmd_failed(report);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|missing".to_owned()),
         "{:?}",

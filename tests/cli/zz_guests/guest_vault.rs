@@ -8,7 +8,8 @@
 #![allow(clippy::print_stderr)] // boot times and consoles, for the record
 
 use crate::support_first_boot::{
-    CloudNode, Report, boot_with_network, cidata_seed, occurrences_on_disk, seal_for_vault_transit, sha256_hex,
+    CloudNode, Report, assert_runcmd_failed, boot_with_network, cidata_seed, occurrences_on_disk,
+    seal_for_vault_transit, sha256_hex,
 };
 use crate::support_guest::shared;
 use crate::support_openbao::{GUEST_JWT_PATH, dev};
@@ -82,7 +83,7 @@ static DENIED: LazyLock<(Node, Report)> = LazyLock::new(|| {
 #[test]
 fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
     let (node, report) = shared(&MACHINE);
-    assert!(report.text("status").contains("status: done"), "{}", report.console);
+    assert_eq!(report.cloud_init_errors(), Vec::<String>::new(), "{}", report.console);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|600 root:root".to_owned()),
         "{:?}",
@@ -99,7 +100,7 @@ fn guest_vault_transit_first_boot_machine_role_opens_the_config_0600() {
 #[test]
 fn guest_vault_transit_first_boot_role_without_decrypt_cloud_init_error_16_and_no_plaintext() {
     let (node, report) = shared(&DENIED);
-    assert!(report.text("status").contains("status: error"), "{}", report.console);
+    assert_runcmd_failed(report);
     assert!(
         report.get("stat").contains(&"/run/machineadm/machine_config.yaml|missing".to_owned()),
         "{:?}",
