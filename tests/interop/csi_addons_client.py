@@ -15,6 +15,8 @@ usage: csi_addons_client.py PROTO_DIR STUBS_DIR SOCKET AUTHORITY COMMAND [ARGS]
     identity                 Probe, GetIdentity, GetCapabilities; prints JSON
     rotate REQUEST_JSON...   one EncryptionKeyRotate per argument, all at once on one channel;
                              prints a JSON list of {"code", "details"}
+    sidecar REQUEST_JSON...  both on one channel, as the sidecar connects and then rotates: identity's line, then
+                             rotate's (one Python start: minutes under TCG, where a guest runs it)
 A REQUEST_JSON is {"volume_id", "parameters", "secrets", "mode"} (mode: the CSI access mode number; the
 sidecar sets only volume_capability.access_mode.mode and never volume_path or encryption_key), or has a
 "volume_path" for tests that give one.
@@ -64,7 +66,7 @@ def main():
     options = [] if authority == "default" else [("grpc.default_authority", authority)]
     channel = grpc.insecure_channel(f"unix://{socket}", options=options)
     grpc.channel_ready_future(channel).result(timeout=30)
-    if command == "identity":
+    def identity():
         stub = identity_pb2_grpc.IdentityStub(channel)
         probe = stub.Probe(identity_pb2.ProbeRequest(), timeout=30)
         ident = stub.GetIdentity(identity_pb2.GetIdentityRequest(), timeout=30)
@@ -77,8 +79,9 @@ def main():
         for cap in caps.capabilities:
             kind = cap.WhichOneof("type")
             out["capabilities"].append({"kind": kind, "type": getattr(cap, kind).type})
-        print(json.dumps(out))
-    elif command == "rotate":
+        print(json.dumps(out), flush=True)
+
+    def rotate(specs):
         stub = ekr_grpc.EncryptionKeyRotationControllerStub(channel)
 
         def call(spec):
@@ -95,9 +98,17 @@ def main():
             except grpc.RpcError as e:
                 return {"code": e.code().name, "details": e.details()}
 
-        specs = [json.loads(arg) for arg in rest]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool:
-            print(json.dumps(list(pool.map(call, specs))))
+            print(json.dumps(list(pool.map(call, specs))), flush=True)
+
+    specs = [json.loads(arg) for arg in rest]
+    if command == "identity":
+        identity()
+    elif command == "rotate":
+        rotate(specs)
+    elif command == "sidecar":
+        identity()
+        rotate(specs)
     else:
         raise SystemExit(f"unknown command {command}")
 
