@@ -137,11 +137,16 @@ pub fn spawn_watched_env(program: &Path, args: &[&str], envs: &[(&str, &str)], l
 /// A Python oracle kept running for a whole test binary (`SCRIPT --serve`): importing an SDK (PyKMIP, boto3) costs
 /// about a CPU second, most of a one-shot run, and the suite asks its oracles hundreds of times. It reads one request
 /// per line on stdin, a JSON list of a run's arguments, and answers each with one JSON line `{"ok", "out", "err"}`.
-/// Requests go one at a time; a process that died (a test panicked mid-request) is started again.
+/// Requests go one at a time; a process that died (a test panicked mid-request) is started again, and one that
+/// does not answer within [`ORACLE_ANSWER_WITHIN`] is killed and the request fails, naming it.
 pub struct ServedOracle {
     start: Box<dyn Fn() -> std::process::Command + Send + Sync>,
-    process: std::sync::Mutex<Option<(std::process::Child, std::io::BufReader<std::process::ChildStdout>)>>,
+    process: std::sync::Mutex<Option<(std::process::Child, std::sync::mpsc::Receiver<String>)>>,
 }
+
+/// How long a served oracle may take to answer one request: every request is one client run against a local
+/// server (the slowest, an OpenStack image upload, takes seconds).
+pub const ORACLE_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// A [`ServedOracle`]'s answer: whether the run succeeded, its stdout, and why not.
 pub struct OracleAnswer {
@@ -156,29 +161,49 @@ impl ServedOracle {
         ServedOracle { start: Box::new(command), process: std::sync::Mutex::new(None) }
     }
 
+    /// Starts the process, with a thread that hands each line it answers to the returned receiver (so that a
+    /// request can wait for its answer with a deadline).
+    fn spawn(&self) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+        use std::io::BufRead as _;
+        let mut child = (self.start)()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            // Its logging; a failed request's cause is in its answer.
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the oracle");
+        let stdout = child.stdout.take().unwrap();
+        let (send, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (child, answers)
+    }
+
     pub fn ask(&self, request: &[&str]) -> OracleAnswer {
-        use std::io::{BufRead as _, Write as _};
+        use std::io::Write as _;
+        use std::sync::mpsc::RecvTimeoutError;
         let mut process = self.process.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // Taken out while in use: a panic below leaves None, and the next request starts a new process.
         let running = process
             .take()
             .and_then(|(mut child, answers)| matches!(child.try_wait(), Ok(None)).then_some((child, answers)));
-        let (mut child, mut answers) = running.unwrap_or_else(|| {
-            let mut child = (self.start)()
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                // Its logging; a failed request's cause is in its answer.
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .expect("start the oracle");
-            let answers = std::io::BufReader::new(child.stdout.take().unwrap());
-            (child, answers)
-        });
+        let (mut child, answers) = running.unwrap_or_else(|| self.spawn());
         let line = serde_json::to_string(request).unwrap() + "\n";
         child.stdin.as_mut().unwrap().write_all(line.as_bytes()).expect("send the oracle a request");
-        let mut answer = String::new();
-        answers.read_line(&mut answer).expect("read the oracle's answer");
-        assert!(!answer.is_empty(), "the oracle ended without answering {request:?}");
+        let answer = match answers.recv_timeout(ORACLE_ANSWER_WITHIN) {
+            Ok(answer) => answer,
+            Err(RecvTimeoutError::Disconnected) => panic!("the oracle ended without answering {request:?}"),
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the oracle did not answer {request:?} within {ORACLE_ANSWER_WITHIN:?} (killed)");
+            }
+        };
         let answer: serde_json::Value = serde_json::from_str(&answer).expect("the oracle's answer is JSON");
         *process = Some((child, answers));
         let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
