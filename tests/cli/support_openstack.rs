@@ -99,8 +99,14 @@ impl OpenStack {
     /// The `openstack` client on cloud `test`.
     pub(crate) fn client(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("openstack");
-        cmd.args(args).env("OS_CLIENT_CONFIG_FILE", self.clouds_yaml()).env("OS_CLOUD", "test");
+        cmd.args(args);
+        self.on_cloud_test(&mut cmd);
         cmd
+    }
+
+    /// `cmd` with the environment that selects cloud `test` of the harness's clouds.yaml.
+    fn on_cloud_test(&self, cmd: &mut Command) {
+        cmd.env("OS_CLIENT_CONFIG_FILE", self.clouds_yaml()).env("OS_CLOUD", "test");
     }
 
     /// Runs the `openstack` client and returns its standard output; panics when it fails. One interpreter
@@ -109,12 +115,13 @@ impl OpenStack {
     pub(crate) fn run(&self, args: &[&str]) -> Vec<u8> {
         static SERVED: OnceLock<ServedOracle> = OnceLock::new();
         let served = SERVED.get_or_init(|| {
-            let clouds = self.clouds_yaml();
+            let os = openstack();
             ServedOracle::new(move || {
                 // The interpreter of /usr/bin/openstack (Debian's python3-openstackclient), not whatever python3
                 // comes first on PATH.
                 let mut cmd = Command::new("/usr/bin/python3");
-                cmd.arg(script("openstack_served.py")).env("OS_CLIENT_CONFIG_FILE", &clouds).env("OS_CLOUD", "test");
+                cmd.arg(script("openstack_served.py"));
+                os.on_cloud_test(&mut cmd);
                 cmd
             })
         });
