@@ -142,6 +142,7 @@ pub fn spawn_watched_env(program: &Path, args: &[&str], envs: &[(&str, &str)], l
 pub struct ServedOracle {
     start: Box<dyn Fn() -> std::process::Command + Send + Sync>,
     process: std::sync::Mutex<Option<(std::process::Child, std::sync::mpsc::Receiver<String>)>>,
+    answer_within: std::time::Duration,
 }
 
 /// How long a served oracle may take to answer one request: every request is one client run against a local
@@ -158,7 +159,11 @@ pub struct OracleAnswer {
 impl ServedOracle {
     /// `command` runs the script with `--serve` and whatever environment every request shares.
     pub fn new(command: impl Fn() -> std::process::Command + Send + Sync + 'static) -> Self {
-        ServedOracle { start: Box::new(command), process: std::sync::Mutex::new(None) }
+        ServedOracle {
+            start: Box::new(command),
+            process: std::sync::Mutex::new(None),
+            answer_within: ORACLE_ANSWER_WITHIN,
+        }
     }
 
     /// Starts the process, with a thread that hands each line it answers to the returned receiver (so that a
@@ -195,13 +200,16 @@ impl ServedOracle {
         let (mut child, answers) = running.unwrap_or_else(|| self.spawn());
         let line = serde_json::to_string(request).unwrap() + "\n";
         child.stdin.as_mut().unwrap().write_all(line.as_bytes()).expect("send the oracle a request");
-        let answer = match answers.recv_timeout(ORACLE_ANSWER_WITHIN) {
+        let answer = match answers.recv_timeout(self.answer_within) {
             Ok(answer) => answer,
-            Err(RecvTimeoutError::Disconnected) => panic!("the oracle ended without answering {request:?}"),
+            Err(RecvTimeoutError::Disconnected) => {
+                let _ = child.wait();
+                panic!("the oracle ended without answering {request:?}");
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the oracle did not answer {request:?} within {ORACLE_ANSWER_WITHIN:?} (killed)");
+                panic!("the oracle did not answer {request:?} within {:?} (killed)", self.answer_within);
             }
         };
         let answer: serde_json::Value = serde_json::from_str(&answer).expect("the oracle's answer is JSON");
@@ -209,6 +217,60 @@ impl ServedOracle {
         let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
         OracleAnswer { ok: answer["ok"] == true, out: text("out"), err: text("err") }
     }
+}
+
+/// A [`ServedOracle`] of `tests/interop/served_oracle.py` whose run is the Python expression `body` (of `argv`),
+/// under python3.
+fn inline_oracle(body: &'static str) -> ServedOracle {
+    ServedOracle::new(move || {
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg("-c").arg(format!(
+            "import os, subprocess, sys\nsys.path.insert(0, {:?})\nimport served_oracle\nserved_oracle.serve(lambda argv: {body})",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop")
+        ));
+        cmd
+    })
+}
+
+/// The panic message of `f`, which must panic.
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("it panics");
+    payload.downcast_ref::<String>().cloned().or(payload.downcast_ref::<&str>().map(|s| (*s).to_owned())).unwrap()
+}
+
+/// The served loop answers each request on its private descriptors: a run's child that reads its standard input
+/// gets nothing (not the next request), and what it writes to its standard output is not taken for an answer.
+#[test]
+fn served_oracle_requests_and_answers_are_out_of_a_runs_reach() {
+    let oracle = inline_oracle(
+        "(subprocess.run(['sh', '-c', 'cat; echo from-the-child']), print('got', len(sys.stdin.read()), *argv))[-1]",
+    );
+    for word in ["first", "second", "third"] {
+        let answer = oracle.ask(&[word]);
+        assert!(answer.ok, "{}", answer.err);
+        assert_eq!(answer.out, format!("got 0 {word}\n"), "the child read nothing and wrote nothing into the answer");
+    }
+}
+
+/// An oracle that ends without answering fails the request, naming it, and the next request starts a new one;
+/// one that does not answer in time is killed and the request fails, naming it.
+#[test]
+fn served_oracle_that_dies_or_hangs_fails_the_request() {
+    let dying = inline_oracle("os._exit(3)");
+    for _ in 0..2 {
+        let message = panic_message(|| {
+            dying.ask(&["doomed"]);
+        });
+        assert_eq!(message, r#"the oracle ended without answering ["doomed"]"#);
+    }
+    let mut hanging = inline_oracle("__import__('time').sleep(60)");
+    hanging.answer_within = std::time::Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let message = panic_message(|| {
+        hanging.ask(&["slow"]);
+    });
+    assert_eq!(message, r#"the oracle did not answer ["slow"] within 2s (killed)"#);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
 }
 
 /// [`spawn_watched_env`] without extra environment.

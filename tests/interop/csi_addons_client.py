@@ -16,7 +16,7 @@ usage: csi_addons_client.py PROTO_DIR STUBS_DIR SOCKET AUTHORITY COMMAND [ARGS]
     rotate REQUEST_JSON...   one EncryptionKeyRotate per argument, all at once on one channel;
                              prints a JSON list of {"code", "details"}
     sidecar REQUEST_JSON...  both on one channel, as the sidecar connects and then rotates: identity's line, then
-                             rotate's (one Python start: minutes under TCG, where a guest runs it)
+                             rotate's (one Python start instead of two, each costly in a guest under TCG)
 A REQUEST_JSON is {"volume_id", "parameters", "secrets", "mode"} (mode: the CSI access mode number; the
 sidecar sets only volume_capability.access_mode.mode and never volume_path or encryption_key), or has a
 "volume_path" for tests that give one.
