@@ -12,6 +12,7 @@
 
 pub mod credentials;
 mod fetch;
+mod piece;
 mod protocol;
 mod ranged;
 pub mod tls;
@@ -25,7 +26,7 @@ use super::layout::VerifyingReader;
 use super::{BlobWriter, ImageDestination, ImageSource, MAX_MANIFEST_BYTES, OCI_INDEX, OCI_MANIFEST, RegistryLocation};
 use crate::oci::Error;
 use crate::redact;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::StreamExt;
 use protocol::{OciDistributionError, OciErrorCode};
 use std::collections::{HashMap, HashSet};
@@ -43,6 +44,8 @@ const PIECE: usize = 256 * 1024;
 /// the streaming PATCH) as soon as this much of it is written, not a whole piece later (on a registry far away
 /// the upload, one connection per blob, is what an image copy waits for).
 const FIRST_PIECE: usize = 256 * 1024;
+// Both are made in mappings kept for reuse (`piece`), which only reuses mappings of one size.
+const _: () = assert!(PIECE == piece::POOLED && FIRST_PIECE == piece::POOLED);
 /// Pieces in flight per blob download, on their way to the cipher.
 const IN_FLIGHT: usize = 4;
 /// Pieces of [`PIECE`] bytes made and not yet taken by their upload, per blob (an upload also keeps up to
@@ -575,7 +578,7 @@ impl ImageDestination for RegistryDestination {
     fn blob_writer(&self) -> Result<Box<dyn BlobWriter + '_>, Error> {
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
-            buffer: BytesMut::with_capacity(PIECE),
+            buffer: None,
             opening: None,
             upload: None,
             uploaded: None,
@@ -592,7 +595,7 @@ impl ImageDestination for RegistryDestination {
             .then(|| self.connection.runtime.spawn(async move { uploader.start().await }));
         Ok(Box::new(RegistryBlobWriter {
             destination: self,
-            buffer: BytesMut::with_capacity(PIECE),
+            buffer: None,
             opening,
             upload: None,
             uploaded: None,
@@ -669,7 +672,8 @@ struct Upload {
 
 struct RegistryBlobWriter<'a> {
     destination: &'a RegistryDestination,
-    buffer: BytesMut,
+    /// The piece being filled (none before the first byte, and after a piece went).
+    buffer: Option<piece::PieceBuffer>,
     /// The upload session opened ahead of the first piece, until the upload takes it.
     opening: Option<upload::Opening>,
     upload: Option<Upload>,
@@ -679,9 +683,18 @@ struct RegistryBlobWriter<'a> {
 }
 
 impl RegistryBlobWriter<'_> {
+    /// The bytes written since the last piece went.
+    fn buffered(&self) -> usize {
+        self.buffer.as_ref().map_or(0, piece::PieceBuffer::len)
+    }
+
+    /// The bytes written since the last piece went, as the next piece.
+    fn take_piece(&mut self) -> Bytes {
+        self.buffer.take().map_or_else(Bytes::new, piece::PieceBuffer::freeze)
+    }
+
     fn send_piece(&mut self) -> io::Result<()> {
-        let piece = self.buffer.split().freeze();
-        self.buffer.reserve(PIECE);
+        let piece = self.take_piece();
         let destination = self.destination;
         let opening = self.opening.take();
         let upload = self.upload.get_or_insert_with(|| {
@@ -714,10 +727,13 @@ impl RegistryBlobWriter<'_> {
 impl Write for RegistryBlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let piece = if self.upload.is_none() { FIRST_PIECE } else { PIECE };
-        let n = buf.len().min(piece - self.buffer.len());
-        self.buffer.extend_from_slice(&buf[..n]);
+        let buffer = match &mut self.buffer {
+            Some(buffer) => buffer,
+            empty => empty.insert(piece::PieceBuffer::with_capacity(piece)?),
+        };
+        let n = buffer.fill_from(buf);
         self.written += n as u64;
-        if self.buffer.len() == piece {
+        if buffer.remaining() == 0 {
             self.send_piece()?;
         }
         Ok(n)
@@ -733,7 +749,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
     /// `commit`. (A blob smaller than the first piece is still only in memory: it goes whole, at commit.)
     fn flush_data(&mut self, digest: &str) -> Result<(), Error> {
         // Shorter than its first piece, but its session is open: it goes up through it.
-        if self.upload.is_none() && self.opening.is_some() && !self.buffer.is_empty() {
+        if self.upload.is_none() && self.opening.is_some() && self.buffered() > 0 {
             self.send_piece().map_err(|e| match e.into_inner().map(|inner| inner.downcast::<Error>()) {
                 Some(Ok(error)) => error.in_blob(digest),
                 Some(Err(other)) => Error::Io(format!("pushing blob {digest}: {other}")),
@@ -743,8 +759,8 @@ impl BlobWriter for RegistryBlobWriter<'_> {
         let Some(upload) = self.upload.take() else { return Ok(()) };
         let connection = &self.destination.connection;
         let what = format!("pushing blob {digest}");
-        if !self.buffer.is_empty() {
-            let piece = self.buffer.split().freeze();
+        if self.buffered() > 0 {
+            let piece = self.take_piece();
             if upload.sender.blocking_send(piece).is_err() {
                 return Err(self.finish_error(upload).in_blob(digest));
             }
@@ -767,7 +783,7 @@ impl BlobWriter for RegistryBlobWriter<'_> {
         match self.uploaded.take() {
             // Smaller than the first piece: sent whole, so that it can be retried.
             None => {
-                let bytes = self.buffer.split().freeze();
+                let bytes = self.take_piece();
                 connection
                     .runtime
                     .block_on(destination.uploader.push_whole(bytes, digest))

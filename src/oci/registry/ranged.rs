@@ -12,8 +12,9 @@
 //! registry's credentials when they leave its origin, as for a whole blob.
 
 use super::fetch::RegistryReader;
+use super::piece::PieceBuffer;
 use super::{ATTEMPTS, FIRST_BACKOFF, chain, retry};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use reqwest::StatusCode;
 use std::collections::VecDeque;
 use std::io;
@@ -113,7 +114,7 @@ pub async fn download(
     let spawn = |start: u64, end: u64, first: Option<reqwest::Response>| {
         let (pieces_in, pieces) = mpsc::unbounded_channel();
         let (reader, digest) = (Arc::clone(&reader), digest.clone());
-        let held = Held { front: Arc::clone(&front), start, buffer: BytesMut::new(), pieces: pieces_in };
+        let held = Held { front: Arc::clone(&front), start, buffer: None, pieces: pieces_in };
         let task = tokio::spawn(async move {
             let mut held = held;
             if let Err(error) = fetch_range(&reader, &digest, start, end, size, first, &mut held).await {
@@ -230,18 +231,23 @@ async fn fetch_range(
 /// holding them kept about twice the bytes in memory (issue 44). The range passed on hands its pieces on as they
 /// come, without a copy.
 const HELD_PIECE: usize = 256 << 10;
+// Made in mappings kept for reuse (`piece`), which only reuses mappings of one size.
+const _: () = assert!(HELD_PIECE == super::piece::POOLED);
 
 /// Where a range's bytes go: passed on as they come when it is the range being passed on, else copied into
-/// pieces of [`HELD_PIECE`] bytes.
+/// pieces of [`HELD_PIECE`] bytes (mapped buffers: see [`super::piece`]).
 struct Held {
     front: Arc<AtomicU64>,
     /// The first byte of the range.
     start: u64,
-    buffer: BytesMut,
+    /// The piece being filled.
+    buffer: Option<PieceBuffer>,
     pieces: mpsc::UnboundedSender<io::Result<Bytes>>,
 }
 
 impl Held {
+    /// Passes `piece` on, or holds it; `Err` when the download ended (the reader went away, or a buffer could not
+    /// be made, which the reader is told).
     fn push(&mut self, piece: Bytes) -> Result<(), ()> {
         if self.front.load(Ordering::Relaxed) == self.start {
             self.flush()?;
@@ -249,24 +255,30 @@ impl Held {
         }
         let mut rest = &piece[..];
         while !rest.is_empty() {
-            if self.buffer.capacity() == self.buffer.len() {
+            let buffer = match &mut self.buffer {
+                Some(buffer) => buffer,
+                empty => match PieceBuffer::with_capacity(HELD_PIECE) {
+                    Ok(buffer) => empty.insert(buffer),
+                    Err(error) => {
+                        let _ = self.pieces.send(Err(error));
+                        return Err(());
+                    }
+                },
+            };
+            rest = &rest[buffer.fill_from(rest)..];
+            if buffer.remaining() == 0 {
                 self.flush()?;
-                self.buffer.reserve(HELD_PIECE);
             }
-            let n = rest.len().min(self.buffer.capacity() - self.buffer.len());
-            self.buffer.extend_from_slice(&rest[..n]);
-            rest = &rest[n..];
         }
         Ok(())
     }
 
     /// Passes on the bytes copied so far.
     fn flush(&mut self) -> Result<(), ()> {
-        if self.buffer.is_empty() {
-            return Ok(());
+        match self.buffer.take() {
+            Some(buffer) if !buffer.is_empty() => self.pieces.send(Ok(buffer.freeze())).map_err(|_| ()),
+            _ => Ok(()),
         }
-        let piece = self.buffer.split().freeze();
-        self.pieces.send(Ok(piece)).map_err(|_| ())
     }
 }
 
@@ -287,7 +299,7 @@ mod tests {
     fn held_ranges_are_copied_into_whole_pieces_in_order() {
         let front = Arc::new(AtomicU64::new(0));
         let (pieces, mut received) = mpsc::unbounded_channel();
-        let mut held = Held { front: Arc::clone(&front), start: 100, buffer: BytesMut::new(), pieces };
+        let mut held = Held { front: Arc::clone(&front), start: 100, buffer: None, pieces };
         let bytes: Vec<u8> = (0..(HELD_PIECE * 2 + 5000)).map(|i| (i % 251) as u8).collect();
         for part in bytes[..HELD_PIECE * 2].chunks(10_000) {
             held.push(Bytes::copy_from_slice(part)).unwrap();
