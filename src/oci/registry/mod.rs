@@ -44,7 +44,7 @@ const PIECE: usize = 256 * 1024;
 /// the streaming PATCH) as soon as this much of it is written, not a whole piece later (on a registry far away
 /// the upload, one connection per blob, is what an image copy waits for).
 const FIRST_PIECE: usize = 256 * 1024;
-// Both are made in mappings kept for reuse (`piece`), which only reuses mappings of one size.
+// A piece is one piece buffer (`piece`), full.
 const _: () = assert!(PIECE == piece::POOLED && FIRST_PIECE == piece::POOLED);
 /// Pieces in flight per blob download, on their way to the cipher.
 const IN_FLIGHT: usize = 4;
@@ -726,10 +726,12 @@ impl RegistryBlobWriter<'_> {
 
 impl Write for RegistryBlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let piece = if self.upload.is_none() { FIRST_PIECE } else { PIECE };
+        if buf.is_empty() {
+            return Ok(0);
+        }
         let buffer = match &mut self.buffer {
             Some(buffer) => buffer,
-            empty => empty.insert(piece::PieceBuffer::with_capacity(piece)?),
+            empty => empty.insert(piece::PieceBuffer::new()?),
         };
         let n = buffer.fill_from(buf);
         self.written += n as u64;

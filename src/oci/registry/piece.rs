@@ -16,7 +16,7 @@ use bytes::Bytes;
 use std::io;
 use std::sync::Mutex;
 
-/// The size of the mappings kept for reuse: the registry's pieces, upload and download alike.
+/// The size of every piece buffer: the registry's pieces, upload and download alike.
 pub const POOLED: usize = 256 << 10;
 /// Spare mappings kept at most (8 MiB). A 256 MiB copy between registries made about 2,000 mappings for its
 /// pieces with none kept, 120 with 32 and 100 with 64 (strace's count of mmap calls, less the 64 it makes anyway).
@@ -59,7 +59,7 @@ impl Spares {
     }
 }
 
-/// A piece being filled: up to its capacity, then frozen into [`Bytes`] that share the mapping.
+/// A piece being filled: up to [`POOLED`] bytes, then frozen into [`Bytes`] that share the mapping.
 pub struct PieceBuffer {
     /// Always set; taken only by `drop`.
     map: Option<memmap2::MmapMut>,
@@ -67,12 +67,11 @@ pub struct PieceBuffer {
 }
 
 impl PieceBuffer {
-    /// An empty buffer that holds up to `capacity` bytes (at least one).
-    pub fn with_capacity(capacity: usize) -> io::Result<Self> {
-        let spare = if capacity == POOLED { SPARES.take() } else { None };
-        let map = match spare {
+    /// An empty buffer of [`POOLED`] bytes: a spare mapping, or a new one.
+    pub fn new() -> io::Result<Self> {
+        let map = match SPARES.take() {
             Some(map) => map,
-            None => memmap2::MmapMut::map_anon(capacity.max(1))?,
+            None => memmap2::MmapMut::map_anon(POOLED)?,
         };
         Ok(Self { map: Some(map), len: 0 })
     }
@@ -112,7 +111,7 @@ impl PieceBuffer {
 
 impl Drop for PieceBuffer {
     fn drop(&mut self) {
-        if let Some(map) = self.map.take().filter(|map| map.len() == POOLED) {
+        if let Some(map) = self.map.take() {
             SPARES.keep(map);
         }
     }
@@ -133,26 +132,27 @@ mod tests {
 
     #[test]
     fn a_piece_takes_what_fits_and_freezes_to_what_was_written() {
-        let mut piece = PieceBuffer::with_capacity(8).unwrap();
+        let mut piece = PieceBuffer::new().unwrap();
         assert!(piece.is_empty());
-        assert_eq!(piece.fill_from(b"abc"), 3);
-        assert_eq!(piece.fill_from(b"defghijk"), 5);
-        assert_eq!((piece.len(), piece.remaining()), (8, 0));
+        let bytes: Vec<u8> = (0..POOLED + 5).map(|i| (i % 251) as u8).collect();
+        assert_eq!(piece.fill_from(&bytes[..3]), 3);
+        assert_eq!(piece.fill_from(&bytes[3..]), POOLED - 3);
+        assert_eq!((piece.len(), piece.remaining()), (POOLED, 0));
         assert_eq!(piece.fill_from(b"l"), 0);
         let frozen = piece.freeze();
-        assert_eq!(&frozen[..], b"abcdefgh");
+        assert_eq!(&frozen[..], &bytes[..POOLED]);
         // Clones and slices share the mapping, and outlive the handle they came from.
-        let tail = frozen.slice(5..);
+        let tail = frozen.slice(POOLED - 3..);
         drop(frozen);
-        assert_eq!(&tail[..], b"fgh");
+        assert_eq!(&tail[..], &bytes[POOLED - 3..POOLED]);
     }
 
     #[test]
     fn a_partly_written_piece_freezes_to_its_bytes_only() {
-        let mut piece = PieceBuffer::with_capacity(1 << 20).unwrap();
+        let mut piece = PieceBuffer::new().unwrap();
         piece.fill_from(&[7; 1000]);
         assert_eq!(piece.freeze().len(), 1000);
-        assert!(PieceBuffer::with_capacity(0).unwrap().freeze().is_empty());
+        assert!(PieceBuffer::new().unwrap().freeze().is_empty());
     }
 
     #[test]

@@ -231,7 +231,7 @@ async fn fetch_range(
 /// holding them kept about twice the bytes in memory (issue 44). The range passed on hands its pieces on as they
 /// come, without a copy.
 const HELD_PIECE: usize = 256 << 10;
-// Made in mappings kept for reuse (`piece`), which only reuses mappings of one size.
+// A held piece is one piece buffer (`piece`), full.
 const _: () = assert!(HELD_PIECE == super::piece::POOLED);
 
 /// Where a range's bytes go: passed on as they come when it is the range being passed on, else copied into
@@ -257,7 +257,7 @@ impl Held {
         while !rest.is_empty() {
             let buffer = match &mut self.buffer {
                 Some(buffer) => buffer,
-                empty => match PieceBuffer::with_capacity(HELD_PIECE) {
+                empty => match PieceBuffer::new() {
                     Ok(buffer) => empty.insert(buffer),
                     Err(error) => {
                         let _ = self.pieces.send(Err(error));
